@@ -1,0 +1,83 @@
+//! `langcamp serve`: migrate, then serve HTTP and run the mail worker until a signal.
+
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::Cli;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Port to listen on.
+    #[arg(long, env = "PORT")]
+    port: Option<u16>,
+    /// Address to bind.
+    #[arg(long, env = "HOST")]
+    host: Option<std::net::IpAddr>,
+}
+
+pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
+    let mut config = crate::config(cli)?;
+    if let Some(port) = args.port {
+        config.port = port;
+    }
+    if let Some(host) = args.host {
+        config.host = host;
+    }
+    if config.jwt_secret_generated {
+        tracing::warn!("JWT_SECRET is not set: using a random secret, so tokens end with this process");
+    }
+    let addr = SocketAddr::new(config.host, config.port);
+    let app = crate::open(config).await?;
+    for m in app.migrate().await.map_err(|e| format!("migration failed: {e}"))? {
+        tracing::info!(version = m.version, description = %m.description, "applied migration");
+    }
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    tracing::info!(%addr, "Langcamp is serving; API docs at /api/docs");
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    let mail = tokio::spawn({
+        let app = app.clone();
+        let stop = stopped(stop_rx.clone());
+        async move { app.run_mail_worker(stop).await }
+    });
+    let signal = async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing in-flight requests");
+        let _ = stop_tx.send(true);
+    };
+    langcamp_http::serve(app.clone(), listener, signal)
+        .await
+        .map_err(|e| format!("server error: {e}"))?;
+    let _ = mail.await;
+    app.db().close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,350 @@
+//! Configuration: one typed struct, read once from the environment (and `.env`).
+//!
+//! Every front end builds a [`Config`] and passes it explicitly; nothing else reads
+//! environment variables. A bad value stops start-up with a message naming the variable.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A secret string whose `Debug` never shows the value.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(\"[redacted]\")")
+    }
+}
+
+/// How the SMTP connection is secured (`MAIL_SECURE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailSecurity {
+    StartTls,
+    Tls,
+    None,
+}
+
+/// Outgoing mail settings. `host: None` writes `.eml` files under the data directory.
+#[derive(Clone, Debug)]
+pub struct MailConfig {
+    pub host: Option<String>,
+    pub port: u16,
+    pub user: Option<String>,
+    pub pass: Option<Secret>,
+    pub security: MailSecurity,
+    pub from_name: String,
+    pub from_address: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub host: IpAddr,
+    pub port: u16,
+    /// `sqlite://...` or `postgres://...`; may carry a password, hence a secret.
+    pub database_url: Secret,
+    /// Signs access tokens and keys every derived secret (OTP hashes, outbox encryption).
+    pub jwt_secret: Secret,
+    /// True when `JWT_SECRET` was unset and a random one was generated for this start.
+    pub jwt_secret_generated: bool,
+    pub jwt_expiration: Duration,
+    pub jwt_refresh_expiration: Duration,
+    pub otp_ttl: Duration,
+    pub mail: MailConfig,
+    pub frontend_base_url: String,
+    pub public_base_url: String,
+    pub data_dir: PathBuf,
+    pub upload_max_bytes: u64,
+    pub trust_forwarded_for: bool,
+}
+
+/// A configuration value that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {variable}: {message}")]
+pub struct ConfigError {
+    pub variable: &'static str,
+    pub message: String,
+}
+
+impl Config {
+    /// Reads `.env` (if present) and then the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        // A missing .env is normal; a malformed one is reported like any bad value.
+        match dotenvy::dotenv() {
+            Ok(_) => {}
+            Err(e) if e.not_found() => {}
+            Err(e) => {
+                return Err(ConfigError {
+                    variable: ".env",
+                    message: e.to_string(),
+                });
+            }
+        }
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Builds the configuration from any variable lookup (tests pass a map).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let get = |name: &str| lookup(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+
+        let port = parse_or("PORT", get("PORT"), 3000u16, |v| v.parse().ok())?;
+        let host = parse_or("HOST", get("HOST"), IpAddr::from([0, 0, 0, 0]), |v| {
+            v.parse().ok()
+        })?;
+        let data_dir = PathBuf::from(get("DATA_DIR").unwrap_or_else(|| "./data".to_owned()));
+        let database_url = match get("DATABASE_URL") {
+            Some(url) => {
+                if !(url.starts_with("sqlite:") || is_postgres_url(&url)) {
+                    return Err(ConfigError {
+                        variable: "DATABASE_URL",
+                        message: "expected a sqlite: or postgres:// URL".into(),
+                    });
+                }
+                url
+            }
+            None => default_sqlite_url(&data_dir),
+        };
+        let (jwt_secret, jwt_secret_generated) = match get("JWT_SECRET") {
+            Some(secret) if secret.len() < 16 => {
+                return Err(ConfigError {
+                    variable: "JWT_SECRET",
+                    message: "must be at least 16 characters".into(),
+                });
+            }
+            Some(secret) => (secret, false),
+            None => (random_secret(), true),
+        };
+        let duration = |name: &'static str, default: Duration| {
+            parse_or(name, get(name), default, parse_duration)
+        };
+        let jwt_expiration = duration("JWT_EXPIRATION", Duration::from_secs(15 * 60))?;
+        let jwt_refresh_expiration =
+            duration("JWT_REFRESH_EXPIRATION", Duration::from_secs(7 * 24 * 3600))?;
+        let otp_ttl = duration("OTP_TTL", Duration::from_secs(10 * 60))?;
+
+        let security = parse_or(
+            "MAIL_SECURE",
+            get("MAIL_SECURE"),
+            MailSecurity::StartTls,
+            |v| match v.to_ascii_lowercase().as_str() {
+                "starttls" => Some(MailSecurity::StartTls),
+                "tls" | "true" => Some(MailSecurity::Tls),
+                "none" | "false" => Some(MailSecurity::None),
+                _ => None,
+            },
+        )?;
+        let from_address = get("MAIL_FROM_ADDRESS").unwrap_or_else(|| "no-reply@langcamp.local".into());
+        if !from_address.contains('@') {
+            return Err(ConfigError {
+                variable: "MAIL_FROM_ADDRESS",
+                message: "expected an e-mail address".into(),
+            });
+        }
+        let mail = MailConfig {
+            host: get("MAIL_HOST"),
+            port: parse_or("MAIL_PORT", get("MAIL_PORT"), 587u16, |v| v.parse().ok())?,
+            user: get("MAIL_USER"),
+            pass: get("MAIL_PASS").map(Secret::new),
+            security,
+            from_name: get("MAIL_FROM_NAME").unwrap_or_else(|| "Langcamp".into()),
+            from_address,
+        };
+
+        let frontend_base_url = get("FRONTEND_BASE_URL")
+            .map(|v| v.trim_end_matches('/').to_owned())
+            .unwrap_or_default();
+        let public_base_url = get("PUBLIC_BASE_URL")
+            .map(|v| v.trim_end_matches('/').to_owned())
+            .unwrap_or_else(|| format!("http://localhost:{port}"));
+        let upload_max_bytes = parse_or(
+            "UPLOAD_MAX_BYTES",
+            get("UPLOAD_MAX_BYTES"),
+            20 * 1024 * 1024,
+            |v| v.parse().ok().filter(|n| *n > 0),
+        )?;
+        let trust_forwarded_for = parse_or(
+            "TRUST_FORWARDED_FOR",
+            get("TRUST_FORWARDED_FOR"),
+            true,
+            parse_bool,
+        )?;
+
+        Ok(Config {
+            host,
+            port,
+            database_url: Secret::new(database_url),
+            jwt_secret: Secret::new(jwt_secret),
+            jwt_secret_generated,
+            jwt_expiration,
+            jwt_refresh_expiration,
+            otp_ttl,
+            mail,
+            frontend_base_url,
+            public_base_url,
+            data_dir,
+            upload_max_bytes,
+            trust_forwarded_for,
+        })
+    }
+
+    /// A configuration for tests and tools: SQLite under `data_dir`, mail to files.
+    pub fn for_data_dir(data_dir: impl Into<PathBuf>) -> Config {
+        let data_dir = data_dir.into();
+        let dir = data_dir.to_string_lossy().into_owned();
+        Config::from_lookup(|name| match name {
+            "DATA_DIR" => Some(dir.clone()),
+            "JWT_SECRET" => Some("langcamp-test-secret-0123456789".into()),
+            _ => None,
+        })
+        .unwrap_or_else(|e| unreachable!("the built-in defaults are valid: {e}"))
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        is_postgres_url(self.database_url.expose())
+    }
+}
+
+fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+fn default_sqlite_url(data_dir: &std::path::Path) -> String {
+    format!("sqlite://{}?mode=rwc", data_dir.join("langcamp.db").display())
+}
+
+fn random_secret() -> String {
+    let bytes: [u8; 32] = rand::random();
+    crate::crypto::hex(&bytes)
+}
+
+fn parse_or<T>(
+    variable: &'static str,
+    value: Option<String>,
+    default: T,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<T, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(v) => parse(&v).ok_or_else(|| ConfigError {
+            variable,
+            message: format!("cannot use {v:?}"),
+        }),
+    }
+}
+
+fn parse_bool(value: &str) -> Option<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Parses `ms`-style durations: `900` (seconds), `500ms`, `30s`, `15m`, `12h`, `7d`.
+///
+/// A bare number means seconds, as `jsonwebtoken`'s `expiresIn` does for numbers.
+pub fn parse_duration(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    let split = value
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(value.len());
+    let (number, unit) = value.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let millis = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => number.checked_mul(1000)?,
+        "ms" => number,
+        "m" | "min" | "mins" | "minute" | "minutes" => number.checked_mul(60_000)?,
+        "h" | "hr" | "hrs" | "hour" | "hours" => number.checked_mul(3_600_000)?,
+        "d" | "day" | "days" => number.checked_mul(86_400_000)?,
+        "w" | "week" | "weeks" => number.checked_mul(604_800_000)?,
+        _ => return None,
+    };
+    (millis > 0).then(|| Duration::from_millis(millis))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn load(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_follow_the_contract() {
+        let config = load(&[]).expect("defaults are valid");
+        assert_eq!(config.port, 3000);
+        assert_eq!(config.host.to_string(), "0.0.0.0");
+        assert_eq!(config.jwt_expiration, Duration::from_secs(900));
+        assert_eq!(config.jwt_refresh_expiration, Duration::from_secs(7 * 86400));
+        assert_eq!(config.otp_ttl, Duration::from_secs(600));
+        assert_eq!(config.mail.port, 587);
+        assert_eq!(config.mail.host, None);
+        assert_eq!(config.upload_max_bytes, 20 * 1024 * 1024);
+        assert!(config.trust_forwarded_for);
+        assert!(config.jwt_secret_generated);
+        assert!(config.database_url.expose().starts_with("sqlite://./data/"));
+        assert!(!config.is_postgres());
+    }
+
+    #[test]
+    fn durations_accept_ms_style_strings() {
+        assert_eq!(parse_duration("900"), Some(Duration::from_secs(900)));
+        assert_eq!(parse_duration("15m"), Some(Duration::from_secs(900)));
+        assert_eq!(parse_duration("12h"), Some(Duration::from_secs(43200)));
+        assert_eq!(parse_duration("7d"), Some(Duration::from_secs(604800)));
+        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("soon"), None);
+        assert_eq!(parse_duration("0"), None);
+        assert_eq!(parse_duration("-5m"), None);
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable() {
+        for (name, value) in [
+            ("PORT", "eighty"),
+            ("JWT_EXPIRATION", "forever"),
+            ("OTP_TTL", "10 parsecs"),
+            ("MAIL_SECURE", "maybe"),
+            ("TRUST_FORWARDED_FOR", "perhaps"),
+            ("DATABASE_URL", "mysql://x"),
+            ("UPLOAD_MAX_BYTES", "-1"),
+            ("JWT_SECRET", "short"),
+        ] {
+            let err = load(&[(name, value)]).expect_err(name);
+            assert_eq!(err.variable, name);
+            assert!(err.to_string().contains(name));
+        }
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_debug_output() {
+        let config = load(&[
+            ("JWT_SECRET", "a-very-secret-signing-key"),
+            ("MAIL_PASS", "hunter2hunter2"),
+            ("DATABASE_URL", "postgres://app:pw-in-url@db/langcamp"),
+        ])
+        .expect("valid");
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("a-very-secret-signing-key"));
+        assert!(!debug.contains("hunter2hunter2"));
+        assert!(!debug.contains("pw-in-url"));
+        assert!(config.is_postgres());
+    }
+}

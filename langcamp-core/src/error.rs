@@ -1,0 +1,110 @@
+//! The one error type of every core operation.
+//!
+//! Front ends map each variant to their own medium (an HTTP status and code, a CLI exit
+//! code, a console message) in one place. Database errors are classified here, at the
+//! edge, so no caller ever inspects a driver error.
+
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The thing does not exist, or the caller may not know that it does.
+    #[error("{0}")]
+    NotFound(String),
+    /// The input was refused; one message per problem.
+    #[error("{}", .0.join("; "))]
+    Validation(Vec<String>),
+    /// No credentials were presented.
+    #[error("authentication required")]
+    Unauthorized,
+    /// A token was presented but is malformed, expired, revoked or of a deleted user.
+    #[error("invalid or expired token")]
+    TokenInvalid,
+    /// A one-time code was wrong, expired, used or dead.
+    #[error("invalid or expired code")]
+    OtpInvalid,
+    /// The caller is known but may not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The request conflicts with the current state (a taken e-mail, the last superadmin).
+    #[error("{0}")]
+    Conflict(String),
+    #[error("too many requests")]
+    TooManyRequests { retry_after: Duration },
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// A dependency (the database) is unreachable; retrying later may succeed.
+    #[error("service temporarily unavailable")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A bug or an unexpected failure; the cause is logged, never shown to clients.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn not_found(what: &str) -> Error {
+        Error::NotFound(format!("{what} not found"))
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Error {
+        Error::Validation(vec![message.into()])
+    }
+
+    pub fn forbidden() -> Error {
+        Error::Forbidden("you do not have permission to do this".into())
+    }
+
+    pub fn internal(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+        Error::Internal(cause.into())
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(err: sqlx::Error) -> Error {
+        match &err {
+            sqlx::Error::RowNotFound => Error::NotFound("not found".into()),
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                Error::Conflict("already exists".into())
+            }
+            sqlx::Error::Io(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::Protocol(_)
+            | sqlx::Error::WorkerCrashed => Error::Unavailable(Box::new(err)),
+            sqlx::Error::Database(db) if is_unavailable_code(db.code().as_deref()) => {
+                Error::Unavailable(Box::new(err))
+            }
+            _ => Error::Internal(Box::new(err)),
+        }
+    }
+}
+
+/// Database error codes that mean "try again later" rather than "bug".
+fn is_unavailable_code(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        // SQLite: SQLITE_BUSY, SQLITE_LOCKED, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN.
+        Some("5" | "6" | "10" | "13" | "14")
+            // PostgreSQL: connection exceptions, admin shutdown, cannot connect now,
+            // too many connections, serialization failure, deadlock.
+            | Some("08000" | "08003" | "08006" | "08001" | "08004" | "57P01" | "57P02" | "57P03" | "53300" | "40001" | "40P01")
+    )
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(err: serde_json::Error) -> Error {
+        Error::Internal(Box::new(err))
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(err: std::io::Error) -> Error {
+        Error::Internal(Box::new(err))
+    }
+}

@@ -1,0 +1,98 @@
+//! Langcamp core: every operation of the language-school backend as a typed async API.
+//!
+//! Front ends (HTTP, the `langcamp` command, the console) are thin: they turn their input
+//! into these calls and the results into their output. Nothing here knows about HTTP,
+//! command lines or terminals.
+
+pub mod actor;
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod crypto;
+pub mod db;
+pub mod error;
+pub mod id;
+pub mod mail;
+pub mod page;
+pub mod time;
+pub mod users;
+pub mod validate;
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+pub use actor::{Actor, Caller, Role};
+pub use clock::Clock;
+pub use config::Config;
+pub use error::{Error, Result};
+pub use page::{Page, PageRequest, Pagination};
+pub use time::Timestamp;
+
+use crate::crypto::Keys;
+use crate::db::Db;
+
+/// The handle every operation goes through. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Langcamp {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: Config,
+    db: Db,
+    clock: Clock,
+    keys: Keys,
+    /// Wakes the mail worker when a transaction queued mail.
+    mail_wakeup: Notify,
+}
+
+impl Langcamp {
+    /// Connects to the configured database (without migrating).
+    pub async fn connect(config: Config, clock: Clock) -> Result<Langcamp> {
+        let db = Db::connect(&config).await?;
+        let keys = Keys::derive(config.jwt_secret.expose());
+        Ok(Langcamp { inner: Arc::new(Inner { config, db, clock, keys, mail_wakeup: Notify::new() }) })
+    }
+
+    /// Applies pending migrations; returns those applied now.
+    pub async fn migrate(&self) -> Result<Vec<db::AppliedMigration>> {
+        self.inner.db.migrate().await
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.inner.db
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.inner.clock
+    }
+
+    pub(crate) fn keys(&self) -> &Keys {
+        &self.inner.keys
+    }
+
+    pub(crate) fn mail_wakeup(&self) -> &Notify {
+        &self.inner.mail_wakeup
+    }
+
+    /// Tells the mail worker that new mail was committed.
+    pub(crate) fn wake_mail_worker(&self) {
+        self.inner.mail_wakeup.notify_one();
+    }
+
+    /// Delivers queued mail until `shutdown` resolves (run it beside the server).
+    pub async fn run_mail_worker(&self, shutdown: impl std::future::Future<Output = ()>) {
+        mail::run_worker(self.clone(), shutdown).await;
+    }
+
+    /// Whether the database answers.
+    pub async fn health(&self) -> Result<()> {
+        self.inner.db.ping().await
+    }
+}

@@ -1,0 +1,358 @@
+//! Mail: a durable outbox written in the caller's transaction, and a worker that delivers it.
+//!
+//! An action and its mail commit together or not at all; an SMTP outage only delays mail.
+//! Messages rest encrypted (they may carry one-time codes), are erased once delivered,
+//! and OTP mails are dropped undelivered when their code expires. Workers claim mail with
+//! a lease, so several server instances never send one mail twice.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use lettre::message::header::ContentType;
+use lettre::message::{Mailbox, MultiPart, SinglePart};
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use serde::{Deserialize, Serialize};
+use sqlx::{AnyConnection, Row};
+
+use crate::Langcamp;
+use crate::config::{MailConfig, MailSecurity};
+use crate::error::{Error, Result};
+use crate::id::new_id;
+
+/// Retries stop, and the mail is marked failed, this long after it was queued.
+const GIVE_UP_AFTER_MS: i64 = 24 * 3600 * 1000;
+/// A claimed mail is the claimer's for this long; a crashed worker's claims then lapse.
+const LEASE_MS: i64 = 2 * 60 * 1000;
+/// Longest wait between two attempts.
+const MAX_BACKOFF_MS: i64 = 5 * 60 * 1000;
+/// How often the worker looks for due mail when nobody wakes it.
+const POLL_INTERVAL: Duration = Duration::from_secs(1);
+const BATCH: i64 = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailKind {
+    Otp,
+    ContactReply,
+    MaterialAssignment,
+}
+
+impl MailKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            MailKind::Otp => "otp",
+            MailKind::ContactReply => "contact_reply",
+            MailKind::MaterialAssignment => "material_assignment",
+        }
+    }
+}
+
+/// A mail to send: plain text plus an HTML part. Callers escape user text in `html`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OutgoingMail {
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+}
+
+/// Queues `mail` inside the caller's transaction. `expires_at` (epoch ms) drops it
+/// undelivered after that instant.
+pub async fn enqueue(
+    conn: &mut AnyConnection,
+    app: &Langcamp,
+    kind: MailKind,
+    mail: &OutgoingMail,
+    expires_at: Option<i64>,
+) -> Result<()> {
+    let sealed = app.keys().seal(&serde_json::to_vec(mail)?);
+    let now = app.clock().now_ms();
+    sqlx::query(
+        "INSERT INTO mail_outbox (id, kind, recipient, sealed, status, attempts, next_attempt_at, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, 'pending', 0, $5, $5, $6)",
+    )
+    .bind(new_id())
+    .bind(kind.as_str())
+    .bind(&mail.to)
+    .bind(sealed)
+    .bind(now)
+    .bind(expires_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Escapes text for inclusion in HTML.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Makes text safe for a header line: control characters (CR, LF, ...) become spaces.
+pub fn header_safe(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+/// Wraps a body in the minimal HTML document every mail uses.
+pub fn html_document(title: &str, body_html: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{}</title></head>\
+         <body style=\"font-family:sans-serif;line-height:1.5\">{}</body></html>",
+        escape_html(title),
+        body_html
+    )
+}
+
+/// Where mail goes.
+enum Transport {
+    Smtp(AsyncSmtpTransport<Tokio1Executor>),
+    /// Development: `.eml` files in this folder.
+    Files(PathBuf),
+}
+
+impl Transport {
+    fn from_config(mail: &MailConfig, data_dir: &std::path::Path) -> Result<Transport> {
+        let Some(host) = &mail.host else {
+            return Ok(Transport::Files(data_dir.join("mail")));
+        };
+        let builder = match mail.security {
+            MailSecurity::Tls => AsyncSmtpTransport::<Tokio1Executor>::relay(host),
+            MailSecurity::StartTls => AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(host),
+            MailSecurity::None => Ok(AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)),
+        }
+        .map_err(Error::internal)?;
+        let mut builder = builder.port(mail.port).timeout(Some(Duration::from_secs(30)));
+        if let Some(user) = &mail.user {
+            let pass = mail.pass.as_ref().map(|p| p.expose().to_owned()).unwrap_or_default();
+            builder = builder.credentials(Credentials::new(user.clone(), pass));
+        }
+        Ok(Transport::Smtp(builder.build()))
+    }
+
+    async fn send(&self, id: &str, message: Message) -> std::result::Result<(), String> {
+        match self {
+            Transport::Smtp(smtp) => smtp.send(message).await.map(drop).map_err(|e| e.to_string()),
+            Transport::Files(dir) => {
+                tokio::fs::create_dir_all(dir).await.map_err(|e| e.to_string())?;
+                let path = dir.join(format!("{id}.eml"));
+                tokio::fs::write(&path, message.formatted()).await.map_err(|e| e.to_string())?;
+                tracing::info!(path = %path.display(), "mail written to file (no MAIL_HOST set)");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A mail claimed by this worker.
+struct Claimed {
+    id: String,
+    sealed: Option<Vec<u8>>,
+    attempts: i64,
+    created_at: i64,
+}
+
+/// Delivers queued mail until `shutdown` resolves.
+pub async fn run_worker(app: Langcamp, shutdown: impl std::future::Future<Output = ()>) {
+    let transport = match Transport::from_config(&app.config().mail, &app.config().data_dir) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::error!(error = %e, "mail transport cannot be built; mail stays queued");
+            return;
+        }
+    };
+    if let Transport::Files(dir) = &transport {
+        tracing::warn!(dir = %dir.display(), "MAIL_HOST is not set: mail is written as .eml files");
+    }
+    let owner = new_id();
+    tokio::pin!(shutdown);
+    loop {
+        match deliver_due(&app, &transport, &owner).await {
+            Ok(0) | Err(_) => {
+                tokio::select! {
+                    () = &mut shutdown => return,
+                    () = app.mail_wakeup().notified() => {}
+                    () = tokio::time::sleep(POLL_INTERVAL) => {}
+                }
+            }
+            // There may be more due mail: go again at once, unless asked to stop.
+            Ok(_) => {
+                if futures_util::FutureExt::now_or_never(&mut shutdown).is_some() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Claims and delivers one batch; returns how many mails it handled.
+async fn deliver_due(app: &Langcamp, transport: &Transport, owner: &str) -> Result<usize> {
+    let now = app.clock().now_ms();
+    expire_stale(app, now).await?;
+    let claimed = claim(app, owner, now).await?;
+    let count = claimed.len();
+    for mail in claimed {
+        deliver_one(app, transport, owner, mail).await?;
+    }
+    Ok(count)
+}
+
+async fn expire_stale(app: &Langcamp, now: i64) -> Result<()> {
+    let mut tx = app.db().begin().await?;
+    sqlx::query(
+        "UPDATE mail_outbox SET status = 'expired', sealed = NULL, lease_until = NULL
+         WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1",
+    )
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn claim(app: &Langcamp, owner: &str, now: i64) -> Result<Vec<Claimed>> {
+    let mut tx = app.db().begin().await?;
+    // The outer conditions repeat the inner ones so that, on PostgreSQL, a concurrent
+    // claimer re-checks them on the locked row and skips mail someone else just took.
+    let rows = sqlx::query(
+        "UPDATE mail_outbox SET lease_owner = $1, lease_until = $2
+         WHERE id IN (SELECT id FROM mail_outbox
+                      WHERE status = 'pending' AND next_attempt_at <= $3
+                        AND (lease_until IS NULL OR lease_until < $3)
+                      ORDER BY next_attempt_at LIMIT $4)
+           AND status = 'pending' AND (lease_until IS NULL OR lease_until < $3)
+         RETURNING id, sealed, attempts, created_at",
+    )
+    .bind(owner)
+    .bind(now + LEASE_MS)
+    .bind(now)
+    .bind(BATCH)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Claimed {
+                id: row.try_get("id")?,
+                sealed: row.try_get("sealed")?,
+                attempts: row.try_get("attempts")?,
+                created_at: row.try_get("created_at")?,
+            })
+        })
+        .collect::<std::result::Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+async fn deliver_one(app: &Langcamp, transport: &Transport, owner: &str, mail: Claimed) -> Result<()> {
+    let message = mail
+        .sealed
+        .as_deref()
+        .and_then(|sealed| app.keys().open(sealed))
+        .and_then(|plain| serde_json::from_slice::<OutgoingMail>(&plain).ok())
+        .ok_or_else(|| "the message cannot be opened (sealed under another JWT_SECRET?)".to_owned())
+        .and_then(|m| build_message(&app.config().mail, &m));
+    let outcome = match message {
+        Ok(message) => transport.send(&mail.id, message).await,
+        Err(e) => Err(e),
+    };
+    let now = app.clock().now_ms();
+    let mut tx = app.db().begin().await?;
+    match outcome {
+        Ok(()) => {
+            sqlx::query(
+                "UPDATE mail_outbox SET status = 'sent', sealed = NULL, sent_at = $1, lease_until = NULL,
+                        attempts = attempts + 1, last_error = NULL
+                 WHERE id = $2 AND lease_owner = $3",
+            )
+            .bind(now)
+            .bind(&mail.id)
+            .bind(owner)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Err(error) => {
+            let attempts = mail.attempts + 1;
+            if now - mail.created_at >= GIVE_UP_AFTER_MS || mail.sealed.is_none() {
+                tracing::error!(mail_id = %mail.id, attempts, %error, "mail delivery failed for good");
+                sqlx::query(
+                    "UPDATE mail_outbox SET status = 'failed', sealed = NULL, lease_until = NULL,
+                            attempts = $1, last_error = $2
+                     WHERE id = $3 AND lease_owner = $4",
+                )
+                .bind(attempts)
+                .bind(&error)
+                .bind(&mail.id)
+                .bind(owner)
+                .execute(&mut *tx)
+                .await?;
+            } else {
+                let next = now + backoff_ms(attempts);
+                tracing::warn!(mail_id = %mail.id, attempts, %error, "mail delivery failed; will retry");
+                sqlx::query(
+                    "UPDATE mail_outbox SET attempts = $1, last_error = $2, next_attempt_at = $3, lease_until = NULL
+                     WHERE id = $4 AND lease_owner = $5",
+                )
+                .bind(attempts)
+                .bind(&error)
+                .bind(next)
+                .bind(&mail.id)
+                .bind(owner)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Wait before attempt `attempts + 1`: 2 s, 4 s, 8 s, ... at most 5 minutes.
+fn backoff_ms(attempts: i64) -> i64 {
+    let exponent = u32::try_from(attempts.clamp(1, 20)).unwrap_or(20);
+    (1000i64 << exponent).min(MAX_BACKOFF_MS)
+}
+
+fn build_message(config: &MailConfig, mail: &OutgoingMail) -> std::result::Result<Message, String> {
+    let from = Mailbox::new(
+        Some(header_safe(&config.from_name)),
+        config.from_address.parse().map_err(|e| format!("MAIL_FROM_ADDRESS: {e}"))?,
+    );
+    let to: Mailbox = mail.to.parse().map_err(|e| format!("recipient: {e}"))?;
+    Message::builder()
+        .from(from)
+        .to(to)
+        .subject(header_safe(&mail.subject))
+        .multipart(
+            MultiPart::alternative()
+                .singlepart(SinglePart::builder().header(ContentType::TEXT_PLAIN).body(mail.text.clone()))
+                .singlepart(SinglePart::builder().header(ContentType::TEXT_HTML).body(mail.html.clone())),
+        )
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_starts_within_five_seconds_and_caps_at_five_minutes() {
+        assert!(backoff_ms(1) <= 5000);
+        assert!(backoff_ms(2) > backoff_ms(1));
+        assert_eq!(backoff_ms(30), MAX_BACKOFF_MS);
+    }
+
+    #[test]
+    fn user_text_cannot_break_html_or_headers() {
+        assert_eq!(escape_html("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
+        assert_eq!(header_safe("Hi\r\nBcc: evil@example.com"), "Hi  Bcc: evil@example.com");
+    }
+}

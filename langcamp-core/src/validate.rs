@@ -1,0 +1,243 @@
+//! Parsing of client input into validated values ("parse, don't validate").
+//!
+//! Each operation collects every problem of its input in [`Problems`] and fails once
+//! with one message per invalid field.
+
+use std::fmt;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// The messages gathered while parsing one input.
+#[derive(Debug, Default)]
+pub struct Problems(Vec<String>);
+
+impl Problems {
+    pub fn new() -> Problems {
+        Problems::default()
+    }
+
+    pub fn add(&mut self, message: impl Into<String>) {
+        self.0.push(message.into());
+    }
+
+    /// Keeps the value of `result`, or records its message and returns `None`.
+    pub fn take<T>(&mut self, result: std::result::Result<T, String>) -> Option<T> {
+        match result {
+            Ok(v) => Some(v),
+            Err(m) => {
+                self.0.push(m);
+                None
+            }
+        }
+    }
+
+    /// Succeeds when nothing was recorded.
+    pub fn finish(self) -> Result<()> {
+        if self.0.is_empty() { Ok(()) } else { Err(Error::Validation(self.0)) }
+    }
+}
+
+/// A JSON field that distinguishes "absent" from `null` (for PATCH bodies).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Patch<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(match Option::<T>::deserialize(d)? {
+            None => Patch::Null,
+            Some(v) => Patch::Value(v),
+        })
+    }
+}
+
+impl<T> Patch<T> {
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Patch::Absent)
+    }
+}
+
+/// A trimmed, lower-cased e-mail address of a plausible shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Email(String);
+
+impl Email {
+    pub fn parse(field: &str, raw: &str) -> std::result::Result<Email, String> {
+        let email = raw.trim().to_lowercase();
+        let bad = || format!("{field} must be a valid e-mail address");
+        if email.len() > 254 || email.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(bad());
+        }
+        let (local, domain) = email.rsplit_once('@').ok_or_else(bad)?;
+        let local_ok = !local.is_empty()
+            && local.len() <= 64
+            && !local.contains('@')
+            && !local.starts_with('.')
+            && !local.ends_with('.')
+            && !local.contains("..")
+            && !local.contains(['<', '>', '(', ')', '[', ']', ',', ';', ':', '\\', '"']);
+        let domain_ok = domain.contains('.')
+            && domain.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+                    && label.chars().all(|c| c.is_alphanumeric() || c == '-')
+            });
+        if local_ok && domain_ok { Ok(Email(email)) } else { Err(bad()) }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl fmt::Display for Email {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A required text field: trimmed, `min..=max` characters.
+pub fn text(field: &str, raw: Option<&str>, min: usize, max: usize) -> std::result::Result<String, String> {
+    let Some(raw) = raw else {
+        return Err(format!("{field} is required"));
+    };
+    bounded(field, raw, min, max)
+}
+
+/// A trimmed text of `min..=max` characters.
+pub fn bounded(field: &str, raw: &str, min: usize, max: usize) -> std::result::Result<String, String> {
+    let value = raw.trim();
+    let len = value.chars().count();
+    if len < min || len > max {
+        if min <= 1 && len == 0 {
+            return Err(format!("{field} must not be empty"));
+        }
+        return Err(format!("{field} must be {min} to {max} characters long"));
+    }
+    Ok(value.to_owned())
+}
+
+/// An optional text: empty after trimming counts as absent.
+pub fn optional_text(field: &str, raw: Option<&str>, max: usize) -> std::result::Result<Option<String>, String> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => bounded(field, v, 1, max).map(Some),
+    }
+}
+
+/// A BCP 47 language tag such as `en`, `de-AT` or `zh-Hant-TW` (shape only).
+pub fn language_tag(field: &str, raw: &str) -> std::result::Result<String, String> {
+    let tag = raw.trim();
+    let mut parts = tag.split('-');
+    let primary = parts.next().unwrap_or("");
+    let primary_ok = (2..=3).contains(&primary.len()) && primary.chars().all(|c| c.is_ascii_alphabetic());
+    let rest_ok = parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
+    if primary_ok && rest_ok && tag.len() <= 35 {
+        Ok(normalize_tag(tag))
+    } else {
+        Err(format!("{field} must be a language code such as \"en\" or \"de-AT\""))
+    }
+}
+
+/// `EN-us` -> `en-US`: lower-case language, upper-case two-letter region.
+fn normalize_tag(tag: &str) -> String {
+    tag.split('-')
+        .enumerate()
+        .map(|(i, p)| {
+            if i == 0 {
+                p.to_ascii_lowercase()
+            } else if p.len() == 2 {
+                p.to_ascii_uppercase()
+            } else if p.len() == 4 {
+                let mut s = p.to_ascii_lowercase();
+                s[..1].make_ascii_uppercase();
+                s
+            } else {
+                p.to_ascii_lowercase()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// The first language of an `Accept-Language` header, if it is a valid tag.
+pub fn first_accept_language(header: &str) -> Option<String> {
+    header
+        .split(',')
+        .filter_map(|item| item.split(';').next())
+        .map(str::trim)
+        .find(|tag| !tag.is_empty() && *tag != "*")
+        .and_then(|tag| language_tag("accept-language", tag).ok())
+}
+
+/// An `http://` or `https://` address.
+pub fn http_url(field: &str, raw: &str) -> std::result::Result<String, String> {
+    let url = raw.trim();
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    match rest {
+        Some(rest)
+            if !rest.is_empty()
+                && !rest.starts_with('/')
+                && url.len() <= 2000
+                && !url.chars().any(|c| c.is_whitespace() || c.is_control()) =>
+        {
+            Ok(url.to_owned())
+        }
+        _ => Err(format!("{field} must be an http:// or https:// address")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails_are_trimmed_lowercased_and_checked() {
+        assert_eq!(Email::parse("email", "  Ana.Silva@Example.COM ").map(Email::into_string), Ok("ana.silva@example.com".into()));
+        for bad in ["", "ana", "ana@", "@example.com", "ana@example", "a b@example.com", "ana@exa mple.com", "ana@@example.com", "ana@example..com", "x\r\n@example.com", "<a>@example.com"] {
+            assert!(Email::parse("email", bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn language_tags_are_normalized() {
+        assert_eq!(language_tag("locale", "EN-us"), Ok("en-US".into()));
+        assert_eq!(language_tag("locale", "zh-hant-tw"), Ok("zh-Hant-TW".into()));
+        assert!(language_tag("locale", "english").is_err());
+        assert!(language_tag("locale", "e").is_err());
+        assert_eq!(first_accept_language("de-AT,de;q=0.9,en;q=0.8").as_deref(), Some("de-AT"));
+        assert_eq!(first_accept_language("*").as_deref(), None);
+        assert_eq!(first_accept_language("").as_deref(), None);
+    }
+
+    #[test]
+    fn text_fields_are_trimmed_and_bounded() {
+        assert_eq!(text("name", Some("  Ana "), 1, 100), Ok("Ana".into()));
+        assert!(text("name", Some("   "), 1, 100).is_err());
+        assert!(text("name", None, 1, 100).is_err());
+        assert!(text("name", Some(&"x".repeat(101)), 1, 100).is_err());
+        assert_eq!(optional_text("city", Some("  "), 100), Ok(None));
+    }
+
+    #[test]
+    fn only_http_urls_pass() {
+        assert!(http_url("url", "https://video.example.com/v/1").is_ok());
+        assert!(http_url("url", "javascript:alert(1)").is_err());
+        assert!(http_url("url", "ftp://example.com").is_err());
+        assert!(http_url("url", "https://").is_err());
+    }
+}

@@ -1,0 +1,115 @@
+//! The OpenAPI description (`/swagger/json`) and the Swagger UI (`/api/docs`).
+
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use hyper::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
+use hyper::{Response, StatusCode};
+use langcamp_core::Result;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::handlers;
+use crate::reply::{Body, ErrorEnvelope, Reply, full};
+use crate::request::Ctx;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Langcamp API",
+        description = "Backend of a multilingual language school: one-time-code sign-in, \
+                       profiles, courses, placement tests, education materials, contact desk, \
+                       settings, file storage and an admin dashboard.\n\n\
+                       Every JSON answer wears the envelope `{isSuccess, statusCode, data, errors, timestamp}`; \
+                       failures add a stable `code`. Rate limits answer 429 with `Retry-After`.",
+    ),
+    paths(handlers::system::root),
+    components(schemas(ErrorEnvelope, langcamp_core::Pagination)),
+    modifiers(&BearerScheme),
+    tags(
+        (name = "system", description = "Reachability and documentation"),
+    )
+)]
+pub struct ApiDoc;
+
+struct BearerScheme;
+
+impl Modify for BearerScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some("The `accessToken` from `POST /auth/otp/verify` or `POST /auth/refresh`."))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The OpenAPI document as pretty JSON.
+pub fn openapi_json() -> String {
+    let mut doc = ApiDoc::openapi();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    doc.to_pretty_json().unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+fn cached_openapi() -> Bytes {
+    static DOC: OnceLock<Bytes> = OnceLock::new();
+    DOC.get_or_init(|| Bytes::from(openapi_json())).clone()
+}
+
+fn raw(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = status;
+    if let Ok(value) = HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(CONTENT_TYPE, value);
+    }
+    response
+}
+
+pub async fn swagger_json(_ctx: Ctx) -> Result<Reply> {
+    Ok(Reply::Raw(raw(StatusCode::OK, "application/json", cached_openapi())))
+}
+
+fn swagger_config() -> Arc<utoipa_swagger_ui::Config<'static>> {
+    static CONFIG: OnceLock<Arc<utoipa_swagger_ui::Config<'static>>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| Arc::new(utoipa_swagger_ui::Config::new(["/swagger/json"])))
+        .clone()
+}
+
+/// `GET /api/docs`: the UI's page; it works with and without a trailing slash.
+pub async fn swagger_ui(_ctx: Ctx) -> Result<Reply> {
+    swagger_file("index.html")
+}
+
+/// `GET /api/docs/{*file}`: the UI's scripts and styles.
+pub async fn swagger_asset(ctx: Ctx) -> Result<Reply> {
+    swagger_file(ctx.param("file"))
+}
+
+fn swagger_file(path: &str) -> Result<Reply> {
+    let file = utoipa_swagger_ui::serve(path, swagger_config())
+        .map_err(|e| langcamp_core::Error::internal(e.to_string()))?;
+    let Some(file) = file else {
+        return Err(langcamp_core::Error::not_found("documentation file"));
+    };
+    let mut bytes = Bytes::from(file.bytes.into_owned());
+    if path == "index.html" && !file.gzpipped {
+        // A base makes every relative asset link resolve under /api/docs/.
+        let page = String::from_utf8_lossy(&bytes).replacen("<head>", "<head><base href=\"/api/docs/\">", 1);
+        bytes = Bytes::from(page);
+    }
+    let mut response = raw(StatusCode::OK, &file.content_type, bytes);
+    if file.gzpipped {
+        response.headers_mut().insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    response
+        .headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("public, max-age=3600"));
+    Ok(Reply::Raw(response))
+}
