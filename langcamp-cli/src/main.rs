@@ -30,7 +30,9 @@ enum Command {
     #[command(after_help = "Example:\n  PORT=8080 langcamp serve")]
     Serve(serve::Args),
     /// Apply pending migrations and list what was applied.
-    #[command(after_help = "Example:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp migrate")]
+    #[command(
+        after_help = "Example:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp migrate"
+    )]
     Migrate,
 }
 
@@ -55,7 +57,10 @@ async fn main() -> ExitCode {
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 /// Loads the configuration, with command-line flags overriding the environment.

@@ -4,7 +4,10 @@ use crate::Cli;
 
 pub async fn run(cli: &Cli) -> Result<(), String> {
     let app = crate::open(crate::config(cli)?).await?;
-    let applied = app.migrate().await.map_err(|e| format!("migration failed: {e}"))?;
+    let applied = app
+        .migrate()
+        .await
+        .map_err(|e| format!("migration failed: {e}"))?;
     if cli.json {
         println!("{}", serde_json::json!({ "applied": applied }));
     } else if applied.is_empty() {

@@ -26,11 +26,17 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
         config.host = host;
     }
     if config.jwt_secret_generated {
-        tracing::warn!("JWT_SECRET is not set: using a random secret, so tokens end with this process");
+        tracing::warn!(
+            "JWT_SECRET is not set: using a random secret, so tokens end with this process"
+        );
     }
     let addr = SocketAddr::new(config.host, config.port);
     let app = crate::open(config).await?;
-    for m in app.migrate().await.map_err(|e| format!("migration failed: {e}"))? {
+    for m in app
+        .migrate()
+        .await
+        .map_err(|e| format!("migration failed: {e}"))?
+    {
         tracing::info!(version = m.version, description = %m.description, "applied migration");
     }
     let listener = TcpListener::bind(addr)
@@ -47,6 +53,11 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
         let stop = stopped(stop_rx.clone());
         async move { app.run_mail_worker(stop).await }
     });
+    let maintenance = tokio::spawn({
+        let app = app.clone();
+        let stop = stopped(stop_rx.clone());
+        async move { app.run_maintenance(stop).await }
+    });
     let signal = async move {
         shutdown_signal().await;
         tracing::info!("shutting down: finishing in-flight requests");
@@ -55,7 +66,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
     langcamp_http::serve(app.clone(), listener, signal)
         .await
         .map_err(|e| format!("server error: {e}"))?;
-    let _ = mail.await;
+    let _ = tokio::join!(mail, maintenance);
     app.db().close().await;
     tracing::info!("stopped");
     Ok(())

@@ -10,7 +10,9 @@ use utoipa::ToSchema;
 use crate::error::{Error, Result};
 
 /// A user's role; each role passes the checks of the roles below it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
@@ -127,11 +129,20 @@ mod tests {
 
     #[test]
     fn higher_roles_pass_lower_checks() {
-        assert!(matches!(Actor::Anonymous.require(Role::User), Err(Error::Unauthorized)));
+        assert!(matches!(
+            Actor::Anonymous.require(Role::User),
+            Err(Error::Unauthorized)
+        ));
         assert!(user(Role::User).require(Role::User).is_ok());
-        assert!(matches!(user(Role::User).require(Role::Admin), Err(Error::Forbidden(_))));
+        assert!(matches!(
+            user(Role::User).require(Role::Admin),
+            Err(Error::Forbidden(_))
+        ));
         assert!(user(Role::Admin).require(Role::Admin).is_ok());
-        assert!(matches!(user(Role::Admin).require(Role::Superadmin), Err(Error::Forbidden(_))));
+        assert!(matches!(
+            user(Role::Admin).require(Role::Superadmin),
+            Err(Error::Forbidden(_))
+        ));
         assert!(user(Role::Superadmin).require(Role::Admin).is_ok());
         assert!(Actor::Operator.require(Role::Superadmin).is_ok());
     }

@@ -158,11 +158,13 @@ impl Langcamp {
         let expires_at = now + i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2);
 
         let mut tx = self.db().begin().await?;
-        let recent: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM otp_issues WHERE email = $1 AND issued_at > $2")
-            .bind(email.as_str())
-            .bind(now - HOUR_MS)
-            .fetch_one(&mut *tx)
-            .await?;
+        let recent: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM otp_issues WHERE email = $1 AND issued_at > $2",
+        )
+        .bind(email.as_str())
+        .bind(now - HOUR_MS)
+        .fetch_one(&mut *tx)
+        .await?;
         if recent >= OTP_MAX_PER_HOUR {
             // Same answer, no mail, the live code left as it was.
             tracing::info!("one-time code not sent: hourly cap for this address reached");
@@ -203,7 +205,11 @@ impl Langcamp {
 
     /// `POST /auth/otp/verify`: signs in, creating the user on first sign-in.
     #[tracing::instrument(skip_all)]
-    pub async fn verify_otp(&self, input: OtpVerifyInput, accept_language: Option<&str>) -> Result<SignedIn> {
+    pub async fn verify_otp(
+        &self,
+        input: OtpVerifyInput,
+        accept_language: Option<&str>,
+    ) -> Result<SignedIn> {
         let mut problems = Problems::new();
         let email = problems.take(parse_email(input.email.as_deref()));
         let code = problems.take(parse_code(input.code.as_deref()));
@@ -228,11 +234,13 @@ impl Langcamp {
         .await?;
         if consumed.is_none() {
             // A wrong try counts against the live code, whoever sends it.
-            sqlx::query("UPDATE otp_codes SET attempts = attempts + 1 WHERE email = $1 AND expires_at > $2")
-                .bind(email.as_str())
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "UPDATE otp_codes SET attempts = attempts + 1 WHERE email = $1 AND expires_at > $2",
+            )
+            .bind(email.as_str())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
             tx.commit().await?;
             return Err(Error::OtpInvalid);
         }
@@ -250,7 +258,12 @@ impl Langcamp {
         })
     }
 
-    async fn start_session(&self, conn: &mut AnyConnection, user: &User, now: i64) -> Result<TokenPair> {
+    async fn start_session(
+        &self,
+        conn: &mut AnyConnection,
+        user: &User,
+        now: i64,
+    ) -> Result<TokenPair> {
         let session_id = new_id();
         let expires_at = now + self.refresh_ttl_ms();
         sqlx::query(
@@ -263,7 +276,8 @@ impl Langcamp {
         .bind(expires_at)
         .execute(&mut *conn)
         .await?;
-        self.issue_pair(conn, &session_id, &user.id, user.role, now).await
+        self.issue_pair(conn, &session_id, &user.id, user.role, now)
+            .await
     }
 
     /// A new access token and a new refresh token for a live sign-in.
@@ -294,16 +308,27 @@ impl Langcamp {
             .execute(&mut *conn)
             .await?;
         let access_token = self.sign_access_token(user_id, session_id, role, now)?;
-        Ok(TokenPair { access_token, refresh_token })
+        Ok(TokenPair {
+            access_token,
+            refresh_token,
+        })
     }
 
     fn refresh_ttl_ms(&self) -> i64 {
         i64::try_from(self.config().jwt_refresh_expiration.as_millis()).unwrap_or(i64::MAX / 4)
     }
 
-    fn sign_access_token(&self, user_id: &str, session_id: &str, role: Role, now_ms: i64) -> Result<String> {
+    fn sign_access_token(
+        &self,
+        user_id: &str,
+        session_id: &str,
+        role: Role,
+        now_ms: i64,
+    ) -> Result<String> {
         let iat = now_ms / 1000;
-        let ttl = i64::try_from(self.config().jwt_expiration.as_secs()).unwrap_or(i64::MAX / 4).max(1);
+        let ttl = i64::try_from(self.config().jwt_expiration.as_secs())
+            .unwrap_or(i64::MAX / 4)
+            .max(1);
         let claims = Claims {
             sub: user_id.to_owned(),
             sid: session_id.to_owned(),
@@ -313,8 +338,12 @@ impl Langcamp {
             exp: iat + ttl,
             typ: "access".into(),
         };
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(&self.keys().jwt))
-            .map_err(Error::internal)
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(&self.keys().jwt),
+        )
+        .map_err(Error::internal)
     }
 
     /// Checks an access token against the signature, the clock, the sign-in, the blacklist
@@ -325,9 +354,13 @@ impl Langcamp {
         // Expiry is checked below against the injectable clock.
         validation.validate_exp = false;
         validation.required_spec_claims = ["exp", "sub"].iter().map(|s| (*s).to_owned()).collect();
-        let claims = jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(&self.keys().jwt), &validation)
-            .map_err(|_| Error::TokenInvalid)?
-            .claims;
+        let claims = jsonwebtoken::decode::<Claims>(
+            token,
+            &DecodingKey::from_secret(&self.keys().jwt),
+            &validation,
+        )
+        .map_err(|_| Error::TokenInvalid)?
+        .claims;
         let now = self.clock().now_ms();
         if claims.typ != "access" || claims.exp.saturating_mul(1000) + LEEWAY_MS <= now {
             return Err(Error::TokenInvalid);
@@ -380,7 +413,10 @@ impl Langcamp {
         let rotated_at: Option<i64> = row.try_get("rotated_at")?;
         let revoked_at: Option<i64> = row.try_get("revoked_at")?;
         let user_id: String = row.try_get("user_id")?;
-        let role: Role = row.try_get::<String, _>("role")?.parse().map_err(|_| Error::TokenInvalid)?;
+        let role: Role = row
+            .try_get::<String, _>("role")?
+            .parse()
+            .map_err(|_| Error::TokenInvalid)?;
         if revoked_at.is_some() || expires_at <= now {
             return Err(Error::TokenInvalid);
         }
@@ -406,7 +442,9 @@ impl Langcamp {
                 return Err(Error::TokenInvalid);
             }
         }
-        let pair = self.issue_pair(&mut tx, &session_id, &user_id, role, now).await?;
+        let pair = self
+            .issue_pair(&mut tx, &session_id, &user_id, role, now)
+            .await?;
         tx.commit().await?;
         Ok(pair)
     }
@@ -427,7 +465,12 @@ impl Langcamp {
             .bind(caller.token_expires_at + LEEWAY_MS)
             .execute(&mut *tx)
             .await?;
-        if let Some(token) = input.refresh_token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        if let Some(token) = input
+            .refresh_token
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
             // The refresh token's own sign-in ends too, if it is the caller's.
             sqlx::query(
                 "UPDATE sessions SET revoked_at = $1
@@ -441,14 +484,22 @@ impl Langcamp {
             .await?;
         }
         tx.commit().await?;
-        Ok(Message { message: "signed out".into() })
+        Ok(Message {
+            message: "signed out".into(),
+        })
     }
 
     /// `GET /auth/optional`: who is calling, if anyone.
     pub async fn optional_auth(&self, actor: &Actor) -> Result<OptionalAuth> {
         match actor {
-            Actor::User(_) => Ok(OptionalAuth { authenticated: true, user: Some(self.me(actor).await?) }),
-            _ => Ok(OptionalAuth { authenticated: false, user: None }),
+            Actor::User(_) => Ok(OptionalAuth {
+                authenticated: true,
+                user: Some(self.me(actor).await?),
+            }),
+            _ => Ok(OptionalAuth {
+                authenticated: false,
+                user: None,
+            }),
         }
     }
 
@@ -461,11 +512,20 @@ impl Langcamp {
         let mut tx = self.db().begin().await?;
         for (sql, cutoff) in [
             ("DELETE FROM otp_codes WHERE expires_at <= $1", now),
-            ("DELETE FROM otp_issues WHERE issued_at <= $1", now - HOUR_MS),
+            (
+                "DELETE FROM otp_issues WHERE issued_at <= $1",
+                now - HOUR_MS,
+            ),
             ("DELETE FROM revoked_tokens WHERE expires_at <= $1", now),
             ("DELETE FROM refresh_tokens WHERE expires_at <= $1", now),
-            ("DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1", now - week),
-            ("DELETE FROM mail_outbox WHERE status <> 'pending' AND created_at <= $1", now - week),
+            (
+                "DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1",
+                now - week,
+            ),
+            (
+                "DELETE FROM mail_outbox WHERE status <> 'pending' AND created_at <= $1",
+                now - week,
+            ),
         ] {
             sqlx::query(sql).bind(cutoff).execute(&mut *tx).await?;
         }

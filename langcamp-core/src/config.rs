@@ -96,7 +96,11 @@ impl Config {
 
     /// Builds the configuration from any variable lookup (tests pass a map).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let get = |name: &str| lookup(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let get = |name: &str| {
+            lookup(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
 
         let port = parse_or("PORT", get("PORT"), 3000u16, |v| v.parse().ok())?;
         let host = parse_or("HOST", get("HOST"), IpAddr::from([0, 0, 0, 0]), |v| {
@@ -144,7 +148,8 @@ impl Config {
                 _ => None,
             },
         )?;
-        let from_address = get("MAIL_FROM_ADDRESS").unwrap_or_else(|| "no-reply@langcamp.local".into());
+        let from_address =
+            get("MAIL_FROM_ADDRESS").unwrap_or_else(|| "no-reply@langcamp.local".into());
         if !from_address.contains('@') {
             return Err(ConfigError {
                 variable: "MAIL_FROM_ADDRESS",
@@ -220,7 +225,10 @@ fn is_postgres_url(url: &str) -> bool {
 }
 
 fn default_sqlite_url(data_dir: &std::path::Path) -> String {
-    format!("sqlite://{}?mode=rwc", data_dir.join("langcamp.db").display())
+    format!(
+        "sqlite://{}?mode=rwc",
+        data_dir.join("langcamp.db").display()
+    )
 }
 
 fn random_secret() -> String {
@@ -292,7 +300,10 @@ mod tests {
         assert_eq!(config.port, 3000);
         assert_eq!(config.host.to_string(), "0.0.0.0");
         assert_eq!(config.jwt_expiration, Duration::from_secs(900));
-        assert_eq!(config.jwt_refresh_expiration, Duration::from_secs(7 * 86400));
+        assert_eq!(
+            config.jwt_refresh_expiration,
+            Duration::from_secs(7 * 86400)
+        );
         assert_eq!(config.otp_ttl, Duration::from_secs(600));
         assert_eq!(config.mail.port, 587);
         assert_eq!(config.mail.host, None);

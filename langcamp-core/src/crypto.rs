@@ -120,7 +120,10 @@ mod tests {
         let keys = Keys::derive("first-secret-0123456789");
         let sealed = keys.seal(b"your code is 123456");
         assert!(!sealed.windows(6).any(|w| w == b"123456"));
-        assert_eq!(keys.open(&sealed).as_deref(), Some(&b"your code is 123456"[..]));
+        assert_eq!(
+            keys.open(&sealed).as_deref(),
+            Some(&b"your code is 123456"[..])
+        );
         let other = Keys::derive("second-secret-0123456789");
         assert_eq!(other.open(&sealed), None);
         assert_eq!(keys.open(b"short"), None);
@@ -132,7 +135,10 @@ mod tests {
         let a = keys.otp_hash("a@example.com", "123456");
         assert_eq!(a.len(), 64);
         assert_ne!(a, keys.otp_hash("b@example.com", "123456"));
-        assert_ne!(a, Keys::derive("other-secret-0123456789").otp_hash("a@example.com", "123456"));
+        assert_ne!(
+            a,
+            Keys::derive("other-secret-0123456789").otp_hash("a@example.com", "123456")
+        );
         assert!(!a.contains("123456"));
     }
 

@@ -64,20 +64,33 @@ impl Db {
                 .connect(url)
                 .await
                 .map_err(Error::from)?;
-            return Ok(Db { reader: pool.clone(), writer: pool, backend: Backend::Postgres });
+            return Ok(Db {
+                reader: pool.clone(),
+                writer: pool,
+                backend: Backend::Postgres,
+            });
         }
 
-        if let Some(parent) = sqlite_file(url).and_then(|f| Path::new(f).parent().map(Path::to_path_buf)) {
-            if !parent.as_os_str().is_empty() {
-                std::fs::create_dir_all(&parent)?;
-            }
+        if let Some(parent) = sqlite_file(url).and_then(|f| Path::new(f).parent())
+            && !parent.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(parent)?;
         }
         let writer = sqlite_pool(1).connect(url).await.map_err(Error::from)?;
         // WAL lets readers run beside the writer; it is a property of the file, set once.
         writer.execute("PRAGMA journal_mode = WAL").await?;
-        let readers = std::thread::available_parallelism().map_or(4, |n| n.get() * 2).max(4);
-        let reader = sqlite_pool(readers as u32).connect(url).await.map_err(Error::from)?;
-        Ok(Db { reader, writer, backend: Backend::Sqlite })
+        let readers = std::thread::available_parallelism()
+            .map_or(4, |n| n.get() * 2)
+            .max(4);
+        let reader = sqlite_pool(readers as u32)
+            .connect(url)
+            .await
+            .map_err(Error::from)?;
+        Ok(Db {
+            reader,
+            writer,
+            backend: Backend::Sqlite,
+        })
     }
 
     pub fn backend(&self) -> Backend {
@@ -112,7 +125,10 @@ impl Db {
         Ok(migrator
             .iter()
             .filter(|m| m.migration_type.is_up_migration() && !before.contains(&m.version))
-            .map(|m| AppliedMigration { version: m.version, description: m.description.to_string() })
+            .map(|m| AppliedMigration {
+                version: m.version,
+                description: m.description.to_string(),
+            })
             .collect())
     }
 
@@ -154,7 +170,9 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
 
 /// The file path inside a `sqlite:` URL, if it names a file.
 fn sqlite_file(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next()?;
     (!path.is_empty() && path != ":memory:").then_some(path)
 }
@@ -175,7 +193,10 @@ mod tests {
 
     #[test]
     fn sqlite_file_is_found_in_urls() {
-        assert_eq!(sqlite_file("sqlite://./data/x.db?mode=rwc"), Some("./data/x.db"));
+        assert_eq!(
+            sqlite_file("sqlite://./data/x.db?mode=rwc"),
+            Some("./data/x.db")
+        );
         assert_eq!(sqlite_file("sqlite:/tmp/a.db"), Some("/tmp/a.db"));
         assert_eq!(sqlite_file("sqlite::memory:"), None);
     }

@@ -8,12 +8,19 @@ pub mod actor;
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod contacts;
+pub mod courses;
 pub mod crypto;
+pub mod dashboard;
 pub mod db;
 pub mod error;
 pub mod id;
 pub mod mail;
+pub mod materials;
 pub mod page;
+pub mod placement;
+pub mod settings;
+pub mod storage;
 pub mod time;
 pub mod users;
 pub mod validate;
@@ -53,7 +60,15 @@ impl Langcamp {
     pub async fn connect(config: Config, clock: Clock) -> Result<Langcamp> {
         let db = Db::connect(&config).await?;
         let keys = Keys::derive(config.jwt_secret.expose());
-        Ok(Langcamp { inner: Arc::new(Inner { config, db, clock, keys, mail_wakeup: Notify::new() }) })
+        Ok(Langcamp {
+            inner: Arc::new(Inner {
+                config,
+                db,
+                clock,
+                keys,
+                mail_wakeup: Notify::new(),
+            }),
+        })
     }
 
     /// Applies pending migrations; returns those applied now.

@@ -100,7 +100,9 @@ pub fn escape_html(text: &str) -> String {
 
 /// Makes text safe for a header line: control characters (CR, LF, ...) become spaces.
 pub fn header_safe(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// Wraps a body in the minimal HTML document every mail uses.
@@ -128,12 +130,20 @@ impl Transport {
         let builder = match mail.security {
             MailSecurity::Tls => AsyncSmtpTransport::<Tokio1Executor>::relay(host),
             MailSecurity::StartTls => AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(host),
-            MailSecurity::None => Ok(AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)),
+            MailSecurity::None => Ok(AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(
+                host,
+            )),
         }
         .map_err(Error::internal)?;
-        let mut builder = builder.port(mail.port).timeout(Some(Duration::from_secs(30)));
+        let mut builder = builder
+            .port(mail.port)
+            .timeout(Some(Duration::from_secs(30)));
         if let Some(user) = &mail.user {
-            let pass = mail.pass.as_ref().map(|p| p.expose().to_owned()).unwrap_or_default();
+            let pass = mail
+                .pass
+                .as_ref()
+                .map(|p| p.expose().to_owned())
+                .unwrap_or_default();
             builder = builder.credentials(Credentials::new(user.clone(), pass));
         }
         Ok(Transport::Smtp(builder.build()))
@@ -141,11 +151,19 @@ impl Transport {
 
     async fn send(&self, id: &str, message: Message) -> std::result::Result<(), String> {
         match self {
-            Transport::Smtp(smtp) => smtp.send(message).await.map(drop).map_err(|e| e.to_string()),
+            Transport::Smtp(smtp) => smtp
+                .send(message)
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string()),
             Transport::Files(dir) => {
-                tokio::fs::create_dir_all(dir).await.map_err(|e| e.to_string())?;
+                tokio::fs::create_dir_all(dir)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let path = dir.join(format!("{id}.eml"));
-                tokio::fs::write(&path, message.formatted()).await.map_err(|e| e.to_string())?;
+                tokio::fs::write(&path, message.formatted())
+                    .await
+                    .map_err(|e| e.to_string())?;
                 tracing::info!(path = %path.display(), "mail written to file (no MAIL_HOST set)");
                 Ok(())
             }
@@ -252,7 +270,12 @@ async fn claim(app: &Langcamp, owner: &str, now: i64) -> Result<Vec<Claimed>> {
         .map_err(Error::from)
 }
 
-async fn deliver_one(app: &Langcamp, transport: &Transport, owner: &str, mail: Claimed) -> Result<()> {
+async fn deliver_one(
+    app: &Langcamp,
+    transport: &Transport,
+    owner: &str,
+    mail: Claimed,
+) -> Result<()> {
     let message = mail
         .sealed
         .as_deref()
@@ -324,7 +347,10 @@ fn backoff_ms(attempts: i64) -> i64 {
 fn build_message(config: &MailConfig, mail: &OutgoingMail) -> std::result::Result<Message, String> {
     let from = Mailbox::new(
         Some(header_safe(&config.from_name)),
-        config.from_address.parse().map_err(|e| format!("MAIL_FROM_ADDRESS: {e}"))?,
+        config
+            .from_address
+            .parse()
+            .map_err(|e| format!("MAIL_FROM_ADDRESS: {e}"))?,
     );
     let to: Mailbox = mail.to.parse().map_err(|e| format!("recipient: {e}"))?;
     Message::builder()
@@ -333,8 +359,16 @@ fn build_message(config: &MailConfig, mail: &OutgoingMail) -> std::result::Resul
         .subject(header_safe(&mail.subject))
         .multipart(
             MultiPart::alternative()
-                .singlepart(SinglePart::builder().header(ContentType::TEXT_PLAIN).body(mail.text.clone()))
-                .singlepart(SinglePart::builder().header(ContentType::TEXT_HTML).body(mail.html.clone())),
+                .singlepart(
+                    SinglePart::builder()
+                        .header(ContentType::TEXT_PLAIN)
+                        .body(mail.text.clone()),
+                )
+                .singlepart(
+                    SinglePart::builder()
+                        .header(ContentType::TEXT_HTML)
+                        .body(mail.html.clone()),
+                ),
         )
         .map_err(|e| e.to_string())
 }
@@ -352,7 +386,13 @@ mod tests {
 
     #[test]
     fn user_text_cannot_break_html_or_headers() {
-        assert_eq!(escape_html("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
-        assert_eq!(header_safe("Hi\r\nBcc: evil@example.com"), "Hi  Bcc: evil@example.com");
+        assert_eq!(
+            escape_html("<b>\"x\" & 'y'</b>"),
+            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
+        );
+        assert_eq!(
+            header_safe("Hi\r\nBcc: evil@example.com"),
+            "Hi  Bcc: evil@example.com"
+        );
     }
 }

@@ -19,7 +19,10 @@ pub struct PageRequest {
 
 impl Default for PageRequest {
     fn default() -> Self {
-        PageRequest { page: 1, limit: DEFAULT_LIMIT }
+        PageRequest {
+            page: 1,
+            limit: DEFAULT_LIMIT,
+        }
     }
 }
 
@@ -30,7 +33,7 @@ impl PageRequest {
         let page = match page {
             None => 1,
             Some(text) => match text.trim().parse::<u32>() {
-                Ok(n) if n >= 1 && n <= 1_000_000 => n,
+                Ok(n) if (1..=1_000_000).contains(&n) => n,
                 _ => {
                     problems.push("page must be a whole number from 1".to_owned());
                     1
@@ -42,7 +45,9 @@ impl PageRequest {
             Some(text) => match text.trim().parse::<u32>() {
                 Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
                 _ => {
-                    problems.push(format!("limit must be a whole number from 1 to {MAX_LIMIT}"));
+                    problems.push(format!(
+                        "limit must be a whole number from 1 to {MAX_LIMIT}"
+                    ));
                     DEFAULT_LIMIT
                 }
             },
@@ -97,7 +102,10 @@ pub struct Page<T> {
 
 impl<T> Page<T> {
     pub fn new(list: Vec<T>, request: PageRequest, total_items: i64) -> Page<T> {
-        Page { list, pagination: Pagination::new(request, u64::try_from(total_items).unwrap_or(0)) }
+        Page {
+            list,
+            pagination: Pagination::new(request, u64::try_from(total_items).unwrap_or(0)),
+        }
     }
 }
 
@@ -107,10 +115,28 @@ mod tests {
 
     #[test]
     fn page_requests_default_and_reject_out_of_range_values() {
-        assert_eq!(PageRequest::parse(None, None).ok(), Some(PageRequest { page: 1, limit: 10 }));
-        assert_eq!(PageRequest::parse(Some("3"), Some("100")).ok(), Some(PageRequest { page: 3, limit: 100 }));
-        for (page, limit) in [(Some("0"), None), (Some("x"), None), (None, Some("0")), (None, Some("101")), (Some("-1"), Some("2.5"))] {
-            assert!(matches!(PageRequest::parse(page, limit), Err(Error::Validation(_))));
+        assert_eq!(
+            PageRequest::parse(None, None).ok(),
+            Some(PageRequest { page: 1, limit: 10 })
+        );
+        assert_eq!(
+            PageRequest::parse(Some("3"), Some("100")).ok(),
+            Some(PageRequest {
+                page: 3,
+                limit: 100
+            })
+        );
+        for (page, limit) in [
+            (Some("0"), None),
+            (Some("x"), None),
+            (None, Some("0")),
+            (None, Some("101")),
+            (Some("-1"), Some("2.5")),
+        ] {
+            assert!(matches!(
+                PageRequest::parse(page, limit),
+                Err(Error::Validation(_))
+            ));
         }
         match PageRequest::parse(Some("0"), Some("0")) {
             Err(Error::Validation(messages)) => assert_eq!(messages.len(), 2),
@@ -121,9 +147,15 @@ mod tests {
     #[test]
     fn pagination_counts_pages_and_neighbours() {
         let p = Pagination::new(PageRequest { page: 2, limit: 10 }, 25);
-        assert_eq!((p.total_pages, p.has_next_page, p.has_prev_page), (3, true, true));
+        assert_eq!(
+            (p.total_pages, p.has_next_page, p.has_prev_page),
+            (3, true, true)
+        );
         let empty = Pagination::new(PageRequest::default(), 0);
-        assert_eq!((empty.total_pages, empty.has_next_page, empty.has_prev_page), (0, false, false));
+        assert_eq!(
+            (empty.total_pages, empty.has_next_page, empty.has_prev_page),
+            (0, false, false)
+        );
         let past = Pagination::new(PageRequest { page: 9, limit: 10 }, 25);
         assert_eq!((past.current_page, past.has_next_page), (9, false));
     }

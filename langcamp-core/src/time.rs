@@ -62,8 +62,11 @@ mod tests {
 
     #[test]
     fn timestamps_serialize_with_milliseconds_and_z() {
-        let t = Timestamp::from_millis(1_795_348_800_123);
-        assert_eq!(serde_json::to_string(&t).ok().as_deref(), Some("\"2026-11-22T10:00:00.123Z\""));
-        assert_eq!(t.millis(), 1_795_348_800_123);
+        let t = Timestamp::from_millis(1_795_341_600_123);
+        assert_eq!(
+            serde_json::to_string(&t).ok().as_deref(),
+            Some("\"2026-11-22T10:00:00.123Z\"")
+        );
+        assert_eq!(t.millis(), 1_795_341_600_123);
     }
 }

@@ -5,6 +5,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::db::{bit, flag};
 use crate::error::{Error, Result};
@@ -12,7 +13,6 @@ use crate::id::{looks_like_id, new_id};
 use crate::page::{Page, PageRequest};
 use crate::time::Timestamp;
 use crate::validate::{self, Email, Patch, Problems};
-use crate::Langcamp;
 
 /// Every query that returns users selects these columns, in this order.
 macro_rules! select_users {
@@ -150,7 +150,11 @@ struct ProfileChange {
 }
 
 fn check_age(age: i64) -> std::result::Result<i64, String> {
-    if (5..=120).contains(&age) { Ok(age) } else { Err("age must be a whole number from 5 to 120".into()) }
+    if (5..=120).contains(&age) {
+        Ok(age)
+    } else {
+        Err("age must be a whole number from 5 to 120".into())
+    }
 }
 
 fn check_gender(gender: &str) -> std::result::Result<String, String> {
@@ -206,15 +210,25 @@ impl ProfileInput {
         ProfileChange {
             name: patch_field(problems, "name", self.name, false, text100("name")).flatten(),
             age: patch_field(problems, "age", self.age, true, check_age),
-            gender: patch_field(problems, "gender", self.gender, true, |g: String| check_gender(&g)),
+            gender: patch_field(problems, "gender", self.gender, true, |g: String| {
+                check_gender(&g)
+            }),
             city: patch_field(problems, "city", self.city, true, text100("city")),
             country: patch_field(problems, "country", self.country, true, text100("country")),
-            country_code: patch_field(problems, "countryCode", self.country_code, true, |c: String| {
-                check_country_code(&c)
-            }),
-            phone_number: patch_field(problems, "phoneNumber", self.phone_number, true, |p: String| {
-                check_phone("phoneNumber", &p)
-            }),
+            country_code: patch_field(
+                problems,
+                "countryCode",
+                self.country_code,
+                true,
+                |c: String| check_country_code(&c),
+            ),
+            phone_number: patch_field(
+                problems,
+                "phoneNumber",
+                self.phone_number,
+                true,
+                |p: String| check_phone("phoneNumber", &p),
+            ),
             locale: patch_field(problems, "locale", self.locale, false, |l: String| {
                 validate::language_tag("locale", &l)
             })
@@ -230,13 +244,20 @@ impl AdminProfileInput {
         ProfileChange {
             name: patch_field(problems, "name", self.name, false, text100("name")).flatten(),
             age: patch_field(problems, "age", self.age, true, check_age),
-            gender: patch_field(problems, "gender", self.gender, true, |g: String| check_gender(&g)),
+            gender: patch_field(problems, "gender", self.gender, true, |g: String| {
+                check_gender(&g)
+            }),
             city: patch_field(problems, "city", self.city, true, text100("city")),
             country: patch_field(problems, "country", self.country, true, text100("country")),
             country_code: None,
-            phone_number: patch_field(problems, "phone", self.phone, true, |p: String| check_phone("phone", &p)),
+            phone_number: patch_field(problems, "phone", self.phone, true, |p: String| {
+                check_phone("phone", &p)
+            }),
             locale: None,
-            email: patch_field(problems, "email", self.email, false, |e: String| Email::parse("email", &e)).flatten(),
+            email: patch_field(problems, "email", self.email, false, |e: String| {
+                Email::parse("email", &e)
+            })
+            .flatten(),
         }
     }
 }
@@ -316,7 +337,10 @@ pub(crate) async fn find_user(conn: &mut AnyConnection, id: &str) -> Result<Opti
     Ok(row.as_ref().map(User::from_row).transpose()?)
 }
 
-pub(crate) async fn find_user_by_email(conn: &mut AnyConnection, email: &str) -> Result<Option<User>> {
+pub(crate) async fn find_user_by_email(
+    conn: &mut AnyConnection,
+    email: &str,
+) -> Result<Option<User>> {
     let row = sqlx::query(select_users!("WHERE email = $1"))
         .bind(email)
         .fetch_optional(conn)
@@ -325,7 +349,9 @@ pub(crate) async fn find_user_by_email(conn: &mut AnyConnection, email: &str) ->
 }
 
 async fn require_user(conn: &mut AnyConnection, id: &str) -> Result<User> {
-    find_user(conn, id).await?.ok_or_else(|| Error::not_found("user"))
+    find_user(conn, id)
+        .await?
+        .ok_or_else(|| Error::not_found("user"))
 }
 
 /// Creates a user with incomplete registration (or returns the existing one).
@@ -351,22 +377,30 @@ pub(crate) async fn find_or_create_user(
 }
 
 async fn count_superadmins(conn: &mut AnyConnection) -> Result<i64> {
-    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
-        .fetch_one(conn)
-        .await?)
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
+            .fetch_one(conn)
+            .await?,
+    )
 }
 
-async fn apply_change(conn: &mut AnyConnection, user: &User, change: ProfileChange, now: i64) -> Result<User> {
-    if let Some(email) = &change.email {
-        if email.as_str() != user.email {
-            if let Some(other) = find_user_by_email(conn, email.as_str()).await? {
-                if other.id != user.id {
-                    return Err(Error::Conflict("that e-mail address is already in use".into()));
-                }
-            }
-        }
+async fn apply_change(
+    conn: &mut AnyConnection,
+    user: &User,
+    change: ProfileChange,
+    now: i64,
+) -> Result<User> {
+    if let Some(email) = &change.email
+        && email.as_str() != user.email
+        && let Some(other) = find_user_by_email(conn, email.as_str()).await?
+        && other.id != user.id
+    {
+        return Err(Error::Conflict(
+            "that e-mail address is already in use".into(),
+        ));
     }
-    let keep = |new: Option<Option<String>>, old: &Option<String>| new.unwrap_or_else(|| old.clone());
+    let keep =
+        |new: Option<Option<String>>, old: &Option<String>| new.unwrap_or_else(|| old.clone());
     sqlx::query(
         "UPDATE users SET name = $1, age = $2, gender = $3, city = $4, country = $5, country_code = $6,
                 phone_number = $7, locale = $8, email = $9, updated_at = $10
@@ -408,18 +442,26 @@ impl Langcamp {
     pub async fn me(&self, actor: &Actor) -> Result<User> {
         let caller = actor.caller()?;
         let mut conn = self.db().reader().acquire().await?;
-        find_user(&mut conn, &caller.user_id).await?.ok_or(Error::TokenInvalid)
+        find_user(&mut conn, &caller.user_id)
+            .await?
+            .ok_or(Error::TokenInvalid)
     }
 
     #[tracing::instrument(skip_all)]
     pub async fn registration_status(&self, actor: &Actor) -> Result<RegistrationStatus> {
         let user = self.me(actor).await?;
-        Ok(RegistrationStatus { is_registration_complete: user.is_registration_complete })
+        Ok(RegistrationStatus {
+            is_registration_complete: user.is_registration_complete,
+        })
     }
 
     /// Completes a first sign-in's profile; 409 when already complete.
     #[tracing::instrument(skip_all)]
-    pub async fn complete_registration(&self, actor: &Actor, input: ProfileInput) -> Result<CompletedRegistration> {
+    pub async fn complete_registration(
+        &self,
+        actor: &Actor,
+        input: ProfileInput,
+    ) -> Result<CompletedRegistration> {
         let caller = actor.caller()?;
         let mut problems = Problems::new();
         for (field, missing) in [
@@ -451,7 +493,9 @@ impl Langcamp {
 
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
-        let user = find_user(&mut tx, &caller.user_id).await?.ok_or(Error::TokenInvalid)?;
+        let user = find_user(&mut tx, &caller.user_id)
+            .await?
+            .ok_or(Error::TokenInvalid)?;
         if user.is_registration_complete {
             return Err(Error::Conflict("registration is already complete".into()));
         }
@@ -463,7 +507,10 @@ impl Langcamp {
             .await?;
         let user = require_user(&mut tx, &user.id).await?;
         tx.commit().await?;
-        Ok(CompletedRegistration { user, registration_complete: true })
+        Ok(CompletedRegistration {
+            user,
+            registration_complete: true,
+        })
     }
 
     /// `PATCH /me/profile`: any subset of the profile fields.
@@ -475,7 +522,9 @@ impl Langcamp {
         problems.finish()?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
-        let user = find_user(&mut tx, &caller.user_id).await?.ok_or(Error::TokenInvalid)?;
+        let user = find_user(&mut tx, &caller.user_id)
+            .await?
+            .ok_or(Error::TokenInvalid)?;
         let user = apply_change(&mut tx, &user, change, now).await?;
         tx.commit().await?;
         Ok(user)
@@ -483,7 +532,12 @@ impl Langcamp {
 
     /// `GET /users`: newest first, filtered.
     #[tracing::instrument(skip_all)]
-    pub async fn list_users(&self, actor: &Actor, filter: &UserFilter, page: PageRequest) -> Result<Page<User>> {
+    pub async fn list_users(
+        &self,
+        actor: &Actor,
+        filter: &UserFilter,
+        page: PageRequest,
+    ) -> Result<Page<User>> {
         actor.require(Role::Admin)?;
         let mut problems = Problems::new();
         let complete = match filter.is_registration_complete.as_deref().map(str::trim) {
@@ -533,7 +587,10 @@ impl Langcamp {
         .bind(page.offset())
         .fetch_all(&mut *conn)
         .await?;
-        let list = rows.iter().map(User::from_row).collect::<std::result::Result<_, _>>()?;
+        let list = rows
+            .iter()
+            .map(User::from_row)
+            .collect::<std::result::Result<_, _>>()?;
         Ok(Page::new(list, page, total))
     }
 
@@ -549,7 +606,9 @@ impl Langcamp {
         actor.require(Role::Admin)?;
         let email = Email::parse("email", email).map_err(Error::invalid)?;
         let mut conn = self.db().reader().acquire().await?;
-        find_user_by_email(&mut conn, email.as_str()).await?.ok_or_else(|| Error::not_found("user"))
+        find_user_by_email(&mut conn, email.as_str())
+            .await?
+            .ok_or_else(|| Error::not_found("user"))
     }
 
     /// `PATCH /users/{id}/role`: superadmin only; the last superadmin stays.
@@ -564,8 +623,13 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let user = require_user(&mut tx, id).await?;
-        if user.role == Role::Superadmin && role != Role::Superadmin && count_superadmins(&mut tx).await? <= 1 {
-            return Err(Error::Conflict("the last superadmin cannot be demoted".into()));
+        if user.role == Role::Superadmin
+            && role != Role::Superadmin
+            && count_superadmins(&mut tx).await? <= 1
+        {
+            return Err(Error::Conflict(
+                "the last superadmin cannot be demoted".into(),
+            ));
         }
         sqlx::query("UPDATE users SET role = $1, updated_at = $2 WHERE id = $3")
             .bind(role.as_str())
@@ -583,13 +647,20 @@ impl Langcamp {
     pub async fn set_user_email(&self, actor: &Actor, id: &str, input: EmailInput) -> Result<User> {
         actor.require(Role::Admin)?;
         let email = Email::parse("email", input.email.as_deref().unwrap_or("")).map_err(|e| {
-            Error::invalid(if input.email.is_none() { "email is required".into() } else { e })
+            Error::invalid(if input.email.is_none() {
+                "email is required".into()
+            } else {
+                e
+            })
         })?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let user = require_user(&mut tx, id).await?;
         may_manage(actor, &user)?;
-        let change = ProfileChange { email: Some(email), ..ProfileChange::default() };
+        let change = ProfileChange {
+            email: Some(email),
+            ..ProfileChange::default()
+        };
         let user = apply_change(&mut tx, &user, change, now).await?;
         tx.commit().await?;
         Ok(user)
@@ -597,7 +668,12 @@ impl Langcamp {
 
     /// `PATCH /admin/users/{id}/profile`.
     #[tracing::instrument(skip_all)]
-    pub async fn admin_update_profile(&self, actor: &Actor, id: &str, input: AdminProfileInput) -> Result<UserEnvelope> {
+    pub async fn admin_update_profile(
+        &self,
+        actor: &Actor,
+        id: &str,
+        input: AdminProfileInput,
+    ) -> Result<UserEnvelope> {
         actor.require(Role::Admin)?;
         let mut problems = Problems::new();
         let change = input.parse(&mut problems);
@@ -619,16 +695,30 @@ impl Langcamp {
         let user = require_user(&mut tx, id).await?;
         may_manage(actor, &user)?;
         if user.role == Role::Superadmin && count_superadmins(&mut tx).await? <= 1 {
-            return Err(Error::Conflict("the last superadmin cannot be deleted".into()));
+            return Err(Error::Conflict(
+                "the last superadmin cannot be deleted".into(),
+            ));
         }
-        sqlx::query("DELETE FROM users WHERE id = $1").bind(id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM users WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
-        Ok(Deleted { id: id.to_owned(), deleted: true })
+        Ok(Deleted {
+            id: id.to_owned(),
+            deleted: true,
+        })
     }
 
     /// Creates a user directly (operator tools); registration is complete when a name is given.
     #[tracing::instrument(skip_all)]
-    pub async fn create_user(&self, actor: &Actor, email: &str, role: Role, name: Option<&str>) -> Result<User> {
+    pub async fn create_user(
+        &self,
+        actor: &Actor,
+        email: &str,
+        role: Role,
+        name: Option<&str>,
+    ) -> Result<User> {
         actor.require(Role::Superadmin)?;
         let mut problems = Problems::new();
         let email = problems.take(Email::parse("email", email));
@@ -640,7 +730,9 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         if find_user_by_email(&mut tx, email.as_str()).await?.is_some() {
-            return Err(Error::Conflict("a user with that e-mail address already exists".into()));
+            return Err(Error::Conflict(
+                "a user with that e-mail address already exists".into(),
+            ));
         }
         let id = new_id();
         sqlx::query(

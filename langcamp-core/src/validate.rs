@@ -35,7 +35,11 @@ impl Problems {
 
     /// Succeeds when nothing was recorded.
     pub fn finish(self) -> Result<()> {
-        if self.0.is_empty() { Ok(()) } else { Err(Error::Validation(self.0)) }
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Validation(self.0))
+        }
     }
 }
 
@@ -90,7 +94,11 @@ impl Email {
                     && !label.ends_with('-')
                     && label.chars().all(|c| c.is_alphanumeric() || c == '-')
             });
-        if local_ok && domain_ok { Ok(Email(email)) } else { Err(bad()) }
+        if local_ok && domain_ok {
+            Ok(Email(email))
+        } else {
+            Err(bad())
+        }
     }
 
     pub fn as_str(&self) -> &str {
@@ -109,7 +117,12 @@ impl fmt::Display for Email {
 }
 
 /// A required text field: trimmed, `min..=max` characters.
-pub fn text(field: &str, raw: Option<&str>, min: usize, max: usize) -> std::result::Result<String, String> {
+pub fn text(
+    field: &str,
+    raw: Option<&str>,
+    min: usize,
+    max: usize,
+) -> std::result::Result<String, String> {
     let Some(raw) = raw else {
         return Err(format!("{field} is required"));
     };
@@ -117,7 +130,12 @@ pub fn text(field: &str, raw: Option<&str>, min: usize, max: usize) -> std::resu
 }
 
 /// A trimmed text of `min..=max` characters.
-pub fn bounded(field: &str, raw: &str, min: usize, max: usize) -> std::result::Result<String, String> {
+pub fn bounded(
+    field: &str,
+    raw: &str,
+    min: usize,
+    max: usize,
+) -> std::result::Result<String, String> {
     let value = raw.trim();
     let len = value.chars().count();
     if len < min || len > max {
@@ -130,7 +148,11 @@ pub fn bounded(field: &str, raw: &str, min: usize, max: usize) -> std::result::R
 }
 
 /// An optional text: empty after trimming counts as absent.
-pub fn optional_text(field: &str, raw: Option<&str>, max: usize) -> std::result::Result<Option<String>, String> {
+pub fn optional_text(
+    field: &str,
+    raw: Option<&str>,
+    max: usize,
+) -> std::result::Result<Option<String>, String> {
     match raw.map(str::trim) {
         None | Some("") => Ok(None),
         Some(v) => bounded(field, v, 1, max).map(Some),
@@ -142,12 +164,16 @@ pub fn language_tag(field: &str, raw: &str) -> std::result::Result<String, Strin
     let tag = raw.trim();
     let mut parts = tag.split('-');
     let primary = parts.next().unwrap_or("");
-    let primary_ok = (2..=3).contains(&primary.len()) && primary.chars().all(|c| c.is_ascii_alphabetic());
-    let rest_ok = parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
+    let primary_ok =
+        (2..=3).contains(&primary.len()) && primary.chars().all(|c| c.is_ascii_alphabetic());
+    let rest_ok =
+        parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
     if primary_ok && rest_ok && tag.len() <= 35 {
         Ok(normalize_tag(tag))
     } else {
-        Err(format!("{field} must be a language code such as \"en\" or \"de-AT\""))
+        Err(format!(
+            "{field} must be a language code such as \"en\" or \"de-AT\""
+        ))
     }
 }
 
@@ -207,19 +233,43 @@ mod tests {
 
     #[test]
     fn emails_are_trimmed_lowercased_and_checked() {
-        assert_eq!(Email::parse("email", "  Ana.Silva@Example.COM ").map(Email::into_string), Ok("ana.silva@example.com".into()));
-        for bad in ["", "ana", "ana@", "@example.com", "ana@example", "a b@example.com", "ana@exa mple.com", "ana@@example.com", "ana@example..com", "x\r\n@example.com", "<a>@example.com"] {
-            assert!(Email::parse("email", bad).is_err(), "{bad:?} should be refused");
+        assert_eq!(
+            Email::parse("email", "  Ana.Silva@Example.COM ").map(Email::into_string),
+            Ok("ana.silva@example.com".into())
+        );
+        for bad in [
+            "",
+            "ana",
+            "ana@",
+            "@example.com",
+            "ana@example",
+            "a b@example.com",
+            "ana@exa mple.com",
+            "ana@@example.com",
+            "ana@example..com",
+            "x\r\n@example.com",
+            "<a>@example.com",
+        ] {
+            assert!(
+                Email::parse("email", bad).is_err(),
+                "{bad:?} should be refused"
+            );
         }
     }
 
     #[test]
     fn language_tags_are_normalized() {
         assert_eq!(language_tag("locale", "EN-us"), Ok("en-US".into()));
-        assert_eq!(language_tag("locale", "zh-hant-tw"), Ok("zh-Hant-TW".into()));
+        assert_eq!(
+            language_tag("locale", "zh-hant-tw"),
+            Ok("zh-Hant-TW".into())
+        );
         assert!(language_tag("locale", "english").is_err());
         assert!(language_tag("locale", "e").is_err());
-        assert_eq!(first_accept_language("de-AT,de;q=0.9,en;q=0.8").as_deref(), Some("de-AT"));
+        assert_eq!(
+            first_accept_language("de-AT,de;q=0.9,en;q=0.8").as_deref(),
+            Some("de-AT")
+        );
         assert_eq!(first_accept_language("*").as_deref(), None);
         assert_eq!(first_accept_language("").as_deref(), None);
     }

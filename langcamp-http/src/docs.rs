@@ -43,18 +43,30 @@ impl Modify for BearerScheme {
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .bearer_format("JWT")
-                    .description(Some("The `accessToken` from `POST /auth/otp/verify` or `POST /auth/refresh`."))
+                    .description(Some(
+                        "The `accessToken` from `POST /auth/otp/verify` or `POST /auth/refresh`.",
+                    ))
                     .build(),
             ),
         );
     }
 }
 
+/// The whole OpenAPI document: the base and every resource's part.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    for part in handlers::apis() {
+        doc.merge(part);
+    }
+    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    doc
+}
+
 /// The OpenAPI document as pretty JSON.
 pub fn openapi_json() -> String {
-    let mut doc = ApiDoc::openapi();
-    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    doc.to_pretty_json().unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    openapi()
+        .to_pretty_json()
+        .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
 fn cached_openapi() -> Bytes {
@@ -72,7 +84,11 @@ fn raw(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Respon
 }
 
 pub async fn swagger_json(_ctx: Ctx) -> Result<Reply> {
-    Ok(Reply::Raw(raw(StatusCode::OK, "application/json", cached_openapi())))
+    Ok(Reply::Raw(raw(
+        StatusCode::OK,
+        "application/json",
+        cached_openapi(),
+    )))
 }
 
 fn swagger_config() -> Arc<utoipa_swagger_ui::Config<'static>> {
@@ -101,15 +117,22 @@ fn swagger_file(path: &str) -> Result<Reply> {
     let mut bytes = Bytes::from(file.bytes.into_owned());
     if path == "index.html" && !file.gzpipped {
         // A base makes every relative asset link resolve under /api/docs/.
-        let page = String::from_utf8_lossy(&bytes).replacen("<head>", "<head><base href=\"/api/docs/\">", 1);
+        let page = String::from_utf8_lossy(&bytes).replacen(
+            "<head>",
+            "<head><base href=\"/api/docs/\">",
+            1,
+        );
         bytes = Bytes::from(page);
     }
     let mut response = raw(StatusCode::OK, &file.content_type, bytes);
     if file.gzpipped {
-        response.headers_mut().insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        response
+            .headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }
-    response
-        .headers_mut()
-        .insert(CACHE_CONTROL, HeaderValue::from_static("public, max-age=3600"));
+    response.headers_mut().insert(
+        CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
     Ok(Reply::Raw(response))
 }

@@ -30,7 +30,7 @@ use tokio::net::TcpListener;
 use crate::limits::{RateLimits, client_ip};
 use crate::reply::{Body, HttpError, empty, http_failure};
 use crate::request::{BODY_LIMIT, Ctx};
-use crate::router::{Found, Routes};
+use crate::router::{Lookup, Routes};
 
 /// A client has this long to send its request headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -50,7 +50,12 @@ pub struct Server {
 impl Server {
     pub fn new(app: Langcamp) -> Server {
         let trust_forwarded_for = app.config().trust_forwarded_for;
-        Server { app, routes: handlers::routes(), limits: RateLimits::new(), trust_forwarded_for }
+        Server {
+            app,
+            routes: handlers::routes(),
+            limits: RateLimits::new(),
+            trust_forwarded_for,
+        }
     }
 
     pub fn limits(&self) -> &RateLimits {
@@ -63,9 +68,10 @@ impl Server {
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
         let mut response = self.dispatch(request, peer).await;
-        response
-            .headers_mut()
-            .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        response.headers_mut().insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        );
         tracing::info!(
             target: "langcamp_http::access",
             %method,
@@ -81,13 +87,17 @@ impl Server {
             return preflight();
         }
         let (route, params) = match self.routes.find(request.method(), request.uri().path()) {
-            Found::Route(route, params) => (route, params),
-            Found::MethodNotAllowed(allow) => return http_failure(HttpError::MethodNotAllowed { allow }),
-            Found::NotFound => return http_failure(HttpError::RouteNotFound),
+            Lookup::Route(route, params) => (route, params),
+            Lookup::MethodNotAllowed(allow) => {
+                return http_failure(HttpError::MethodNotAllowed { allow });
+            }
+            Lookup::NoRoute => return http_failure(HttpError::RouteNotFound),
         };
         let client = client_ip(request.headers(), peer, self.trust_forwarded_for);
         if let Err(wait) = self.limits.check(route.rule, route.id, client) {
-            return http_failure(HttpError::RateLimited { retry_after_secs: wait.as_secs_f64().ceil() as u64 });
+            return http_failure(HttpError::RateLimited {
+                retry_after_secs: wait.as_secs_f64().ceil() as u64,
+            });
         }
         if declared_length(&request).is_some_and(|len| len > BODY_LIMIT as u64) {
             return http_failure(HttpError::Core(langcamp_core::Error::PayloadTooLarge(
@@ -95,7 +105,13 @@ impl Server {
             )));
         }
         let (parts, body) = request.into_parts();
-        let ctx = Ctx::new(self.app.clone(), parts, Limited::new(body, BODY_LIMIT), params, client);
+        let ctx = Ctx::new(
+            self.app.clone(),
+            parts,
+            Limited::new(body, BODY_LIMIT),
+            params,
+            client,
+        );
         match (route.handler)(ctx).await {
             Ok(reply) => reply.into_response(),
             Err(error) => http_failure(HttpError::Core(error)),
@@ -124,7 +140,10 @@ fn preflight() -> Response<Body> {
         header::ACCESS_CONTROL_ALLOW_HEADERS,
         HeaderValue::from_static("Authorization, Content-Type, Accept-Language"),
     );
-    headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("86400"),
+    );
     response
 }
 
@@ -186,7 +205,10 @@ pub async fn serve(
 
     drop(listener);
     cleanup.abort();
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
         tracing::warn!("some connections were still open after the shutdown grace period");
     }
     Ok(())

@@ -104,16 +104,14 @@ impl Default for RateLimits {
 
 /// The client a request is counted against.
 pub fn client_ip(headers: &HeaderMap, peer: SocketAddr, trust_forwarded_for: bool) -> IpAddr {
-    if trust_forwarded_for {
-        if let Some(ip) = headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(first_forwarded)
-        {
-            return ip;
-        }
+    let forwarded = headers
+        .get("x-forwarded-for")
+        .and_then(|v| v.to_str().ok())
+        .and_then(first_forwarded);
+    match forwarded {
+        Some(ip) if trust_forwarded_for => ip,
+        _ => peer.ip(),
     }
-    peer.ip()
 }
 
 /// The first address of an `X-Forwarded-For` value, if it is one.
@@ -141,17 +139,33 @@ mod tests {
 
     #[test]
     fn the_first_forwarded_value_identifies_the_client() {
-        assert_eq!(client_ip(&headers("203.0.113.7, 10.0.0.1"), peer(), true).to_string(), "203.0.113.7");
-        assert_eq!(client_ip(&headers(" 2001:db8::1 "), peer(), true).to_string(), "2001:db8::1");
-        assert_eq!(client_ip(&headers("[2001:db8::1]:443"), peer(), true).to_string(), "2001:db8::1");
+        assert_eq!(
+            client_ip(&headers("203.0.113.7, 10.0.0.1"), peer(), true).to_string(),
+            "203.0.113.7"
+        );
+        assert_eq!(
+            client_ip(&headers(" 2001:db8::1 "), peer(), true).to_string(),
+            "2001:db8::1"
+        );
+        assert_eq!(
+            client_ip(&headers("[2001:db8::1]:443"), peer(), true).to_string(),
+            "2001:db8::1"
+        );
     }
 
     #[test]
     fn garbage_or_untrusted_forwarded_values_fall_back_to_the_peer() {
         for garbage in ["", "unknown", "999.1.1.1", ",1.2.3.4", "1.2.3.4.5"] {
-            assert_eq!(client_ip(&headers(garbage), peer(), true), peer().ip(), "{garbage:?}");
+            assert_eq!(
+                client_ip(&headers(garbage), peer(), true),
+                peer().ip(),
+                "{garbage:?}"
+            );
         }
-        assert_eq!(client_ip(&headers("203.0.113.7"), peer(), false), peer().ip());
+        assert_eq!(
+            client_ip(&headers("203.0.113.7"), peer(), false),
+            peer().ip()
+        );
         assert_eq!(client_ip(&HeaderMap::new(), peer(), true), peer().ip());
     }
 
@@ -162,10 +176,16 @@ mod tests {
         for _ in 0..5 {
             assert!(limits.check(RateRule::OtpRequest, 3, ip).is_ok());
         }
-        let wait = limits.check(RateRule::OtpRequest, 3, ip).expect_err("sixth is refused");
+        let wait = limits
+            .check(RateRule::OtpRequest, 3, ip)
+            .expect_err("sixth is refused");
         assert!(wait > Duration::ZERO && wait <= Duration::from_secs(60));
         // Another client, and the same client on another rule, are unaffected.
-        assert!(limits.check(RateRule::OtpRequest, 3, [203, 0, 113, 2].into()).is_ok());
+        assert!(
+            limits
+                .check(RateRule::OtpRequest, 3, [203, 0, 113, 2].into())
+                .is_ok()
+        );
         assert!(limits.check(RateRule::OtpVerify, 4, ip).is_ok());
     }
 

@@ -15,7 +15,9 @@ use utoipa::ToSchema;
 pub type Body = BoxBody<Bytes, std::io::Error>;
 
 pub fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).map_err(|never: Infallible| match never {}).boxed()
+    Full::new(bytes.into())
+        .map_err(|never: Infallible| match never {})
+        .boxed()
 }
 
 pub fn empty() -> Body {
@@ -116,25 +118,49 @@ pub fn classify(error: &Error) -> (StatusCode, &'static str, Vec<String>) {
     match error {
         Error::NotFound(m) => (StatusCode::NOT_FOUND, "NOT_FOUND", vec![m.clone()]),
         Error::Validation(ms) => (StatusCode::BAD_REQUEST, "VALIDATION_FAILED", ms.clone()),
-        Error::Unauthorized => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED", vec![error.to_string()]),
-        Error::TokenInvalid => (StatusCode::UNAUTHORIZED, "TOKEN_INVALID", vec![error.to_string()]),
-        Error::OtpInvalid => (StatusCode::UNAUTHORIZED, "OTP_INVALID", vec![error.to_string()]),
+        Error::Unauthorized => (
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            vec![error.to_string()],
+        ),
+        Error::TokenInvalid => (
+            StatusCode::UNAUTHORIZED,
+            "TOKEN_INVALID",
+            vec![error.to_string()],
+        ),
+        Error::OtpInvalid => (
+            StatusCode::UNAUTHORIZED,
+            "OTP_INVALID",
+            vec![error.to_string()],
+        ),
         Error::Forbidden(m) => (StatusCode::FORBIDDEN, "FORBIDDEN", vec![m.clone()]),
         Error::Conflict(m) => (StatusCode::CONFLICT, "CONFLICT", vec![m.clone()]),
-        Error::TooManyRequests { .. } => {
-            (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", vec![error.to_string()])
-        }
-        Error::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", vec![m.clone()]),
-        Error::UnsupportedMediaType(m) => {
-            (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE", vec![m.clone()])
-        }
+        Error::TooManyRequests { .. } => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "RATE_LIMITED",
+            vec![error.to_string()],
+        ),
+        Error::PayloadTooLarge(m) => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+            vec![m.clone()],
+        ),
+        Error::UnsupportedMediaType(m) => (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UNSUPPORTED_MEDIA_TYPE",
+            vec![m.clone()],
+        ),
         Error::Unavailable(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             "SERVICE_UNAVAILABLE",
             vec!["service temporarily unavailable, try again shortly".into()],
         ),
         // Internal and any future variant: never show the cause.
-        _ => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", vec!["internal error".into()]),
+        _ => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            vec!["internal error".into()],
+        ),
     }
 }
 
@@ -142,7 +168,9 @@ pub fn classify(error: &Error) -> (StatusCode, &'static str, Vec<String>) {
 pub fn failure(error: &Error) -> Response<Body> {
     let (status, code, messages) = classify(error);
     if status.is_server_error() {
-        let cause = std::error::Error::source(error).map(ToString::to_string).unwrap_or_default();
+        let cause = std::error::Error::source(error)
+            .map(ToString::to_string)
+            .unwrap_or_default();
         tracing::error!(%code, error = %error, %cause, "request failed");
     }
     let mut response = failure_with(status, code, messages);
@@ -158,9 +186,11 @@ pub fn failure(error: &Error) -> Response<Body> {
 pub fn http_failure(error: HttpError) -> Response<Body> {
     match error {
         HttpError::Core(e) => failure(&e),
-        HttpError::RouteNotFound => {
-            failure_with(StatusCode::NOT_FOUND, "NOT_FOUND", vec!["route not found".into()])
-        }
+        HttpError::RouteNotFound => failure_with(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            vec!["route not found".into()],
+        ),
         HttpError::MethodNotAllowed { allow } => {
             let mut response = failure_with(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -185,7 +215,9 @@ pub fn http_failure(error: HttpError) -> Response<Body> {
 }
 
 fn set_retry_after(response: &mut Response<Body>, secs: u64) {
-    response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(secs));
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(secs));
 }
 
 pub fn failure_with(status: StatusCode, code: &'static str, errors: Vec<String>) -> Response<Body> {

@@ -40,7 +40,14 @@ impl Ctx {
             .query()
             .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        Ctx { app, parts, body: Some(body), params, query, client }
+        Ctx {
+            app,
+            parts,
+            body: Some(body),
+            params,
+            query,
+            client,
+        }
     }
 
     pub fn headers(&self) -> &HeaderMap {
@@ -61,7 +68,10 @@ impl Ctx {
 
     /// A query parameter; the first one wins when repeated.
     pub fn query(&self, name: &str) -> Option<&str> {
-        self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// `page` and `limit`, validated.
@@ -91,7 +101,9 @@ impl Ctx {
         };
         let value = value.to_str().map_err(|_| Error::TokenInvalid)?;
         match value.split_once(' ') {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => {
+            Some((scheme, token))
+                if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+            {
                 Ok(Some(token.trim()))
             }
             _ => Err(Error::TokenInvalid),
@@ -110,7 +122,9 @@ impl Ctx {
 
     /// Like [`Ctx::json`], but an empty body (with any or no content type) is `None`.
     pub async fn optional_json<T: DeserializeOwned>(&mut self) -> Result<Option<T>> {
-        let has_body = self.header("content-length").is_some_and(|l| l.trim() != "0")
+        let has_body = self
+            .header("content-length")
+            .is_some_and(|l| l.trim() != "0")
             || self.parts.headers.contains_key("transfer-encoding");
         if !has_body {
             return Ok(None);
@@ -134,7 +148,9 @@ impl Ctx {
         if self.has_content_type(expected) {
             Ok(())
         } else {
-            Err(Error::UnsupportedMediaType(format!("expected Content-Type: {expected}")))
+            Err(Error::UnsupportedMediaType(format!(
+                "expected Content-Type: {expected}"
+            )))
         }
     }
 
@@ -150,7 +166,9 @@ impl Ctx {
 
     /// The body for streaming (multipart uploads); at most [`BODY_LIMIT`] bytes.
     pub fn take_body(&mut self) -> Result<LimitedBody> {
-        self.body.take().ok_or_else(|| Error::internal("request body already read"))
+        self.body
+            .take()
+            .ok_or_else(|| Error::internal("request body already read"))
     }
 }
 

@@ -24,10 +24,10 @@ pub struct Route {
     pub handler: Handler,
 }
 
-pub enum Found<'r> {
+pub enum Lookup<'r> {
     Route(&'r Route, Vec<(String, String)>),
     MethodNotAllowed(String),
-    NotFound,
+    NoRoute,
 }
 
 #[derive(Default)]
@@ -43,7 +43,13 @@ impl Routes {
 
     /// Adds a route; panics on a malformed or conflicting pattern, which is a bug in the
     /// route table caught by every test run.
-    pub fn add<F, Fut>(&mut self, method: Method, path: &str, rule: RateRule, handler: F) -> &mut Routes
+    pub fn add<F, Fut>(
+        &mut self,
+        method: Method,
+        path: &str,
+        rule: RateRule,
+        handler: F,
+    ) -> &mut Routes
     where
         F: Fn(Ctx) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Reply>> + Send + 'static,
@@ -54,7 +60,10 @@ impl Routes {
             rule,
             handler: Arc::new(move |ctx| Box::pin(handler(ctx))),
         };
-        let router = self.by_method.entry(method.as_str().to_owned()).or_default();
+        let router = self
+            .by_method
+            .entry(method.as_str().to_owned())
+            .or_default();
         #[allow(clippy::expect_used)]
         router
             .insert(path, route)
@@ -62,18 +71,22 @@ impl Routes {
         self
     }
 
-    pub fn find(&self, method: &Method, path: &str) -> Found<'_> {
+    pub fn find(&self, method: &Method, path: &str) -> Lookup<'_> {
         // HEAD is answered like GET (hyper drops the body).
-        let method_name = if method == Method::HEAD { "GET" } else { method.as_str() };
-        if let Some(router) = self.by_method.get(method_name) {
-            if let Ok(matched) = router.at(path) {
-                let params = matched
-                    .params
-                    .iter()
-                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                    .collect();
-                return Found::Route(matched.value, params);
-            }
+        let method_name = if method == Method::HEAD {
+            "GET"
+        } else {
+            method.as_str()
+        };
+        if let Some(router) = self.by_method.get(method_name)
+            && let Ok(matched) = router.at(path)
+        {
+            let params = matched
+                .params
+                .iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+            return Lookup::Route(matched.value, params);
         }
         let allowed: Vec<&str> = self
             .by_method
@@ -82,11 +95,11 @@ impl Routes {
             .map(|(m, _)| m.as_str())
             .collect();
         if allowed.is_empty() {
-            Found::NotFound
+            Lookup::NoRoute
         } else {
             let mut allow = allowed.join(", ");
             allow.push_str(", OPTIONS");
-            Found::MethodNotAllowed(allow)
+            Lookup::MethodNotAllowed(allow)
         }
     }
 }

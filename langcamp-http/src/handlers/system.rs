@@ -15,8 +15,9 @@ use crate::request::Ctx;
 pub async fn root(_ctx: Ctx) -> Result<Reply> {
     let mut response = Response::new(full("Langcamp API is running. Documentation: /api/docs\n"));
     *response.status_mut() = StatusCode::OK;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     Ok(Reply::Raw(response))
 }

@@ -1,0 +1,184 @@
+//! Sign-in, tokens and the caller's own profile (CONTRACT §3).
+
+use hyper::Method;
+use langcamp_core::Result;
+use langcamp_core::auth::{
+    LogoutInput, Message, OptionalAuth, OtpRequestInput, OtpRequested, OtpVerifyInput,
+    RefreshInput, SignedIn, TokenPair,
+};
+use langcamp_core::users::{CompletedRegistration, ProfileInput, RegistrationStatus, User};
+use utoipa::OpenApi;
+
+use crate::limits::RateRule;
+use crate::reply::{Envelope, ErrorEnvelope, Reply};
+use crate::request::Ctx;
+use crate::router::Routes;
+
+pub fn routes(r: &mut Routes) {
+    r.add(
+        Method::POST,
+        "/auth/otp/request",
+        RateRule::OtpRequest,
+        request_otp,
+    )
+    .add(
+        Method::POST,
+        "/auth/otp/verify",
+        RateRule::OtpVerify,
+        verify_otp,
+    )
+    .add(Method::POST, "/auth/refresh", RateRule::Refresh, refresh)
+    .add(Method::POST, "/auth/logout", RateRule::Default, logout)
+    .add(
+        Method::GET,
+        "/auth/registration-status",
+        RateRule::Default,
+        registration_status,
+    )
+    .add(
+        Method::POST,
+        "/auth/complete-registration",
+        RateRule::Default,
+        complete_registration,
+    )
+    .add(Method::GET, "/auth/optional", RateRule::Default, optional)
+    .add(Method::GET, "/me", RateRule::Default, me)
+    .add(
+        Method::PATCH,
+        "/me/profile",
+        RateRule::Default,
+        update_profile,
+    );
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    paths(request_otp, verify_otp, refresh, logout, registration_status, complete_registration, optional, me, update_profile),
+    components(schemas(OtpRequestInput, OtpVerifyInput, RefreshInput, LogoutInput, ProfileInput)),
+    tags((name = "auth", description = "One-time-code sign-in, tokens and the caller's profile"))
+)]
+pub struct Api;
+
+/// Send a one-time sign-in code by mail. Answers the same for every address.
+#[utoipa::path(post, path = "/auth/otp/request", tag = "auth", request_body = OtpRequestInput,
+    responses(
+        (status = 200, description = "A code is on its way if the address can receive mail", body = Envelope<OtpRequested>),
+        (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (5 per 5 minutes per client)", body = ErrorEnvelope),
+    ))]
+pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
+    let input = ctx.json().await?;
+    Ok(Reply::ok(&ctx.app.request_otp(input).await?))
+}
+
+/// Exchange the code for tokens. An unknown address creates a user with incomplete registration.
+#[utoipa::path(post, path = "/auth/otp/verify", tag = "auth", request_body = OtpVerifyInput,
+    params(("accept-language" = Option<String>, Header, description = "Sets a new user's locale (first tag)")),
+    responses(
+        (status = 200, description = "Signed in", body = Envelope<SignedIn>),
+        (status = 400, description = "Not an e-mail address, or the code is not 6 digits", body = ErrorEnvelope),
+        (status = 401, description = "Wrong, expired, used or dead code (OTP_INVALID)", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
+    ))]
+pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
+    let input = ctx.json().await?;
+    let language = ctx.header("accept-language").map(str::to_owned);
+    Ok(Reply::ok(
+        &ctx.app.verify_otp(input, language.as_deref()).await?,
+    ))
+}
+
+/// Rotate the refresh token and get a new access token.
+#[utoipa::path(post, path = "/auth/refresh", tag = "auth", request_body = RefreshInput,
+    responses(
+        (status = 200, description = "New tokens; the presented refresh token is used up", body = Envelope<TokenPair>),
+        (status = 400, description = "refreshToken missing", body = ErrorEnvelope),
+        (status = 401, description = "Unknown, expired, revoked or reused refresh token", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (30 per minute per client)", body = ErrorEnvelope),
+    ))]
+pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
+    let input = ctx.json().await?;
+    Ok(Reply::ok(&ctx.app.refresh(input).await?))
+}
+
+/// End the sign-in of the access token; the token and its refresh token stop working.
+#[utoipa::path(post, path = "/auth/logout", tag = "auth", request_body(content = Option<LogoutInput>),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Signed out", body = Envelope<Message>),
+        (status = 400, description = "Malformed body", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn logout(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input: Option<LogoutInput> = ctx.optional_json().await?;
+    Ok(Reply::ok(
+        &ctx.app.logout(&actor, input.unwrap_or_default()).await?,
+    ))
+}
+
+/// Whether the caller has completed registration.
+#[utoipa::path(get, path = "/auth/registration-status", tag = "auth", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Registration state", body = Envelope<RegistrationStatus>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+    ))]
+pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(&ctx.app.registration_status(&actor).await?))
+}
+
+/// Complete the profile after the first sign-in. Requires name, age, gender, country, countryCode, phoneNumber.
+#[utoipa::path(post, path = "/auth/complete-registration", tag = "auth", request_body = ProfileInput,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Registration complete", body = Envelope<CompletedRegistration>),
+        (status = 400, description = "Invalid or missing profile fields", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 409, description = "Registration is already complete", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn complete_registration(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app.complete_registration(&actor, input).await?,
+    ))
+}
+
+/// Works with or without a token; any invalid token counts as anonymous.
+#[utoipa::path(get, path = "/auth/optional", tag = "auth", security((), ("bearer" = [])),
+    responses((status = 200, description = "Who is calling", body = Envelope<OptionalAuth>)))]
+pub async fn optional(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.optional_actor().await?;
+    Ok(Reply::ok(&ctx.app.optional_auth(&actor).await?))
+}
+
+/// The caller's own profile.
+#[utoipa::path(get, path = "/me", tag = "auth", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Own profile", body = Envelope<User>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+    ))]
+pub async fn me(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(&ctx.app.me(&actor).await?))
+}
+
+/// Change any subset of the own profile; `email` and `role` are refused.
+#[utoipa::path(patch, path = "/me/profile", tag = "auth", request_body = ProfileInput, security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Updated profile", body = Envelope<User>),
+        (status = 400, description = "Invalid fields, or email/role present", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(&ctx.app.update_my_profile(&actor, input).await?))
+}

@@ -1,0 +1,163 @@
+//! User administration (CONTRACT §4).
+
+use hyper::Method;
+use langcamp_core::users::{
+    AdminProfileInput, Deleted, EmailInput, RoleInput, User, UserEnvelope, UserFilter,
+};
+use langcamp_core::{Page, Result};
+use utoipa::OpenApi;
+
+use crate::limits::RateRule;
+use crate::reply::{Envelope, ErrorEnvelope, Reply};
+use crate::request::Ctx;
+use crate::router::Routes;
+
+pub fn routes(r: &mut Routes) {
+    r.add(Method::GET, "/users", RateRule::Default, list)
+        .add(Method::GET, "/users/{id}", RateRule::Default, get)
+        .add(Method::DELETE, "/users/{id}", RateRule::Default, delete)
+        .add(
+            Method::PATCH,
+            "/users/{id}/role",
+            RateRule::Default,
+            set_role,
+        )
+        .add(
+            Method::PATCH,
+            "/users/{id}/email",
+            RateRule::Default,
+            set_email,
+        )
+        .add(
+            Method::PATCH,
+            "/admin/users/{id}/profile",
+            RateRule::Default,
+            update_profile,
+        );
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    paths(list, get, delete, set_role, set_email, update_profile),
+    components(schemas(User, RoleInput, EmailInput, AdminProfileInput, Deleted)),
+    tags((name = "users", description = "User administration (admin; role changes superadmin)"))
+)]
+pub struct Api;
+
+/// List users, newest first.
+#[utoipa::path(get, path = "/users", tag = "users", security(("bearer" = [])),
+    params(UserFilter,
+        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+    responses(
+        (status = 200, description = "A page of users", body = Envelope<Page<User>>),
+        (status = 400, description = "Bad filter or pagination", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+    ))]
+pub async fn list(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let page = ctx.page()?;
+    let filter = UserFilter {
+        q: ctx.query("q").map(str::to_owned),
+        is_registration_complete: ctx.query("isRegistrationComplete").map(str::to_owned),
+        role: ctx.query("role").map(str::to_owned),
+    };
+    Ok(Reply::ok(&ctx.app.list_users(&actor, &filter, page).await?))
+}
+
+/// One user.
+#[utoipa::path(get, path = "/users/{id}", tag = "users", security(("bearer" = [])),
+    params(("id" = String, Path, description = "User id")),
+    responses(
+        (status = 200, description = "The user", body = Envelope<User>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such user", body = ErrorEnvelope),
+    ))]
+pub async fn get(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(&ctx.app.get_user(&actor, ctx.param("id")).await?))
+}
+
+/// Delete a user with their sessions, results and assignments. Admins and superadmins
+/// can only be deleted by a superadmin; the last superadmin cannot be deleted.
+#[utoipa::path(delete, path = "/users/{id}", tag = "users", security(("bearer" = [])),
+    params(("id" = String, Path, description = "User id")),
+    responses(
+        (status = 200, description = "Deleted", body = Envelope<Deleted>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not allowed to delete this user", body = ErrorEnvelope),
+        (status = 404, description = "No such user", body = ErrorEnvelope),
+        (status = 409, description = "The last superadmin", body = ErrorEnvelope),
+    ))]
+pub async fn delete(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.delete_user(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// Change a user's role (superadmin only).
+#[utoipa::path(patch, path = "/users/{id}/role", tag = "users", security(("bearer" = [])),
+    params(("id" = String, Path, description = "User id")), request_body = RoleInput,
+    responses(
+        (status = 200, description = "Updated user", body = Envelope<User>),
+        (status = 400, description = "Unknown role", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not a superadmin", body = ErrorEnvelope),
+        (status = 404, description = "No such user", body = ErrorEnvelope),
+        (status = 409, description = "Would demote the last superadmin", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app.set_role(&actor, ctx.param("id"), input).await?,
+    ))
+}
+
+/// Change a user's e-mail address.
+#[utoipa::path(patch, path = "/users/{id}/email", tag = "users", security(("bearer" = [])),
+    params(("id" = String, Path, description = "User id")), request_body = EmailInput,
+    responses(
+        (status = 200, description = "Updated user", body = Envelope<User>),
+        (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin, or the user is an admin and the caller no superadmin", body = ErrorEnvelope),
+        (status = 404, description = "No such user", body = ErrorEnvelope),
+        (status = 409, description = "Address used by another user", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .set_user_email(&actor, ctx.param("id"), input)
+            .await?,
+    ))
+}
+
+/// Edit a user's profile (any subset; note `phone`, not `phoneNumber`).
+#[utoipa::path(patch, path = "/admin/users/{id}/profile", tag = "users", security(("bearer" = [])),
+    params(("id" = String, Path, description = "User id")), request_body = AdminProfileInput,
+    responses(
+        (status = 200, description = "Updated user", body = Envelope<UserEnvelope>),
+        (status = 400, description = "Invalid fields", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not allowed to edit this user", body = ErrorEnvelope),
+        (status = 404, description = "No such user", body = ErrorEnvelope),
+        (status = 409, description = "Address used by another user", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .admin_update_profile(&actor, ctx.param("id"), input)
+            .await?,
+    ))
+}

@@ -1,0 +1,848 @@
+//! Sign-in with one-time codes, tokens, registration and the own profile (CONTRACT §3).
+
+use std::time::Duration;
+
+use chrono::{TimeDelta, TimeZone, Utc};
+use langcamp_core::Role;
+use serde_json::{Value, json};
+
+use crate::helpers::{Session, TestApp, extract_code};
+
+fn start() -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
+        .single()
+        .expect("valid date")
+}
+
+async fn verify(app: &TestApp, email: &str, code: &str) -> crate::helpers::TestResponse {
+    app.post("/auth/otp/verify")
+        .json(&json!({ "email": email, "code": code }))
+        .send()
+        .await
+}
+
+fn wrong(code: &str) -> String {
+    format!(
+        "{:06}",
+        (code.parse::<u32>().expect("digits") + 1) % 1_000_000
+    )
+}
+
+#[tokio::test]
+async fn the_whole_sign_in_story_works() {
+    let app = TestApp::spawn().await;
+    let requested = app
+        .post("/auth/otp/request")
+        .json(&json!({ "email": "  Ana@Example.com " }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(requested["expiresInSeconds"], 600);
+
+    let mails = app.mail_to("ana@example.com", 1).await;
+    assert_eq!(mails.len(), 1);
+    let code = extract_code(&mails[0].text_body()).expect("a code in the mail");
+    assert!(mails[0].html_body().is_some_and(|h| h.contains(&code)));
+
+    let signed_in = app
+        .post("/auth/otp/verify")
+        .header("accept-language", "pt-PT,pt;q=0.9,en;q=0.5")
+        .json(&json!({ "email": "ana@example.com", "code": code }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(signed_in["registrationComplete"], false);
+    assert_eq!(signed_in["user"]["isRegistrationComplete"], false);
+    assert_eq!(signed_in["user"]["role"], "user");
+    assert_eq!(signed_in["user"]["locale"], "pt-PT");
+    assert_eq!(signed_in["user"]["email"], "ana@example.com");
+    let access = signed_in["accessToken"]
+        .as_str()
+        .expect("access")
+        .to_owned();
+    let refresh = signed_in["refreshToken"]
+        .as_str()
+        .expect("refresh")
+        .to_owned();
+
+    let status = app
+        .get("/auth/registration-status")
+        .bearer(&access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(status["isRegistrationComplete"], false);
+
+    let completed = app
+        .post("/auth/complete-registration")
+        .bearer(&access)
+        .json(&json!({
+            "name": "Ana Silva", "age": 27, "gender": "female", "country": "Portugal",
+            "countryCode": "+351", "phoneNumber": "912345678", "city": "Lisbon"
+        }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(completed["registrationComplete"], true);
+    assert_eq!(completed["user"]["name"], "Ana Silva");
+    assert_eq!(completed["user"]["isRegistrationComplete"], true);
+
+    let again = app
+        .post("/auth/complete-registration")
+        .bearer(&access)
+        .json(&json!({
+            "name": "Ana Silva", "age": 27, "gender": "female", "country": "Portugal",
+            "countryCode": "+351", "phoneNumber": "912345678"
+        }))
+        .send()
+        .await
+        .expect(409);
+    assert_eq!(again.code(), "CONFLICT");
+
+    let me = app
+        .get("/me")
+        .bearer(&access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(me["city"], "Lisbon");
+    assert_eq!(me["countryCode"], "+351");
+
+    let pair = app
+        .post("/auth/refresh")
+        .json(&json!({ "refreshToken": refresh }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    let access2 = pair["accessToken"].as_str().expect("new access").to_owned();
+    let refresh2 = pair["refreshToken"]
+        .as_str()
+        .expect("new refresh")
+        .to_owned();
+    assert_ne!(refresh2, refresh);
+    app.get("/me").bearer(&access2).send().await.expect(200);
+
+    app.post("/auth/logout")
+        .bearer(&access2)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(
+        app.get("/me")
+            .bearer(&access2)
+            .send()
+            .await
+            .expect(401)
+            .code(),
+        "TOKEN_INVALID"
+    );
+    app.post("/auth/refresh")
+        .json(&json!({ "refreshToken": refresh2 }))
+        .send()
+        .await
+        .expect(401);
+
+    // Signing in again with a known address keeps the user.
+    let session = app.sign_in("ana@example.com").await;
+    assert_eq!(session.user_id, me["id"].as_str().expect("id"));
+}
+
+#[tokio::test]
+async fn codes_and_refresh_tokens_are_stored_only_as_hashes() {
+    let app = TestApp::spawn().await;
+    let code = app.request_code("hash@example.com").await;
+    let stored: Vec<(String, String)> = sqlx::query_as("SELECT email, code_hash FROM otp_codes")
+        .fetch_all(app.core.db().reader())
+        .await
+        .expect("read codes");
+    assert_eq!(stored.len(), 1);
+    assert!(!stored[0].1.contains(&code));
+    assert_eq!(stored[0].1.len(), 64);
+
+    // The outbox row is sealed and, once delivered, erased.
+    let sealed: Vec<(Option<Vec<u8>>, String)> =
+        sqlx::query_as("SELECT sealed, status FROM mail_outbox")
+            .fetch_all(app.core.db().reader())
+            .await
+            .expect("read outbox");
+    assert!(
+        sealed
+            .iter()
+            .all(|(body, status)| status == "sent" && body.is_none()),
+        "{sealed:?}"
+    );
+
+    let session = app.sign_in("hash@example.com").await;
+    let hashes: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM refresh_tokens")
+        .fetch_all(app.core.db().reader())
+        .await
+        .expect("read refresh tokens");
+    assert!(!hashes.is_empty());
+    assert!(
+        hashes
+            .iter()
+            .all(|h| h != &session.refresh && !h.contains(&session.refresh))
+    );
+}
+
+#[tokio::test]
+async fn a_code_expires_after_its_ttl() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let code = app.request_code("slow@example.com").await;
+    app.clock
+        .advance(TimeDelta::minutes(10) + TimeDelta::seconds(1));
+    assert_eq!(
+        verify(&app, "slow@example.com", &code)
+            .await
+            .expect(401)
+            .code(),
+        "OTP_INVALID"
+    );
+}
+
+#[tokio::test]
+async fn a_code_just_inside_its_ttl_still_works() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let code = app.request_code("quick@example.com").await;
+    app.clock
+        .advance(TimeDelta::minutes(9) + TimeDelta::seconds(59));
+    verify(&app, "quick@example.com", &code).await.expect(200);
+}
+
+#[tokio::test]
+async fn five_wrong_tries_kill_a_code_whatever_the_client_address() {
+    let app = TestApp::spawn().await;
+    let code = app.request_code("target@example.com").await;
+    for i in 0..5 {
+        app.post("/auth/otp/verify")
+            .header("x-forwarded-for", &format!("198.51.100.{i}"))
+            .json(&json!({ "email": "target@example.com", "code": wrong(&code) }))
+            .send()
+            .await
+            .expect(401);
+    }
+    let dead = app
+        .post("/auth/otp/verify")
+        .header("x-forwarded-for", "198.51.100.200")
+        .json(&json!({ "email": "target@example.com", "code": code }))
+        .send()
+        .await
+        .expect(401);
+    assert_eq!(dead.code(), "OTP_INVALID");
+    // A new code works again.
+    let fresh = app.request_code("target@example.com").await;
+    verify(&app, "target@example.com", &fresh).await.expect(200);
+}
+
+#[tokio::test]
+async fn concurrent_verifies_of_one_code_succeed_exactly_once() {
+    let app = TestApp::spawn().await;
+    let code = app.request_code("race@example.com").await;
+    let attempts = (0..16).map(|i| {
+        app.post("/auth/otp/verify")
+            .header("x-forwarded-for", &format!("192.0.2.{i}"))
+            .json(&json!({ "email": "race@example.com", "code": code }))
+            .send()
+    });
+    let statuses: Vec<u16> = futures_util::future::join_all(attempts)
+        .await
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 401),
+        "{statuses:?}"
+    );
+    let users: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users")
+        .fetch_one(app.core.db().reader())
+        .await
+        .expect("count users");
+    assert_eq!(users, 1);
+}
+
+#[tokio::test]
+async fn a_new_code_replaces_the_old_one() {
+    let app = TestApp::spawn().await;
+    let first = app.request_code("twice@example.com").await;
+    let second = app.request_code("twice@example.com").await;
+    if first != second {
+        verify(&app, "twice@example.com", &first).await.expect(401);
+    }
+    verify(&app, "twice@example.com", &second).await.expect(200);
+    // And it verifies only once.
+    verify(&app, "twice@example.com", &second).await.expect(401);
+}
+
+#[tokio::test]
+async fn a_code_only_works_for_its_own_address() {
+    let app = TestApp::spawn().await;
+    let code = app.request_code("owner@example.com").await;
+    app.request_code("other@example.com").await;
+    verify(&app, "other@example.com", &code).await.expect(401);
+    verify(&app, "nobody@example.com", &code).await.expect(401);
+    verify(&app, "owner@example.com", &code).await.expect(200);
+}
+
+#[tokio::test]
+async fn an_address_gets_at_most_five_codes_an_hour() {
+    let app = TestApp::spawn().await;
+    let mut last = String::new();
+    for i in 0..5 {
+        let _ = i;
+        last = app.request_code("flood@example.com").await;
+    }
+    // A sixth request, from another client address: same answer, no mail, old code alive.
+    let answer = app
+        .post("/auth/otp/request")
+        .header("x-forwarded-for", "192.0.2.77")
+        .json(&json!({ "email": "flood@example.com" }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(answer["expiresInSeconds"], 600);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(app.mail_to("flood@example.com", 0).await.len(), 5);
+    verify(&app, "flood@example.com", &last).await.expect(200);
+}
+
+#[tokio::test]
+async fn known_and_unknown_addresses_get_identical_answers() {
+    let app = TestApp::spawn().await;
+    app.student("known@example.com").await;
+    let strip = |mut v: Value| {
+        v.as_object_mut().expect("object").remove("timestamp");
+        v
+    };
+    let known = app
+        .post("/auth/otp/request")
+        .header("x-forwarded-for", "192.0.2.1")
+        .json(&json!({ "email": "known@example.com" }))
+        .send()
+        .await
+        .expect(200);
+    let unknown = app
+        .post("/auth/otp/request")
+        .header("x-forwarded-for", "192.0.2.2")
+        .json(&json!({ "email": "unknown@example.com" }))
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(strip(known.json()), strip(unknown.json()));
+    assert_eq!(known.body.len(), unknown.body.len());
+}
+
+#[tokio::test]
+async fn verify_refuses_malformed_input_with_400() {
+    let app = TestApp::spawn().await;
+    for body in [
+        json!({ "email": "not-an-email", "code": "123456" }),
+        json!({ "email": "a@example.com", "code": "12345" }),
+        json!({ "email": "a@example.com", "code": "abcdef" }),
+        json!({ "email": "a@example.com" }),
+        json!({ "code": "123456" }),
+    ] {
+        let response = app
+            .post("/auth/otp/verify")
+            .json(&body)
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(response.code(), "VALIDATION_FAILED");
+    }
+}
+
+#[tokio::test]
+async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let tab = app.sign_in("family@example.com").await;
+    let other_device = app.sign_in("family@example.com").await;
+    let rotated = app
+        .post("/auth/refresh")
+        .json(&json!({ "refreshToken": tab.refresh }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    let new_access = rotated["accessToken"].as_str().expect("access").to_owned();
+
+    app.clock.advance(TimeDelta::seconds(11));
+    app.post("/auth/refresh")
+        .json(&json!({ "refreshToken": tab.refresh }))
+        .send()
+        .await
+        .expect(401);
+    // The whole sign-in is gone, including the pair from the legitimate rotation...
+    app.get("/me").bearer(&new_access).send().await.expect(401);
+    let new_refresh = rotated["refreshToken"].as_str().expect("refresh");
+    app.post("/auth/refresh")
+        .json(&json!({ "refreshToken": new_refresh }))
+        .send()
+        .await
+        .expect(401);
+    // ...but the user's other sign-in is untouched.
+    app.get("/me")
+        .bearer(&other_device.access)
+        .send()
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn two_tabs_refreshing_at_once_both_get_working_pairs() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let session = app.sign_in("tabs@example.com").await;
+    let first = app
+        .post("/auth/refresh")
+        .json(&json!({ "refreshToken": session.refresh }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    app.clock.advance(TimeDelta::seconds(3));
+    let second = app
+        .post("/auth/refresh")
+        .json(&json!({ "refreshToken": session.refresh }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    for pair in [&first, &second] {
+        let access = pair["accessToken"].as_str().expect("access");
+        app.get("/me").bearer(access).send().await.expect(200);
+    }
+    let refresh = first["refreshToken"].as_str().expect("refresh");
+    app.post("/auth/refresh")
+        .json(&json!({ "refreshToken": refresh }))
+        .send()
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn access_tokens_expire_with_the_clock() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let session = app.sign_in("clock@example.com").await;
+    app.get("/me")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200);
+    app.clock.advance(TimeDelta::minutes(16));
+    assert_eq!(
+        app.get("/me")
+            .bearer(&session.access)
+            .send()
+            .await
+            .expect(401)
+            .code(),
+        "TOKEN_INVALID"
+    );
+}
+
+fn forge(claims: &Value, secret: &[u8]) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
+    .expect("encode")
+}
+
+fn b64url(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+fn claims_of(token: &str) -> Value {
+    let payload = token.split('.').nth(1).expect("payload");
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut bytes = Vec::new();
+    for c in payload.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => continue,
+        };
+        bits = (bits << 6) | u32::from(v);
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            bytes.push((bits >> count) as u8);
+        }
+    }
+    serde_json::from_slice(&bytes).expect("claims JSON")
+}
+
+#[tokio::test]
+async fn hostile_tokens_all_get_the_same_401() {
+    let app = TestApp::spawn().await;
+    let session = app.sign_in("victim@example.com").await;
+    let claims = claims_of(&session.access);
+    assert_eq!(claims["typ"], "access");
+    for key in ["sub", "sid", "role", "jti", "iat", "exp"] {
+        assert!(claims.get(key).is_some(), "claim {key} present");
+    }
+    let secret = b"test-secret-for-langcamp-0123456789";
+
+    let mut admin = claims.clone();
+    admin["role"] = json!("superadmin");
+    let mut expired = claims.clone();
+    expired["exp"] = json!(claims["iat"].as_i64().expect("iat") - 3600);
+    let mut refresh_typ = claims.clone();
+    refresh_typ["typ"] = json!("refresh");
+    let header_none = b64url(br#"{"alg":"none","typ":"JWT"}"#);
+    let body = session.access.split('.').nth(1).expect("payload");
+    let edited_role_same_signature = {
+        let parts: Vec<&str> = session.access.split('.').collect();
+        format!(
+            "{}.{}.{}",
+            parts[0],
+            b64url(admin.to_string().as_bytes()),
+            parts[2]
+        )
+    };
+    let hostile = [
+        format!("{header_none}.{body}."),
+        forge(&claims, b"some-other-secret-entirely-000000"),
+        edited_role_same_signature,
+        forge(&expired, secret),
+        forge(&refresh_typ, secret),
+        session.access[..session.access.len() - 5].to_owned(),
+        "not.a.token".to_owned(),
+        "garbage".to_owned(),
+    ];
+    for token in hostile {
+        let response = app.get("/me").bearer(&token).send().await.expect(401);
+        assert_eq!(response.code(), "TOKEN_INVALID", "{token}");
+        assert_eq!(
+            response.json()["errors"],
+            json!(["invalid or expired token"])
+        );
+    }
+    // The edited role with a valid signature still only grants the current database role.
+    let forged_admin = forge(&admin, secret);
+    app.get("/users")
+        .bearer(&forged_admin)
+        .send()
+        .await
+        .expect(403);
+    // Missing token: 401 UNAUTHORIZED.
+    assert_eq!(
+        app.get("/me").send().await.expect(401).code(),
+        "UNAUTHORIZED"
+    );
+    assert_eq!(
+        app.get("/me")
+            .header("authorization", "Basic abc")
+            .send()
+            .await
+            .expect(401)
+            .code(),
+        "TOKEN_INVALID"
+    );
+}
+
+#[tokio::test]
+async fn a_demoted_admin_loses_access_on_the_next_request() {
+    let app = TestApp::spawn().await;
+    let root = app.superadmin().await;
+    let admin = app.admin().await;
+    app.get("/users")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    app.patch(&format!("/users/{}/role", admin.user_id))
+        .bearer(&root.access)
+        .json(&json!({ "role": "user" }))
+        .send()
+        .await
+        .expect(200);
+    app.get("/users")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(403);
+}
+
+#[tokio::test]
+async fn a_deleted_users_token_gets_401() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("gone@example.com").await;
+    app.delete(&format!("/users/{}", student.user_id))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(
+        app.get("/me")
+            .bearer(&student.access)
+            .send()
+            .await
+            .expect(401)
+            .code(),
+        "TOKEN_INVALID"
+    );
+    app.post("/auth/refresh")
+        .json(&json!({ "refreshToken": student.refresh }))
+        .send()
+        .await
+        .expect(401);
+}
+
+#[tokio::test]
+async fn own_profile_refuses_email_and_role_and_validates_fields() {
+    let app = TestApp::spawn().await;
+    let student = app.student("profile@example.com").await;
+    for body in [
+        json!({ "email": "new@example.com" }),
+        json!({ "role": "admin" }),
+    ] {
+        let response = app
+            .patch("/me/profile")
+            .bearer(&student.access)
+            .json(&body)
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(response.code(), "VALIDATION_FAILED");
+    }
+    let invalid = app
+        .patch("/me/profile")
+        .bearer(&student.access)
+        .json(&json!({ "age": 3, "gender": "robot", "countryCode": "351", "phoneNumber": "12", "name": null }))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(invalid.json()["errors"].as_array().map(Vec::len), Some(5));
+    let me = app
+        .get("/me")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(
+        me["name"], "Test Person",
+        "a refused change changes nothing"
+    );
+
+    let updated = app
+        .patch("/me/profile")
+        .bearer(&student.access)
+        .json(&json!({ "age": 30, "city": "Porto", "phoneNumber": "912000111", "locale": "de-AT" }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(updated["age"], 30);
+    assert_eq!(updated["city"], "Porto");
+    assert_eq!(updated["locale"], "de-AT");
+    let cleared = app
+        .patch("/me/profile")
+        .bearer(&student.access)
+        .json(&json!({ "city": null }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(cleared["city"], json!(null));
+    assert_eq!(cleared["age"], 30, "absent fields stay");
+}
+
+#[tokio::test]
+async fn complete_registration_requires_the_profile() {
+    let app = TestApp::spawn().await;
+    let fresh = app.sign_in("new@example.com").await;
+    let missing = app
+        .post("/auth/complete-registration")
+        .bearer(&fresh.access)
+        .json(&json!({ "name": "New" }))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(missing.json()["errors"].as_array().map(Vec::len), Some(5));
+}
+
+#[tokio::test]
+async fn optional_auth_answers_anonymous_for_any_bad_token() {
+    let app = TestApp::spawn().await;
+    let session = app.sign_in("opt@example.com").await;
+    let me = app
+        .get("/auth/optional")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(me["authenticated"], true);
+    assert_eq!(me["user"]["email"], "opt@example.com");
+    for token in ["garbage", "a.b.c", &session.access[..20]] {
+        let anon = app
+            .get("/auth/optional")
+            .bearer(token)
+            .send()
+            .await
+            .expect(200)
+            .data();
+        assert_eq!(anon, json!({ "authenticated": false, "user": null }));
+    }
+    app.post("/auth/logout")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200);
+    let after = app
+        .get("/auth/optional")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(after["authenticated"], false);
+    let anonymous = app.get("/auth/optional").send().await.expect(200).data();
+    assert_eq!(anonymous["authenticated"], false);
+}
+
+#[tokio::test]
+async fn logout_with_a_refresh_token_ends_that_sign_in_too() {
+    let app = TestApp::spawn().await;
+    let session: Session = app.sign_in("bye@example.com").await;
+    app.post("/auth/logout")
+        .bearer(&session.access)
+        .json(&json!({ "refreshToken": session.refresh }))
+        .send()
+        .await
+        .expect(200);
+    app.post("/auth/refresh")
+        .json(&json!({ "refreshToken": session.refresh }))
+        .send()
+        .await
+        .expect(401);
+    app.post("/auth/logout").send().await.expect(401);
+}
+
+#[tokio::test]
+async fn expired_rows_are_purged() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let session = app.sign_in("purge@example.com").await;
+    app.post("/auth/logout")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200);
+    app.request_code("purge2@example.com").await;
+    app.clock.advance(TimeDelta::days(9));
+    app.core.purge_expired().await.expect("purge");
+    for table in [
+        "otp_codes",
+        "otp_issues",
+        "revoked_tokens",
+        "sessions",
+        "refresh_tokens",
+    ] {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .fetch_one(app.core.db().reader())
+            .await
+            .expect("count");
+        assert_eq!(count, 0, "{table} purged");
+    }
+}
+
+/// Each operation of accounts × anonymous / user / admin / superadmin, as in the role matrix.
+#[tokio::test]
+async fn the_role_matrix_holds_for_accounts() {
+    let app = TestApp::spawn().await;
+    let root = app.superadmin().await;
+    let admin = app.admin().await;
+    let student = app.student("student@example.com").await;
+    let target = app.student("target@example.com").await;
+    let tokens: [(&str, Option<&str>); 4] = [
+        ("anonymous", None),
+        ("user", Some(&student.access)),
+        ("admin", Some(&admin.access)),
+        ("superadmin", Some(&root.access)),
+    ];
+    let user_path = format!("/users/{}", target.user_id);
+    let role_path = format!("/users/{}/role", target.user_id);
+    let email_path = format!("/users/{}/email", target.user_id);
+    let profile_path = format!("/admin/users/{}/profile", target.user_id);
+    // (method, path, body, minimum role: 0 anyone, 1 user, 2 admin, 3 superadmin)
+    let operations: Vec<(&str, String, Value, usize)> = vec![
+        ("GET", "/me".into(), json!(null), 1),
+        ("GET", "/auth/registration-status".into(), json!(null), 1),
+        ("PATCH", "/me/profile".into(), json!({ "city": "Rome" }), 1),
+        ("GET", "/auth/optional".into(), json!(null), 0),
+        ("GET", "/users".into(), json!(null), 2),
+        ("GET", user_path.clone(), json!(null), 2),
+        ("PATCH", profile_path, json!({ "city": "Oslo" }), 2),
+        (
+            "PATCH",
+            email_path,
+            json!({ "email": "target2@example.com" }),
+            2,
+        ),
+        ("PATCH", role_path, json!({ "role": "user" }), 3),
+    ];
+    for (method, path, body, minimum) in &operations {
+        for (level, (who, token)) in tokens.iter().enumerate() {
+            let mut call = app.call(method.parse().expect("method"), path);
+            if let Some(token) = token {
+                call = call.bearer(token);
+            }
+            if !body.is_null() {
+                call = call.json(body);
+            }
+            let status = call.send().await.status;
+            let expected = if level >= *minimum {
+                200
+            } else if level == 0 {
+                401
+            } else {
+                403
+            };
+            assert_eq!(status, expected, "{method} {path} as {who}");
+        }
+    }
+    // Deleting: admin may delete a user; a user may not; anonymous gets 401.
+    app.delete(&user_path).send().await.expect(401);
+    app.delete(&user_path)
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(403);
+    app.delete(&user_path)
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    let _ = Role::User;
+}

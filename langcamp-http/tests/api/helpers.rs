@@ -1,0 +1,424 @@
+//! The test harness: a real server on 127.0.0.1:0 with a fresh database per test, a real
+//! SMTP sink for its mail, and a small typed client.
+//!
+//! The backend is SQLite (a file in a temporary folder) unless `TEST_DATABASE_URL` names a
+//! PostgreSQL server, in which case every test gets its own new database on it. The same
+//! tests run against both.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use http_body_util::{BodyExt, Full};
+use hyper::header::HeaderMap;
+use hyper::{Method, Request};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
+use serde_json::Value;
+use sqlx::Connection;
+use tokio::sync::oneshot;
+
+use crate::smtp::{ReceivedMail, SmtpSink};
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub core: Langcamp,
+    pub clock: Clock,
+    pub smtp: SmtpSink,
+    pub data_dir: PathBuf,
+    client: Client<HttpConnector, Full<Bytes>>,
+    shutdown: Vec<oneshot::Sender<()>>,
+}
+
+#[derive(Default)]
+pub struct TestAppBuilder {
+    start: Option<DateTime<Utc>>,
+    vars: HashMap<String, String>,
+}
+
+impl TestAppBuilder {
+    /// Runs the app on a manual clock starting at `start` (move it with `app.clock`).
+    pub fn manual_clock(mut self, start: DateTime<Utc>) -> Self {
+        self.start = Some(start);
+        self
+    }
+
+    /// Sets a configuration variable.
+    pub fn var(mut self, name: &str, value: &str) -> Self {
+        self.vars.insert(name.to_owned(), value.to_owned());
+        self
+    }
+
+    pub async fn spawn(self) -> TestApp {
+        let smtp = SmtpSink::start().await;
+        self.spawn_with_smtp(smtp).await
+    }
+
+    pub async fn spawn_with_smtp(self, smtp: SmtpSink) -> TestApp {
+        let data_dir =
+            std::env::temp_dir().join(format!("langcamp-test-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&data_dir).expect("temporary data directory");
+        let database_url = test_database_url(&data_dir).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind port 0");
+        let addr = listener.local_addr().expect("local address");
+
+        let mut vars: HashMap<String, String> = [
+            ("DATA_DIR", data_dir.to_string_lossy().into_owned()),
+            ("DATABASE_URL", database_url),
+            (
+                "JWT_SECRET",
+                "test-secret-for-langcamp-0123456789".to_owned(),
+            ),
+            ("MAIL_HOST", "127.0.0.1".to_owned()),
+            ("MAIL_PORT", smtp.port.to_string()),
+            ("MAIL_SECURE", "none".to_owned()),
+            ("MAIL_FROM_ADDRESS", "school@langcamp.test".to_owned()),
+            ("PUBLIC_BASE_URL", format!("http://{addr}")),
+            ("FRONTEND_BASE_URL", "https://school.example".to_owned()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        vars.extend(self.vars);
+        let config =
+            Config::from_lookup(|name| vars.get(name).cloned()).expect("test configuration");
+        let clock = match self.start {
+            Some(start) => Clock::manual(start),
+            None => Clock::System,
+        };
+        let core = Langcamp::connect(config, clock.clone())
+            .await
+            .expect("connect to the test database");
+        core.migrate().await.expect("migrate the test database");
+
+        let (stop_server, server_stopped) = oneshot::channel::<()>();
+        let (stop_mail, mail_stopped) = oneshot::channel::<()>();
+        tokio::spawn(langcamp_http::serve(core.clone(), listener, async {
+            let _ = server_stopped.await;
+        }));
+        let worker = core.clone();
+        tokio::spawn(async move {
+            worker
+                .run_mail_worker(async {
+                    let _ = mail_stopped.await;
+                })
+                .await;
+        });
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        TestApp {
+            addr,
+            core,
+            clock,
+            smtp,
+            data_dir,
+            client,
+            shutdown: vec![stop_server, stop_mail],
+        }
+    }
+}
+
+/// The database for one test: a file in its folder, or a new PostgreSQL database.
+async fn test_database_url(data_dir: &std::path::Path) -> String {
+    match std::env::var("TEST_DATABASE_URL") {
+        Ok(server) if server.starts_with("postgres") => {
+            let name = format!("lc_test_{}", uuid::Uuid::new_v4().simple());
+            let mut conn = sqlx::PgConnection::connect(&server)
+                .await
+                .expect("connect to TEST_DATABASE_URL");
+            sqlx::Executor::execute(
+                &mut conn,
+                sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")),
+            )
+            .await
+            .expect("create a test database");
+            let (base, query) = server
+                .split_once('?')
+                .map_or((server.as_str(), None), |(b, q)| (b, Some(q)));
+            let base = base.rsplit_once('/').map_or(base, |(b, _)| b);
+            match query {
+                Some(q) => format!("{base}/{name}?{q}"),
+                None => format!("{base}/{name}"),
+            }
+        }
+        _ => format!(
+            "sqlite://{}?mode=rwc",
+            data_dir.join("langcamp.db").display()
+        ),
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        for stop in self.shutdown.drain(..) {
+            let _ = stop.send(());
+        }
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+/// A response, fully read.
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl TestResponse {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// `data` of the envelope.
+    pub fn data(&self) -> Value {
+        self.json()["data"].clone()
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts the status, showing the body when it differs.
+    #[track_caller]
+    pub fn expect(self, status: u16) -> TestResponse {
+        assert_eq!(
+            self.status,
+            status,
+            "unexpected status; body: {}",
+            self.text()
+        );
+        self
+    }
+
+    /// The envelope's `code` of a failure.
+    pub fn code(&self) -> String {
+        self.json()["code"].as_str().unwrap_or_default().to_owned()
+    }
+}
+
+/// A request being built.
+pub struct Call<'a> {
+    app: &'a TestApp,
+    method: Method,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Bytes,
+}
+
+impl<'a> Call<'a> {
+    pub fn bearer(self, token: &str) -> Self {
+        self.header("authorization", &format!("Bearer {token}"))
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    pub fn json(mut self, body: &Value) -> Self {
+        self.body = Bytes::from(serde_json::to_vec(body).expect("serializable"));
+        self.header("content-type", "application/json")
+    }
+
+    pub fn body(mut self, content_type: &str, body: impl Into<Bytes>) -> Self {
+        self.body = body.into();
+        self.header("content-type", content_type)
+    }
+
+    pub async fn send(self) -> TestResponse {
+        let mut request = Request::builder()
+            .method(self.method)
+            .uri(format!("http://{}{}", self.app.addr, self.path));
+        for (name, value) in &self.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let request = request.body(Full::new(self.body)).expect("valid request");
+        let response = self
+            .app
+            .client
+            .request(request)
+            .await
+            .expect("the server answers");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .expect("read the body")
+            .to_bytes();
+        TestResponse {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
+/// The tokens of a signed-in test user.
+#[derive(Clone, Debug)]
+pub struct Session {
+    pub access: String,
+    pub refresh: String,
+    pub user_id: String,
+    pub email: String,
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        TestApp::builder().spawn().await
+    }
+
+    pub fn builder() -> TestAppBuilder {
+        TestAppBuilder::default()
+    }
+
+    pub fn call(&self, method: Method, path: &str) -> Call<'_> {
+        Call {
+            app: self,
+            method,
+            path: path.to_owned(),
+            headers: Vec::new(),
+            body: Bytes::new(),
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Call<'_> {
+        self.call(Method::GET, path)
+    }
+
+    pub fn post(&self, path: &str) -> Call<'_> {
+        self.call(Method::POST, path)
+    }
+
+    pub fn put(&self, path: &str) -> Call<'_> {
+        self.call(Method::PUT, path)
+    }
+
+    pub fn patch(&self, path: &str) -> Call<'_> {
+        self.call(Method::PATCH, path)
+    }
+
+    pub fn delete(&self, path: &str) -> Call<'_> {
+        self.call(Method::DELETE, path)
+    }
+
+    /// Waits for the newest mail to `to` whose text matches, up to 10 s.
+    pub async fn mail_to(&self, to: &str, count: usize) -> Vec<ReceivedMail> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let mails: Vec<ReceivedMail> = self
+                .smtp
+                .messages()
+                .into_iter()
+                .filter(|m| m.to.iter().any(|t| t == to))
+                .collect();
+            if mails.len() >= count || tokio::time::Instant::now() > deadline {
+                return mails;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Requests a code for `email` and reads it from the newest mail to that address.
+    /// Each call comes from its own client address, so helpers never hit rate limits.
+    pub async fn request_code(&self, email: &str) -> String {
+        let before = self.mail_to(email, 0).await.len();
+        self.post("/auth/otp/request")
+            .header("x-forwarded-for", &fresh_client())
+            .json(&serde_json::json!({ "email": email }))
+            .send()
+            .await
+            .expect(200);
+        let mails = self.mail_to(email, before + 1).await;
+        let mail = mails
+            .get(before)
+            .unwrap_or_else(|| panic!("no code mail for {email}"));
+        extract_code(&mail.text_body()).unwrap_or_else(|| panic!("no code in {}", mail.text_body()))
+    }
+
+    /// Signs `email` in through the real flow.
+    pub async fn sign_in(&self, email: &str) -> Session {
+        let code = self.request_code(email).await;
+        let data = self
+            .post("/auth/otp/verify")
+            .header("x-forwarded-for", &fresh_client())
+            .json(&serde_json::json!({ "email": email, "code": code }))
+            .send()
+            .await
+            .expect(200)
+            .data();
+        Session {
+            access: data["accessToken"]
+                .as_str()
+                .expect("accessToken")
+                .to_owned(),
+            refresh: data["refreshToken"]
+                .as_str()
+                .expect("refreshToken")
+                .to_owned(),
+            user_id: data["user"]["id"].as_str().expect("user id").to_owned(),
+            email: email.to_owned(),
+        }
+    }
+
+    /// A signed-in user with `role` and a complete profile.
+    pub async fn user_with_role(&self, email: &str, role: Role) -> Session {
+        self.core
+            .create_user(&Actor::Operator, email, role, Some("Test Person"))
+            .await
+            .expect("create the user");
+        self.sign_in(email).await
+    }
+
+    pub async fn admin(&self) -> Session {
+        self.user_with_role("admin@langcamp.test", Role::Admin)
+            .await
+    }
+
+    pub async fn superadmin(&self) -> Session {
+        self.user_with_role("root@langcamp.test", Role::Superadmin)
+            .await
+    }
+
+    pub async fn student(&self, email: &str) -> Session {
+        self.user_with_role(email, Role::User).await
+    }
+}
+
+/// A client address no other helper call uses (10.0.0.0/8).
+pub fn fresh_client() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::net::Ipv4Addr::from(0x0a00_0000 | (n & 0x00ff_ffff)).to_string()
+}
+
+/// The first run of six digits in a text.
+pub fn extract_code(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(5)).find_map(|i| {
+        let window = &bytes[i..i + 6];
+        let bounded = (i == 0 || !bytes[i - 1].is_ascii_digit())
+            && bytes.get(i + 6).is_none_or(|b| !b.is_ascii_digit());
+        (bounded && window.iter().all(u8::is_ascii_digit))
+            .then(|| String::from_utf8_lossy(window).into_owned())
+    })
+}

@@ -1,0 +1,9 @@
+//! One integration-test binary (one link, many modules): every test spawns the real server
+//! on port 0 with a fresh database, on SQLite or, with `TEST_DATABASE_URL`, PostgreSQL.
+
+mod helpers;
+mod smtp;
+
+mod auth;
+mod platform;
+mod users;

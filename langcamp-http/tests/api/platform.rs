@@ -1,0 +1,394 @@
+//! The HTTP platform: envelope, routing, CORS, limits, documentation, migrations, mail
+//! delivery and database outages.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::helpers::{TestApp, fresh_client};
+use crate::smtp::SmtpSink;
+
+#[tokio::test]
+async fn root_answers_with_plain_text() {
+    let app = TestApp::spawn().await;
+    let response = app.get("/").send().await.expect(200);
+    assert!(
+        response
+            .header("content-type")
+            .unwrap_or("")
+            .starts_with("text/plain")
+    );
+    assert!(response.text().contains("Langcamp"));
+}
+
+#[tokio::test]
+async fn successes_and_failures_wear_the_envelope() {
+    let app = TestApp::spawn().await;
+    let ok = app
+        .post("/auth/otp/request")
+        .json(&json!({ "email": "ana@example.com" }))
+        .send()
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(ok["isSuccess"], true);
+    assert_eq!(ok["statusCode"], 200);
+    assert_eq!(ok["errors"], json!([]));
+    assert!(ok["data"].is_object());
+    let timestamp = ok["timestamp"].as_str().expect("timestamp");
+    assert!(
+        timestamp.ends_with('Z') && timestamp.len() == 24,
+        "{timestamp}"
+    );
+
+    let failed = app.get("/users/whoever").send().await.expect(401).json();
+    assert_eq!(failed["isSuccess"], false);
+    assert_eq!(failed["statusCode"], 401);
+    assert_eq!(failed["data"], json!(null));
+    assert_eq!(failed["code"], "UNAUTHORIZED");
+    assert!(failed["errors"].as_array().is_some_and(|e| !e.is_empty()));
+}
+
+#[tokio::test]
+async fn unknown_routes_are_404_and_wrong_methods_405_with_allow() {
+    let app = TestApp::spawn().await;
+    let missing = app.get("/no/such/route").send().await.expect(404);
+    assert_eq!(missing.code(), "NOT_FOUND");
+    let wrong = app.delete("/auth/otp/request").send().await.expect(405);
+    assert_eq!(wrong.code(), "METHOD_NOT_ALLOWED");
+    let allow = wrong.header("allow").unwrap_or_default();
+    assert!(allow.contains("POST"), "{allow}");
+    assert!(!allow.contains("DELETE"), "{allow}");
+}
+
+#[tokio::test]
+async fn cors_preflight_allows_any_origin() {
+    let app = TestApp::spawn().await;
+    let response = app
+        .call(hyper::Method::OPTIONS, "/users")
+        .header("origin", "https://school.example")
+        .header("access-control-request-method", "GET")
+        .header("access-control-request-headers", "authorization")
+        .send()
+        .await
+        .expect(204);
+    assert_eq!(response.header("access-control-allow-origin"), Some("*"));
+    let headers = response
+        .header("access-control-allow-headers")
+        .unwrap_or_default()
+        .to_lowercase();
+    for needed in ["authorization", "content-type", "accept-language"] {
+        assert!(headers.contains(needed), "{headers}");
+    }
+    assert!(
+        response
+            .header("access-control-allow-methods")
+            .unwrap_or_default()
+            .contains("PATCH")
+    );
+    assert!(response.body.is_empty());
+    // Ordinary answers carry the header too.
+    let plain = app
+        .get("/")
+        .header("origin", "https://x.example")
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(plain.header("access-control-allow-origin"), Some("*"));
+}
+
+#[tokio::test]
+async fn json_bodies_get_clear_400s_and_415s() {
+    let app = TestApp::spawn().await;
+    let cases = [
+        ("{not json", "malformed"),
+        (r#"{"email": 5}"#, "invalid type"),
+        (
+            r#"{"email": "a@example.com", "extra": 1}"#,
+            "unknown field `extra`",
+        ),
+        ("", "JSON object"),
+        (r#"{}"#, "email is required"),
+    ];
+    for (body, expected) in cases {
+        let response = app
+            .post("/auth/otp/request")
+            .header("x-forwarded-for", &fresh_client())
+            .body("application/json", body.to_owned())
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(response.code(), "VALIDATION_FAILED");
+        assert!(
+            response.text().contains(expected),
+            "{body:?}: {}",
+            response.text()
+        );
+    }
+    let wrong_type = app
+        .post("/auth/otp/request")
+        .body("text/plain", r#"{"email":"a@example.com"}"#)
+        .send()
+        .await
+        .expect(415);
+    assert_eq!(wrong_type.code(), "UNSUPPORTED_MEDIA_TYPE");
+}
+
+#[tokio::test]
+async fn deeply_nested_json_is_a_400_not_a_crash() {
+    let app = TestApp::spawn().await;
+    let body = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    app.post("/auth/otp/request")
+        .body("application/json", body)
+        .send()
+        .await
+        .expect(400);
+    app.get("/").send().await.expect(200);
+}
+
+/// Sends a chunked body of `total` bytes without a length and returns the status line.
+async fn stream_body(app: &TestApp, total: usize) -> String {
+    let mut stream = tokio::net::TcpStream::connect(app.addr)
+        .await
+        .expect("connect");
+    let head = "POST /auth/otp/request HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+                Transfer-Encoding: chunked\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.expect("write head");
+    let chunk = vec![b' '; 1024 * 1024];
+    let mut sent = 0;
+    while sent < total {
+        let frame = format!("{:x}\r\n", chunk.len());
+        if stream.write_all(frame.as_bytes()).await.is_err()
+            || stream.write_all(&chunk).await.is_err()
+            || stream.write_all(b"\r\n").await.is_err()
+        {
+            break; // the server stopped reading: fine, read its answer
+        }
+        sent += chunk.len();
+    }
+    let _ = stream.write_all(b"0\r\n\r\n").await;
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut answer))
+        .await
+        .expect("an answer in time")
+        .expect("read");
+    String::from_utf8_lossy(&answer[..n])
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_get_413_without_being_buffered() {
+    let app = TestApp::spawn().await;
+    // A declared length over 50 MB is refused before anything is read.
+    let declared = app
+        .post("/auth/otp/request")
+        .header("content-length", "52428801")
+        .header("content-type", "application/json")
+        .send()
+        .await;
+    // hyper's client sends the real (empty) length; check the raw form too.
+    assert!(
+        declared.status == 413 || declared.status == 400,
+        "{}",
+        declared.status
+    );
+    let mut stream = tokio::net::TcpStream::connect(app.addr)
+        .await
+        .expect("connect");
+    stream
+        .write_all(b"POST /auth/otp/request HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 52428801\r\n\r\n")
+        .await
+        .expect("write");
+    let mut answer = vec![0u8; 2048];
+    let n = stream.read(&mut answer).await.expect("read");
+    let text = String::from_utf8_lossy(&answer[..n]);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("PAYLOAD_TOO_LARGE"), "{text}");
+
+    // A streamed JSON body is cut off at its (1 MB) cap, long before 50 MB arrive.
+    assert!(stream_body(&app, 60 * 1024 * 1024).await.contains("413"));
+}
+
+#[tokio::test]
+async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
+    let app = TestApp::spawn().await;
+    for i in 0..5 {
+        app.post("/auth/otp/request")
+            .header("x-forwarded-for", "203.0.113.10")
+            .json(&json!({ "email": format!("r{i}@example.com") }))
+            .send()
+            .await
+            .expect(200);
+    }
+    let refused = app
+        .post("/auth/otp/request")
+        .header("x-forwarded-for", "203.0.113.10, 10.0.0.1")
+        .json(&json!({ "email": "r9@example.com" }))
+        .send()
+        .await
+        .expect(429);
+    assert_eq!(refused.code(), "RATE_LIMITED");
+    let retry_after: u64 = refused
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After");
+    assert!((1..=300).contains(&retry_after), "{retry_after}");
+    // Another forwarded client has its own budget.
+    app.post("/auth/otp/request")
+        .header("x-forwarded-for", "203.0.113.11")
+        .json(&json!({ "email": "other@example.com" }))
+        .send()
+        .await
+        .expect(200);
+    // Garbage in the header falls back to the peer address, which still has budget...
+    app.post("/auth/otp/request")
+        .header("x-forwarded-for", "not-an-address")
+        .json(&json!({ "email": "peer@example.com" }))
+        .send()
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn garbage_forwarded_for_values_never_disable_limiting() {
+    let app = TestApp::spawn().await;
+    for i in 0..5 {
+        app.post("/auth/otp/request")
+            .header("x-forwarded-for", &format!("garbage-{i}"))
+            .json(&json!({ "email": format!("g{i}@example.com") }))
+            .send()
+            .await
+            .expect(200);
+    }
+    // All five were counted against the peer address.
+    app.post("/auth/otp/request")
+        .header("x-forwarded-for", "more garbage")
+        .json(&json!({ "email": "g9@example.com" }))
+        .send()
+        .await
+        .expect(429);
+}
+
+#[tokio::test]
+async fn the_default_limit_counts_each_endpoint_separately() {
+    let app = TestApp::spawn().await;
+    for _ in 0..120 {
+        app.get("/")
+            .header("x-forwarded-for", "198.51.100.1")
+            .send()
+            .await
+            .expect(200);
+    }
+    app.get("/")
+        .header("x-forwarded-for", "198.51.100.1")
+        .send()
+        .await
+        .expect(429);
+    app.get("/swagger/json")
+        .header("x-forwarded-for", "198.51.100.1")
+        .send()
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn swagger_json_matches_the_snapshot_and_is_openapi_3() {
+    let app = TestApp::spawn().await;
+    let served = app.get("/swagger/json").send().await.expect(200).json();
+    assert!(
+        served["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3."))
+    );
+    assert!(
+        served["paths"]
+            .as_object()
+            .is_some_and(|p| p.contains_key("/auth/otp/verify"))
+    );
+    assert_eq!(
+        served["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+
+    let snapshot_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/openapi.json");
+    let current = serde_json::to_string_pretty(&served).expect("pretty JSON") + "\n";
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(snapshot_path.parent().expect("folder")).expect("snapshot folder");
+        std::fs::write(&snapshot_path, &current).expect("write snapshot");
+    }
+    let stored = std::fs::read_to_string(&snapshot_path).unwrap_or_default();
+    assert!(
+        stored == current,
+        "the OpenAPI document changed; review it and run `UPDATE_SNAPSHOTS=1 cargo test -p langcamp-http swagger_json` \
+         to accept ({})",
+        snapshot_path.display()
+    );
+}
+
+#[tokio::test]
+async fn api_docs_serve_the_swagger_ui() {
+    let app = TestApp::spawn().await;
+    for path in ["/api/docs", "/api/docs/"] {
+        let page = app.get(path).send().await.expect(200);
+        assert!(
+            page.header("content-type")
+                .unwrap_or("")
+                .starts_with("text/html")
+        );
+        assert!(page.text().contains("swagger-ui"), "{path}");
+    }
+    let init = app
+        .get("/api/docs/swagger-initializer.js")
+        .send()
+        .await
+        .expect(200);
+    assert!(init.text().contains("/swagger/json"));
+    app.get("/api/docs/swagger-ui-bundle.js")
+        .send()
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn migrations_apply_once_and_then_are_a_no_op() {
+    let app = TestApp::spawn().await;
+    // The harness migrated already: again is a no-op, on both backends.
+    assert!(app.core.migrate().await.expect("migrate again").is_empty());
+    assert!(app.core.migrate().await.expect("and again").is_empty());
+}
+
+#[tokio::test]
+async fn mail_sent_while_smtp_is_down_arrives_once_it_is_up() {
+    // Reserve a port, then leave it closed: the SMTP server is "down".
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("probe port");
+        probe.local_addr().expect("addr").port()
+    };
+    let down = SmtpSink::start_on(port).await;
+    down.stop();
+    let app = TestApp::builder()
+        .var("MAIL_PORT", &port.to_string())
+        .spawn()
+        .await;
+    app.post("/auth/otp/request")
+        .json(&json!({ "email": "late@example.com" }))
+        .send()
+        .await
+        .expect(200);
+    // The request succeeded; the first attempt fails and is retried later.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let up = SmtpSink::start_on(port).await;
+    let mails = up.wait_for(1, Duration::from_secs(15)).await;
+    assert_eq!(
+        mails.len(),
+        1,
+        "the mail was delivered after the server came up"
+    );
+    assert_eq!(mails[0].to, vec!["late@example.com".to_owned()]);
+    assert!(crate::helpers::extract_code(&mails[0].text_body()).is_some());
+}

@@ -1,0 +1,304 @@
+//! User administration (CONTRACT §4).
+
+use langcamp_core::Role;
+use serde_json::json;
+
+use crate::helpers::TestApp;
+
+#[tokio::test]
+async fn admins_list_users_newest_first_with_filters_and_pages() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    for i in 0..12 {
+        app.core
+            .create_user(
+                &langcamp_core::Actor::Operator,
+                &format!("student{i:02}@example.com"),
+                Role::User,
+                None,
+            )
+            .await
+            .expect("create");
+    }
+    app.core
+        .create_user(
+            &langcamp_core::Actor::Operator,
+            "Maria.Named@example.com",
+            Role::User,
+            Some("Maria Named"),
+        )
+        .await
+        .expect("create");
+
+    let first = app
+        .get("/users")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(first["pagination"]["totalItems"], 14);
+    assert_eq!(first["pagination"]["totalPages"], 2);
+    assert_eq!(first["pagination"]["itemsPerPage"], 10);
+    assert_eq!(first["pagination"]["hasNextPage"], true);
+    assert_eq!(first["pagination"]["hasPrevPage"], false);
+    assert_eq!(
+        first["list"][0]["email"], "maria.named@example.com",
+        "newest first"
+    );
+
+    let second = app
+        .get("/users?page=2&limit=10")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(second["list"].as_array().map(Vec::len), Some(4));
+    let past = app
+        .get("/users?page=9")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(past["list"], json!([]));
+    assert_eq!(past["pagination"]["totalItems"], 14);
+
+    let by_name = app
+        .get("/users?q=MARIA")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(by_name["pagination"]["totalItems"], 1);
+    let by_email = app
+        .get("/users?q=student0")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(by_email["pagination"]["totalItems"], 10);
+    let wildcard = app
+        .get("/users?q=%25")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(
+        wildcard["pagination"]["totalItems"], 0,
+        "% is a literal, not a wildcard"
+    );
+    let complete = app
+        .get("/users?isRegistrationComplete=true")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(complete["pagination"]["totalItems"], 2);
+    let admins = app
+        .get("/users?role=admin")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(admins["pagination"]["totalItems"], 1);
+
+    for bad in [
+        "/users?page=0",
+        "/users?limit=101",
+        "/users?limit=x",
+        "/users?isRegistrationComplete=maybe",
+        "/users?role=king",
+    ] {
+        assert_eq!(
+            app.get(bad)
+                .bearer(&admin.access)
+                .send()
+                .await
+                .expect(400)
+                .code(),
+            "VALIDATION_FAILED",
+            "{bad}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn unknown_or_malformed_user_ids_are_404() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    for id in [
+        "0190a0c4-0000-7000-8000-000000000000",
+        "not-an-id",
+        "%27%20OR%201=1",
+    ] {
+        app.get(&format!("/users/{id}"))
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(404);
+    }
+    let me = app
+        .get(&format!("/users/{}", admin.user_id))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(me["role"], "admin");
+}
+
+#[tokio::test]
+async fn superadmins_change_roles_but_never_demote_the_last_superadmin() {
+    let app = TestApp::spawn().await;
+    let root = app.superadmin().await;
+    let student = app.student("promote@example.com").await;
+    let promoted = app
+        .patch(&format!("/users/{}/role", student.user_id))
+        .bearer(&root.access)
+        .json(&json!({ "role": "admin" }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(promoted["role"], "admin");
+    app.get("/users")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200);
+
+    app.patch(&format!("/users/{}/role", student.user_id))
+        .bearer(&root.access)
+        .json(&json!({ "role": "emperor" }))
+        .send()
+        .await
+        .expect(400);
+    let last = app
+        .patch(&format!("/users/{}/role", root.user_id))
+        .bearer(&root.access)
+        .json(&json!({ "role": "admin" }))
+        .send()
+        .await
+        .expect(409);
+    assert_eq!(last.code(), "CONFLICT");
+    app.delete(&format!("/users/{}", root.user_id))
+        .bearer(&root.access)
+        .send()
+        .await
+        .expect(409);
+}
+
+#[tokio::test]
+async fn only_a_superadmin_manages_admins() {
+    let app = TestApp::spawn().await;
+    let root = app.superadmin().await;
+    let admin = app.admin().await;
+    let other_admin = app.user_with_role("admin2@example.com", Role::Admin).await;
+    app.patch(&format!("/users/{}/email", root.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "email": "mine@example.com" }))
+        .send()
+        .await
+        .expect(403);
+    app.patch(&format!("/admin/users/{}/profile", other_admin.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "name": "Hijacked" }))
+        .send()
+        .await
+        .expect(403);
+    app.delete(&format!("/users/{}", other_admin.user_id))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(403);
+    app.delete(&format!("/users/{}", other_admin.user_id))
+        .bearer(&root.access)
+        .send()
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn admins_edit_profiles_and_emails_with_conflicts_refused() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("edit@example.com").await;
+    app.student("taken@example.com").await;
+
+    let edited = app
+        .patch(&format!("/admin/users/{}/profile", student.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "name": "Edited Name", "phone": "5550001", "age": 40, "city": "Berlin" }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(edited["user"]["name"], "Edited Name");
+    assert_eq!(edited["user"]["phoneNumber"], "5550001");
+
+    let taken = app
+        .patch(&format!("/users/{}/email", student.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "email": "TAKEN@example.com" }))
+        .send()
+        .await
+        .expect(409);
+    assert_eq!(taken.code(), "CONFLICT");
+    app.patch(&format!("/admin/users/{}/profile", student.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "email": "taken@example.com" }))
+        .send()
+        .await
+        .expect(409);
+    app.patch(&format!("/users/{}/email", student.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "email": "not an email" }))
+        .send()
+        .await
+        .expect(400);
+    let moved = app
+        .patch(&format!("/users/{}/email", student.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "email": "Moved@Example.com" }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(moved["email"], "moved@example.com");
+    // The old address no longer signs this user in; the new one does.
+    let session = app.sign_in("moved@example.com").await;
+    assert_eq!(session.user_id, student.user_id);
+}
+
+#[tokio::test]
+async fn deleting_a_user_removes_their_sessions() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("leaving@example.com").await;
+    let deleted = app
+        .delete(&format!("/users/{}", student.user_id))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(deleted, json!({ "id": student.user_id, "deleted": true }));
+    let sessions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE user_id = $1")
+        .bind(&student.user_id)
+        .fetch_one(app.core.db().reader())
+        .await
+        .expect("count");
+    assert_eq!(sessions, 0);
+    app.get(&format!("/users/{}", student.user_id))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(404);
+}
