@@ -5,5 +5,12 @@ mod helpers;
 mod smtp;
 
 mod auth;
+mod contacts;
+mod courses;
+mod dashboard;
+mod materials;
+mod placement;
 mod platform;
+mod settings;
+mod storage;
 mod users;

@@ -1,0 +1,1 @@
+//! Tests of this resource: filled in by its issue.
