@@ -127,7 +127,7 @@ impl TestAppBuilder {
 }
 
 /// The database for one test: a file in its folder, or a new PostgreSQL database.
-async fn test_database_url(data_dir: &std::path::Path) -> String {
+pub async fn test_database_url(data_dir: &std::path::Path) -> String {
     match std::env::var("TEST_DATABASE_URL") {
         Ok(server) if server.starts_with("postgres") => {
             let name = format!("lc_test_{}", uuid::Uuid::new_v4().simple());

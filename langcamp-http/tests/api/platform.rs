@@ -392,3 +392,90 @@ async fn mail_sent_while_smtp_is_down_arrives_once_it_is_up() {
     assert_eq!(mails[0].to, vec!["late@example.com".to_owned()]);
     assert!(crate::helpers::extract_code(&mails[0].text_body()).is_some());
 }
+
+/// A TCP relay in front of PostgreSQL that a test can "stop" (drop every connection and
+/// refuse new ones) and "start" again on the same port.
+struct DatabaseRelay {
+    port: u16,
+    target: String,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl DatabaseRelay {
+    async fn start(port: u16, target: &str) -> DatabaseRelay {
+        let listener = loop {
+            match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+                Ok(l) => break l,
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        };
+        let port = listener.local_addr().expect("addr").port();
+        let upstream = target.to_owned();
+        let task = tokio::spawn(async move {
+            let mut links = tokio::task::JoinSet::new();
+            while let Ok((mut client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                links.spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        });
+        DatabaseRelay { port, target: target.to_owned(), task: Some(task) }
+    }
+
+    /// Cuts every connection (the JoinSet is dropped with the task) and frees the port.
+    async fn stop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    async fn restart(&mut self) {
+        *self = DatabaseRelay::start(self.port, &self.target).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
+    let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
+        eprintln!("skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass");
+        return;
+    };
+    // postgres://user@host:port/db -> the same, through a relay we control.
+    let scratch = std::env::temp_dir().join(format!("langcamp-relay-{}", uuid::Uuid::new_v4().simple()));
+    let direct = crate::helpers::test_database_url(&scratch).await;
+    let authority = server
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .map(|a| a.rsplit('@').next().unwrap_or(a).to_owned())
+        .expect("host:port in TEST_DATABASE_URL");
+    let mut relay = DatabaseRelay::start(0, &authority).await;
+    let relayed = direct.replacen(&authority, &format!("127.0.0.1:{}", relay.port), 1);
+    let app = TestApp::builder().var("DATABASE_URL", &relayed).spawn().await;
+    let student = app.student("outage@example.com").await;
+    app.get("/me").bearer(&student.access).send().await.expect(200);
+
+    relay.stop().await;
+    for _ in 0..3 {
+        let down = app.get("/me").bearer(&student.access).send().await;
+        assert_eq!(down.status, 503, "no token check passes while the database is down: {}", down.text());
+        assert_eq!(down.code(), "SERVICE_UNAVAILABLE");
+        assert!(!down.text().to_lowercase().contains("sqlx"), "no internals leak: {}", down.text());
+    }
+    app.get("/").send().await.expect(200);
+
+    relay.restart().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = app.get("/me").bearer(&student.access).send().await;
+        if response.status == 200 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "not recovered within 10 s: {}", response.status);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
