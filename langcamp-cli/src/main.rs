@@ -1,7 +1,9 @@
 //! `langcamp`: the operator's command. Each subcommand lives in its own module.
 
 mod migrate;
+mod openapi;
 mod serve;
+mod users;
 
 use std::process::ExitCode;
 
@@ -34,9 +36,16 @@ enum Command {
         after_help = "Example:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp migrate"
     )]
     Migrate,
+    /// Manage users.
+    #[command(subcommand)]
+    Users(users::UsersCommand),
+    /// Print the OpenAPI document.
+    #[command(after_help = "Example:\n  langcamp openapi > openapi.json")]
+    Openapi,
 }
 
-/// Exit codes: 0 success, 1 the operation failed, 2 usage error (clap's own).
+/// Exit codes: 0 success, 1 the operation failed, 2 usage error (clap's own, or a
+/// destructive command without `--yes` when there is no terminal to ask on).
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -44,13 +53,59 @@ async fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Serve(args) => serve::run(&cli, args).await,
         Command::Migrate => migrate::run(&cli).await,
+        Command::Users(command) => users::run(&cli, command).await,
+        Command::Openapi => openapi::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(message) if message.starts_with(USAGE) => {
+            eprintln!("langcamp: {}", &message[USAGE.len()..]);
+            ExitCode::from(2)
+        }
         Err(message) => {
             eprintln!("langcamp: {message}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Marks an error message as a usage error (exit code 2).
+const USAGE: &str = "usage: ";
+
+/// A core error as one line for stderr.
+fn failure(error: langcamp_core::Error) -> String {
+    error.to_string()
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    println!("{text}");
+    Ok(())
+}
+
+/// Asks before a destructive change: on a terminal, the operator types `yes`; without a
+/// terminal, `--yes` is required.
+fn confirm(yes: bool, question: &str) -> Result<(), String> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(format!(
+            "{USAGE}{question} Refusing without --yes when not on a terminal"
+        ));
+    }
+    print!("{question} Type yes to continue: ");
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| e.to_string())?;
+    if answer.trim().eq_ignore_ascii_case("yes") {
+        Ok(())
+    } else {
+        Err("cancelled".into())
     }
 }
 
@@ -92,5 +147,38 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn valid_command_lines_parse() {
+        for line in [
+            "langcamp serve",
+            "langcamp serve --port 8080 --host 127.0.0.1",
+            "langcamp migrate --json",
+            "langcamp --database-url sqlite://x.db users list --role admin --q ana",
+            "langcamp users create a@example.com --role superadmin --name Ana",
+            "langcamp users set-role a@example.com admin --yes",
+            "langcamp users delete a@example.com --yes --json",
+            "langcamp openapi",
+        ] {
+            let args = line.split_whitespace();
+            assert!(Cli::try_parse_from(args).is_ok(), "{line}");
+        }
+    }
+
+    #[test]
+    fn invalid_command_lines_are_usage_errors() {
+        for line in [
+            "langcamp",
+            "langcamp fly",
+            "langcamp users set-role a@example.com emperor",
+            "langcamp users create",
+            "langcamp users list --role king",
+            "langcamp serve --port eighty",
+            "langcamp users delete",
+        ] {
+            let err = Cli::try_parse_from(line.split_whitespace()).expect_err(line);
+            assert_eq!(err.exit_code(), 2, "{line}");
+        }
     }
 }

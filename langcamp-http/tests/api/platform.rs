@@ -422,7 +422,11 @@ impl DatabaseRelay {
                 });
             }
         });
-        DatabaseRelay { port, target: target.to_owned(), task: Some(task) }
+        DatabaseRelay {
+            port,
+            target: target.to_owned(),
+            task: Some(task),
+        }
     }
 
     /// Cuts every connection (the JoinSet is dropped with the task) and frees the port.
@@ -441,11 +445,14 @@ impl DatabaseRelay {
 #[tokio::test]
 async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
     let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
-        eprintln!("skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass");
+        eprintln!(
+            "skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass"
+        );
         return;
     };
     // postgres://user@host:port/db -> the same, through a relay we control.
-    let scratch = std::env::temp_dir().join(format!("langcamp-relay-{}", uuid::Uuid::new_v4().simple()));
+    let scratch =
+        std::env::temp_dir().join(format!("langcamp-relay-{}", uuid::Uuid::new_v4().simple()));
     let direct = crate::helpers::test_database_url(&scratch).await;
     let authority = server
         .split("://")
@@ -455,16 +462,32 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
         .expect("host:port in TEST_DATABASE_URL");
     let mut relay = DatabaseRelay::start(0, &authority).await;
     let relayed = direct.replacen(&authority, &format!("127.0.0.1:{}", relay.port), 1);
-    let app = TestApp::builder().var("DATABASE_URL", &relayed).spawn().await;
+    let app = TestApp::builder()
+        .var("DATABASE_URL", &relayed)
+        .spawn()
+        .await;
     let student = app.student("outage@example.com").await;
-    app.get("/me").bearer(&student.access).send().await.expect(200);
+    app.get("/me")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200);
 
     relay.stop().await;
     for _ in 0..3 {
         let down = app.get("/me").bearer(&student.access).send().await;
-        assert_eq!(down.status, 503, "no token check passes while the database is down: {}", down.text());
+        assert_eq!(
+            down.status,
+            503,
+            "no token check passes while the database is down: {}",
+            down.text()
+        );
         assert_eq!(down.code(), "SERVICE_UNAVAILABLE");
-        assert!(!down.text().to_lowercase().contains("sqlx"), "no internals leak: {}", down.text());
+        assert!(
+            !down.text().to_lowercase().contains("sqlx"),
+            "no internals leak: {}",
+            down.text()
+        );
     }
     app.get("/").send().await.expect(200);
 
@@ -475,7 +498,11 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
         if response.status == 200 {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "not recovered within 10 s: {}", response.status);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not recovered within 10 s: {}",
+            response.status
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

@@ -1,0 +1,209 @@
+//! The real `langcamp` binary against a fresh database: SQLite, or PostgreSQL when
+//! `TEST_DATABASE_URL` names a server.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use sqlx::Connection;
+
+struct Env {
+    data_dir: PathBuf,
+    database_url: String,
+}
+
+impl Env {
+    async fn new() -> Env {
+        let data_dir =
+            std::env::temp_dir().join(format!("langcamp-cli-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&data_dir).expect("data dir");
+        let database_url = match std::env::var("TEST_DATABASE_URL") {
+            Ok(server) if server.starts_with("postgres") => {
+                let name = format!("lc_cli_{}", uuid::Uuid::new_v4().simple());
+                let mut conn = sqlx::PgConnection::connect(&server).await.expect("connect");
+                sqlx::Executor::execute(
+                    &mut conn,
+                    sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")),
+                )
+                .await
+                .expect("create database");
+                let base = server.split('?').next().unwrap_or(&server);
+                format!("{}/{name}", base.rsplit_once('/').map_or(base, |(b, _)| b))
+            }
+            _ => format!(
+                "sqlite://{}?mode=rwc",
+                data_dir.join("langcamp.db").display()
+            ),
+        };
+        Env {
+            data_dir,
+            database_url,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_langcamp"))
+            .args(args)
+            .env("DATABASE_URL", &self.database_url)
+            .env("DATA_DIR", &self.data_dir)
+            .env("RUST_LOG", "warn")
+            .env_remove("JWT_SECRET")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run langcamp")
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e})"))
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn migrate_applies_once_then_reports_nothing_new() {
+    let env = Env::new().await;
+    let first = env.json(&["migrate", "--json"]);
+    assert!(first["applied"].as_array().is_some_and(|a| !a.is_empty()));
+    let second = env.json(&["migrate", "--json"]);
+    assert_eq!(second["applied"], serde_json::json!([]));
+}
+
+#[tokio::test]
+async fn operators_create_promote_list_and_delete_users() {
+    let env = Env::new().await;
+    env.json(&["migrate", "--json"]);
+    let created = env.json(&[
+        "users",
+        "create",
+        "Ana@Example.com",
+        "--name",
+        "Ana Silva",
+        "--json",
+    ]);
+    assert_eq!(created["email"], "ana@example.com");
+    assert_eq!(created["role"], "user");
+    assert_eq!(created["isRegistrationComplete"], true);
+
+    let promoted = env.json(&[
+        "users",
+        "set-role",
+        "ana@example.com",
+        "admin",
+        "--yes",
+        "--json",
+    ]);
+    assert_eq!(promoted["role"], "admin");
+    let admins = env.json(&["users", "list", "--role", "admin", "--json"]);
+    assert_eq!(admins["pagination"]["totalItems"], 1);
+    assert_eq!(admins["list"][0]["email"], "ana@example.com");
+
+    let unknown_role = env.run(&["users", "set-role", "ana@example.com", "emperor", "--yes"]);
+    assert_eq!(unknown_role.status.code(), Some(2));
+    assert!(
+        stderr(&unknown_role).contains("emperor"),
+        "{}",
+        stderr(&unknown_role)
+    );
+
+    let duplicate = env.run(&["users", "create", "ana@example.com"]);
+    assert_eq!(duplicate.status.code(), Some(1));
+    assert_eq!(
+        stderr(&duplicate).trim().lines().count(),
+        1,
+        "one clear line: {}",
+        stderr(&duplicate)
+    );
+    assert!(stderr(&duplicate).contains("already exists"));
+
+    let missing = env.run(&["users", "delete", "nobody@example.com", "--yes"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("not found"));
+
+    let unconfirmed = env.run(&["users", "delete", "ana@example.com"]);
+    assert_eq!(
+        unconfirmed.status.code(),
+        Some(2),
+        "no terminal and no --yes"
+    );
+    assert!(stderr(&unconfirmed).contains("--yes"));
+    assert_eq!(
+        env.json(&["users", "list", "--json"])["pagination"]["totalItems"],
+        1,
+        "nothing deleted"
+    );
+
+    let deleted = env.json(&["users", "delete", "ana@example.com", "--yes", "--json"]);
+    assert_eq!(deleted["deleted"], true);
+    assert_eq!(
+        env.json(&["users", "list", "--json"])["pagination"]["totalItems"],
+        0
+    );
+}
+
+#[tokio::test]
+async fn the_last_superadmin_cannot_be_demoted_from_the_command_line() {
+    let env = Env::new().await;
+    env.json(&["migrate", "--json"]);
+    env.json(&[
+        "users",
+        "create",
+        "root@example.com",
+        "--role",
+        "superadmin",
+        "--json",
+    ]);
+    let out = env.run(&["users", "set-role", "root@example.com", "user", "--yes"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("last superadmin"));
+}
+
+#[test]
+fn openapi_prints_a_valid_document() {
+    let out = Command::new(env!("CARGO_BIN_EXE_langcamp"))
+        .arg("openapi")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(doc["openapi"].as_str().is_some_and(|v| v.starts_with("3.")));
+    assert!(doc["paths"]["/auth/otp/request"].is_object());
+}
+
+#[test]
+fn help_is_available_everywhere_with_examples() {
+    for args in [
+        vec!["--help"],
+        vec!["users", "--help"],
+        vec!["users", "set-role", "--help"],
+        vec!["serve", "--help"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_langcamp"))
+            .args(&args)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty());
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_langcamp"))
+        .args(["users", "delete", "--help"])
+        .output()
+        .expect("run");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Example"));
+}
