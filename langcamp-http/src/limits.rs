@@ -199,4 +199,20 @@ mod tests {
         assert!(limits.check(RateRule::Default, 1, ip).is_err());
         assert!(limits.check(RateRule::Default, 2, ip).is_ok());
     }
+
+    #[test]
+    fn memory_for_many_distinct_clients_is_reclaimed_by_cleanup() {
+        let limits = RateLimits::new();
+        for n in 0..200_000u32 {
+            let ip = IpAddr::from(std::net::Ipv4Addr::from(0x0b00_0000 | n));
+            assert!(limits.check(RateRule::Default, 1, ip).is_ok());
+        }
+        assert_eq!(limits.tracked_keys(), 200_000);
+        // One request uses half a second of a 120-per-minute budget; once that is
+        // replenished (plus governor's one-period margin) the key holds no information and
+        // cleanup forgets it.
+        std::thread::sleep(Duration::from_millis(1100));
+        limits.cleanup();
+        assert_eq!(limits.tracked_keys(), 0);
+    }
 }
