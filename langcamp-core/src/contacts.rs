@@ -73,9 +73,7 @@ impl ContactStatus {
         ContactStatus::ALL
             .into_iter()
             .find(|s| s.as_str() == value)
-            .ok_or_else(|| {
-                format!("{field} must be one of PENDING, IN_PROGRESS, REPLIED, CLOSED")
-            })
+            .ok_or_else(|| format!("{field} must be one of PENDING, IN_PROGRESS, REPLIED, CLOSED"))
     }
 }
 
@@ -132,8 +130,7 @@ impl Contact {
             phone: row.try_get("phone")?,
             message: row.try_get("message")?,
             // The table's CHECK constraint allows only the four values.
-            status: ContactStatus::parse_field("status", &status)
-                .unwrap_or(ContactStatus::Pending),
+            status: ContactStatus::parse_field("status", &status).unwrap_or(ContactStatus::Pending),
             reply_message: row.try_get("reply_message")?,
             source: row.try_get("source")?,
             replied_at: replied_at.map(Timestamp::from_millis),
@@ -148,19 +145,19 @@ impl Contact {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContactInput {
     /// 1 to 100 characters.
-    #[schema(example = "Ana")]
+    #[schema(value_type = String, example = "Ana")]
     pub first_name: Option<String>,
     /// 1 to 100 characters.
-    #[schema(example = "Silva")]
+    #[schema(value_type = String, example = "Silva")]
     pub last_name: Option<String>,
     /// Trimmed and lower-cased.
-    #[schema(example = "ana.silva@example.com")]
+    #[schema(value_type = String, example = "ana.silva@example.com")]
     pub email: Option<String>,
     /// Optional: 4 to 30 characters of digits, spaces, `+`, `-` and parentheses.
     #[schema(example = "+351 (912) 345-678")]
     pub phone: Option<String>,
     /// 1 to 5000 characters.
-    #[schema(example = "Do you have evening classes in German?")]
+    #[schema(value_type = String, example = "Do you have evening classes in German?")]
     pub message: Option<String>,
     /// Optional: where the form was sent from, 1 to 200 characters.
     #[schema(example = "pricing-page")]
@@ -253,7 +250,7 @@ fn check_phone(raw: Option<&str>) -> std::result::Result<Option<String>, String>
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReplyInput {
     /// 1 to 10000 characters; sent to the visitor by e-mail.
-    #[schema(example = "Yes: Tuesdays and Thursdays at 18:30.")]
+    #[schema(value_type = String, example = "Yes: Tuesdays and Thursdays at 18:30.")]
     pub reply_message: Option<String>,
 }
 
@@ -262,7 +259,7 @@ pub struct ReplyInput {
 #[serde(deny_unknown_fields)]
 pub struct ContactStatusInput {
     /// `PENDING`, `IN_PROGRESS`, `REPLIED` or `CLOSED`.
-    #[schema(value_type = Option<ContactStatus>)]
+    #[schema(value_type = ContactStatus)]
     pub status: Option<String>,
 }
 
@@ -600,7 +597,10 @@ mod tests {
         assert!(!mail.subject.contains(['\r', '\n']));
         assert_eq!(mail.to, "eve@example.com");
         assert!(mail.text.contains("Fish & <chips>\nsee you"));
-        assert!(mail.html.contains("<p>Fish &amp; &lt;chips&gt;<br>see you</p>"));
+        assert!(
+            mail.html
+                .contains("<p>Fish &amp; &lt;chips&gt;<br>see you</p>")
+        );
         assert!(mail.html.contains("&lt;b&gt;Doe&lt;/b&gt;"));
         assert!(mail.html.contains("Line one<br>Line &lt;two&gt;"));
         assert!(!mail.html.contains("<chips>"));
