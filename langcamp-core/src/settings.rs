@@ -27,7 +27,7 @@ pub struct Setting {
     #[schema(example = "landing_video_url")]
     pub key: String,
     /// Any JSON value but null.
-    #[schema(value_type = Object, example = "https://video.example.com/landing.mp4")]
+    #[schema(example = "https://video.example.com/landing.mp4")]
     pub value: Value,
     pub updated_at: Timestamp,
 }
@@ -48,11 +48,11 @@ impl Setting {
 #[serde(deny_unknown_fields)]
 pub struct SettingInput {
     /// `[a-z0-9_.-]`, 1 to 100 characters.
-    #[schema(example = "landing_video_url")]
+    #[schema(value_type = String, required = true, example = "landing_video_url")]
     pub key: Option<String>,
     /// Any JSON value but null (a string, number, boolean, object or array).
     #[serde(default)]
-    #[schema(value_type = Object, example = "https://video.example.com/landing.mp4")]
+    #[schema(value_type = Value, required = true, example = "https://video.example.com/landing.mp4")]
     pub value: Patch<Value>,
 }
 
