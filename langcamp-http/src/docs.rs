@@ -76,26 +76,34 @@ impl Modify for CommonResponses {
                 .description(description)
                 .content(
                     "application/json",
-                    ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorEnvelope"))).build(),
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                        .build(),
                 )
                 .build()
         };
         for item in openapi.paths.paths.values_mut() {
-            for operation in [&mut item.get, &mut item.post, &mut item.put, &mut item.patch, &mut item.delete]
-                .into_iter()
-                .flatten()
+            for operation in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.patch,
+                &mut item.delete,
+            ]
+            .into_iter()
+            .flatten()
             {
                 let responses = &mut operation.responses.responses;
-                responses
-                    .entry("429".into())
-                    .or_insert_with(|| failure("Rate limited (RATE_LIMITED); see Retry-After").into());
-                responses
-                    .entry("503".into())
-                    .or_insert_with(|| failure("The database is unreachable (SERVICE_UNAVAILABLE)").into());
+                responses.entry("429".into()).or_insert_with(|| {
+                    failure("Rate limited (RATE_LIMITED); see Retry-After").into()
+                });
+                responses.entry("503".into()).or_insert_with(|| {
+                    failure("The database is unreachable (SERVICE_UNAVAILABLE)").into()
+                });
                 if operation.request_body.is_some() {
-                    responses
-                        .entry("413".into())
-                        .or_insert_with(|| failure("The body is too large (PAYLOAD_TOO_LARGE)").into());
+                    responses.entry("413".into()).or_insert_with(|| {
+                        failure("The body is too large (PAYLOAD_TOO_LARGE)").into()
+                    });
                 }
             }
         }
