@@ -3,6 +3,7 @@
 mod migrate;
 mod openapi;
 mod serve;
+mod settings;
 mod users;
 
 use std::process::ExitCode;
@@ -39,6 +40,9 @@ enum Command {
     /// Manage users.
     #[command(subcommand)]
     Users(users::UsersCommand),
+    /// Read and write settings.
+    #[command(subcommand)]
+    Settings(settings::SettingsCommand),
     /// Print the OpenAPI document.
     #[command(after_help = "Example:\n  langcamp openapi > openapi.json")]
     Openapi,
@@ -54,6 +58,7 @@ async fn main() -> ExitCode {
         Command::Serve(args) => serve::run(&cli, args).await,
         Command::Migrate => migrate::run(&cli).await,
         Command::Users(command) => users::run(&cli, command).await,
+        Command::Settings(command) => settings::run(&cli, command).await,
         Command::Openapi => openapi::run(),
     };
     match result {
@@ -160,6 +165,9 @@ mod tests {
             "langcamp users set-role a@example.com admin --yes",
             "langcamp users delete a@example.com --yes --json",
             "langcamp openapi",
+            "langcamp settings get landing_video_url",
+            "langcamp settings set max_class_size 12",
+            "langcamp settings list --json",
         ] {
             let args = line.split_whitespace();
             assert!(Cli::try_parse_from(args).is_ok(), "{line}");
@@ -176,6 +184,7 @@ mod tests {
             "langcamp users list --role king",
             "langcamp serve --port eighty",
             "langcamp users delete",
+            "langcamp settings set only_key",
         ] {
             let err = Cli::try_parse_from(line.split_whitespace()).expect_err(line);
             assert_eq!(err.exit_code(), 2, "{line}");
