@@ -2,6 +2,7 @@
 
 mod migrate;
 mod openapi;
+mod seed;
 mod serve;
 mod settings;
 mod users;
@@ -37,6 +38,9 @@ enum Command {
         after_help = "Example:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp migrate"
     )]
     Migrate,
+    /// Create what a fresh school needs; `--demo` adds a believable demo school. Idempotent.
+    #[command(after_help = "Examples:\n  langcamp seed\n  langcamp seed --demo --json")]
+    Seed(seed::Args),
     /// Manage users.
     #[command(subcommand)]
     Users(users::UsersCommand),
@@ -57,6 +61,7 @@ async fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Serve(args) => serve::run(&cli, args).await,
         Command::Migrate => migrate::run(&cli).await,
+        Command::Seed(args) => seed::run(&cli, args).await,
         Command::Users(command) => users::run(&cli, command).await,
         Command::Settings(command) => settings::run(&cli, command).await,
         Command::Openapi => openapi::run(),
