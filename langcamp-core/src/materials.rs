@@ -279,11 +279,9 @@ impl MaterialInput {
             locale: self
                 .locale
                 .and_then(|l| problems.take(optional_tag("locale", &l)).flatten()),
-            target_language: self.target_language.and_then(|l| {
-                problems
-                    .take(optional_tag("targetLanguage", &l))
-                    .flatten()
-            }),
+            target_language: self
+                .target_language
+                .and_then(|l| problems.take(optional_tag("targetLanguage", &l)).flatten()),
             level: self
                 .level
                 .and_then(|l| problems.take(parse_level(&l)).flatten()),
@@ -1000,7 +998,11 @@ fn check_pdfs(pdfs: &[StagedFile]) -> Result<()> {
     }
 }
 
-async fn insert_videos(conn: &mut AnyConnection, material_id: &str, videos: &[Video]) -> Result<()> {
+async fn insert_videos(
+    conn: &mut AnyConnection,
+    material_id: &str,
+    videos: &[Video],
+) -> Result<()> {
     for (position, video) in videos.iter().enumerate() {
         sqlx::query(
             "INSERT INTO material_videos (id, material_id, title, url, position) VALUES ($1, $2, $3, $4, $5)",

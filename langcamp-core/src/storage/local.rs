@@ -195,15 +195,24 @@ mod tests {
     async fn a_committed_file_is_read_back_whole_or_in_part() {
         let store = LocalDisk::new(temp_root());
         let mut writer = store.create("ab/one").await.expect("create");
-        writer.write(Bytes::from_static(b"hello ")).await.expect("write");
-        writer.write(Bytes::from_static(b"world")).await.expect("write");
+        writer
+            .write(Bytes::from_static(b"hello "))
+            .await
+            .expect("write");
+        writer
+            .write(Bytes::from_static(b"world"))
+            .await
+            .expect("write");
         writer.commit().await.expect("commit");
         let whole = read_all(store.open("ab/one", None).await.expect("open")).await;
         assert_eq!(whole, b"hello world");
         let part = read_all(store.open("ab/one", Some(6..9)).await.expect("open")).await;
         assert_eq!(part, b"wor");
         store.delete("ab/one").await.expect("delete");
-        store.delete("ab/one").await.expect("deleting twice is fine");
+        store
+            .delete("ab/one")
+            .await
+            .expect("deleting twice is fine");
         assert!(store.open("ab/one", None).await.is_err());
         let _ = std::fs::remove_dir_all(store.root());
     }
@@ -212,10 +221,16 @@ mod tests {
     async fn an_uncommitted_file_leaves_nothing_behind() {
         let store = LocalDisk::new(temp_root());
         let mut writer = store.create("cd/two").await.expect("create");
-        writer.write(Bytes::from_static(b"partial")).await.expect("write");
+        writer
+            .write(Bytes::from_static(b"partial"))
+            .await
+            .expect("write");
         drop(writer);
         let mut aborted = store.create("cd/three").await.expect("create");
-        aborted.write(Bytes::from_static(b"partial")).await.expect("write");
+        aborted
+            .write(Bytes::from_static(b"partial"))
+            .await
+            .expect("write");
         aborted.abort().await;
         let leftovers = std::fs::read_dir(store.root().join(TEMP_DIR))
             .expect("temp dir")
