@@ -192,7 +192,9 @@ async fn read_form<T: DeserializeOwned>(
                     continue;
                 }
                 serde_json::from_str::<Value>(&text)
-                    .map_err(|_| Error::invalid(format!("{name} must be a JSON array")))?
+                    .ok()
+                    .filter(Value::is_array)
+                    .ok_or_else(|| Error::invalid(format!("{name} must be a JSON array")))?
             } else {
                 Value::String(text)
             };

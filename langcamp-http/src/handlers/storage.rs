@@ -124,7 +124,7 @@ async fn receive_file(app: &Langcamp, actor: &Actor, form: &mut Form) -> Result<
         (status = 206, description = "The requested range, with `Content-Range`", content_type = "application/octet-stream", body = FileBytes),
         (status = 304, description = "Not modified (the `If-None-Match` ETag matches)"),
         (status = 404, description = "No such file", body = ErrorEnvelope),
-        (status = 416, description = "The range lies outside the file; `Content-Range: bytes */size`", body = ErrorEnvelope),
+        (status = 416, description = "The range lies outside the file: code `RANGE_NOT_SATISFIABLE`, `Content-Range: bytes */size`", body = ErrorEnvelope),
     ))]
 pub async fn download(ctx: Ctx) -> Result<Reply> {
     let meta = ctx

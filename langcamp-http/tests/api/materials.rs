@@ -279,6 +279,12 @@ async fn form_mistakes_are_400_and_discard_pdfs_already_received() {
         (
             with_pdf()
                 .text("title", "x")
+                .text("videos", r#"{"title":"v","url":"https://v.example.com"}"#),
+            "videos must be a JSON array",
+        ),
+        (
+            with_pdf()
+                .text("title", "x")
                 .text("videos", r#"[{"title":"v","url":"mailto:a@b.c"}]"#),
             "videos[0].url must be an http:// or https:// address",
         ),
