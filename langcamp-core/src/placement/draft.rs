@@ -207,9 +207,9 @@ pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(Tes
     }) {
         draft.description = description;
     }
-    if let Some(locale) = patch_optional(&mut problems, patch.locale, |l| {
-        tag_or_empty("locale", &l)
-    }) {
+    if let Some(locale) =
+        patch_optional(&mut problems, patch.locale, |l| tag_or_empty("locale", &l))
+    {
         draft.locale = locale;
     }
     if let Some(target) = patch_optional(&mut problems, patch.target_language, |t| {
@@ -604,7 +604,9 @@ impl Reachable {
             return false;
         }
         let s = usize::try_from(score).unwrap_or(0);
-        self.bits.get(s / 64).is_some_and(|w| w >> (s % 64) & 1 == 1)
+        self.bits
+            .get(s / 64)
+            .is_some_and(|w| w >> (s % 64) & 1 == 1)
     }
 
     /// The lowest and highest reachable score within `from..=to`, if any.
@@ -695,7 +697,11 @@ mod tests {
     #[test]
     fn overlaps_are_reported_per_pair() {
         let mut problems = Problems::new();
-        check_ranges(&mut problems, &[range(0, 5), range(5, 9), range(8, 10)], None);
+        check_ranges(
+            &mut problems,
+            &[range(0, 5), range(5, 9), range(8, 10)],
+            None,
+        );
         match problems.finish() {
             Err(crate::Error::Validation(messages)) => assert_eq!(
                 messages,

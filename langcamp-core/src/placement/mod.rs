@@ -31,8 +31,8 @@ use crate::users::Deleted;
 use crate::validate::{self, Patch, Problems};
 
 pub use results::{
-    DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList,
-    ResultTest, ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,
+    DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList, ResultTest,
+    ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,
 };
 
 /// Bounds of authoring input; they also keep the coverage check of level ranges cheap
@@ -107,7 +107,7 @@ pub struct LevelRange {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TestInput {
     /// 1 to 200 characters.
-    #[schema(required = true, example = "German placement test")]
+    #[schema(value_type = String, required = true, example = "German placement test")]
     pub title: Option<String>,
     /// Up to 5000 characters.
     pub description: Option<String>,
@@ -118,14 +118,15 @@ pub struct TestInput {
     #[schema(example = "de")]
     pub target_language: Option<String>,
     /// 1 to 1440, or null for no limit.
+    #[schema(minimum = 1, maximum = 1440)]
     pub time_limit_minutes: Option<i64>,
     /// Default true.
     pub is_active: Option<bool>,
     /// 1 to 200 questions.
-    #[schema(required = true)]
+    #[schema(value_type = Vec<QuestionInput>, required = true, min_items = 1, max_items = 200)]
     pub questions: Option<Vec<QuestionInput>>,
     /// 1 to 50 ranges.
-    #[schema(required = true)]
+    #[schema(value_type = Vec<LevelRangeInput>, required = true, min_items = 1, max_items = 50)]
     pub level_ranges: Option<Vec<LevelRangeInput>>,
 }
 
@@ -167,17 +168,17 @@ pub struct QuestionInput {
     /// On update: the id of an existing question of this test, to keep it.
     pub id: Option<String>,
     /// 1 to 2000 characters.
-    #[schema(required = true)]
+    #[schema(value_type = String, required = true)]
     pub text: Option<String>,
     /// A whole number from 1 to 1000; default 1.
     #[serde(default)]
-    #[schema(value_type = Option<i64>, example = 1)]
+    #[schema(value_type = i64, minimum = 1, maximum = 1000, example = 1)]
     pub points: Patch<i64>,
     /// 2 to 20 options.
-    #[schema(required = true)]
+    #[schema(value_type = Vec<OptionInput>, required = true, min_items = 2, max_items = 20)]
     pub options: Option<Vec<OptionInput>>,
     /// Zero-based index of the correct option.
-    #[schema(required = true)]
+    #[schema(value_type = i64, required = true, minimum = 0)]
     pub correct_option_index: Option<i64>,
 }
 
@@ -187,7 +188,7 @@ pub struct OptionInput {
     /// On update: the id of an existing option of this question, to keep it.
     pub id: Option<String>,
     /// 1 to 500 characters.
-    #[schema(required = true)]
+    #[schema(value_type = String, required = true)]
     pub text: Option<String>,
 }
 
@@ -195,13 +196,13 @@ pub struct OptionInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LevelRangeInput {
     /// 1 to 50 characters, such as a CEFR level.
-    #[schema(required = true, example = "B1")]
+    #[schema(value_type = String, required = true, example = "B1")]
     pub level: Option<String>,
     /// 0 or more.
-    #[schema(required = true)]
+    #[schema(value_type = i64, required = true, minimum = 0)]
     pub min_score: Option<i64>,
     /// `minScore` or more.
-    #[schema(required = true)]
+    #[schema(value_type = i64, required = true, minimum = 0)]
     pub max_score: Option<i64>,
     /// Up to 2000 characters; default empty.
     pub message: Option<String>,

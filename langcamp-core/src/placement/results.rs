@@ -225,7 +225,12 @@ fn parse_answers(raw: Patch<Value>) -> Result<Vec<Answer>> {
                 problems.add(format!("answers[{i}].{key} is not a known field"));
             }
         }
-        let question = index_field(&mut problems, i, "questionIndex", fields.get("questionIndex"));
+        let question = index_field(
+            &mut problems,
+            i,
+            "questionIndex",
+            fields.get("questionIndex"),
+        );
         let option = index_field(
             &mut problems,
             i,
@@ -809,7 +814,10 @@ mod tests {
                 serde_json::json!([{"questionIndex": 0}, {"questionIndex": 0, "selectedOptionIndex": 1.5}]),
                 3,
             ),
-            (serde_json::json!([{"questionIndex": 0, "selectedOptionIndex": 0, "x": 1}]), 1),
+            (
+                serde_json::json!([{"questionIndex": 0, "selectedOptionIndex": 0, "x": 1}]),
+                1,
+            ),
         ];
         for (value, count) in cases {
             match answers(value.clone()) {

@@ -188,7 +188,13 @@ struct ListSql {
 
 const PUBLIC_LIST: ListSql = ListSql {
     count: concat!("SELECT COUNT(*) ", public_tests!()),
-    page: concat!("SELECT ", test_columns!(), " ", public_tests!(), newest_page!()),
+    page: concat!(
+        "SELECT ",
+        test_columns!(),
+        " ",
+        public_tests!(),
+        newest_page!()
+    ),
     questions: questions_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
     options: options_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
     ranges: ranges_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
@@ -196,7 +202,13 @@ const PUBLIC_LIST: ListSql = ListSql {
 
 const ADMIN_LIST: ListSql = ListSql {
     count: concat!("SELECT COUNT(*) ", all_tests!()),
-    page: concat!("SELECT ", test_columns!(), " ", all_tests!(), newest_page!()),
+    page: concat!(
+        "SELECT ",
+        test_columns!(),
+        " ",
+        all_tests!(),
+        newest_page!()
+    ),
     questions: questions_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
     options: options_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
     ranges: ranges_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
@@ -242,23 +254,29 @@ fn assemble(
     let mut options_of: HashMap<String, Vec<StoredOption>> = HashMap::new();
     for row in options {
         let question_id: String = row.try_get("question_id")?;
-        options_of.entry(question_id).or_default().push(StoredOption {
-            id: row.try_get("id")?,
-            text: row.try_get("text")?,
-        });
+        options_of
+            .entry(question_id)
+            .or_default()
+            .push(StoredOption {
+                id: row.try_get("id")?,
+                text: row.try_get("text")?,
+            });
     }
     let mut questions_of: HashMap<String, Vec<StoredQuestion>> = HashMap::new();
     for row in questions {
         let id: String = row.try_get("id")?;
         let test_id: String = row.try_get("test_id")?;
         let options = options_of.remove(&id).unwrap_or_default();
-        questions_of.entry(test_id).or_default().push(StoredQuestion {
-            id,
-            text: row.try_get("text")?,
-            points: row.try_get("points")?,
-            correct_option_id: row.try_get("correct_option_id")?,
-            options,
-        });
+        questions_of
+            .entry(test_id)
+            .or_default()
+            .push(StoredQuestion {
+                id,
+                text: row.try_get("text")?,
+                points: row.try_get("points")?,
+                correct_option_id: row.try_get("correct_option_id")?,
+                options,
+            });
     }
     let mut ranges_of: HashMap<String, Vec<StoredRange>> = HashMap::new();
     for row in ranges {
