@@ -308,6 +308,7 @@ impl Langcamp {
         actor.require(Role::Admin)?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
+        store::repeatable_reads(self.db(), &mut tx).await?;
         let original = store::require_test(&mut tx, id).await?;
         let mut copy = draft::from_stored(&original);
         copy.title = copy_title(&original.title);
@@ -331,6 +332,9 @@ impl Langcamp {
         actor.require(Role::Admin)?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
+        if !store::lock_test(&mut tx, id).await? {
+            return Err(Error::not_found("test"));
+        }
         let existing = store::require_test(&mut tx, id).await?;
         let (draft, children_changed) = draft::from_patch(&existing, input)?;
         store::update_test(&mut tx, id, &draft, children_changed, now).await?;

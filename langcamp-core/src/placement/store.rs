@@ -226,6 +226,31 @@ pub(super) async fn read_snapshot(db: &Db) -> Result<Tx> {
     })
 }
 
+/// Makes the reads of a write transaction see one snapshot. SQLite's `BEGIN IMMEDIATE`
+/// already holds every other writer off; PostgreSQL's default (read committed) would let a
+/// test edited halfway through our reads show old questions with new options.
+pub(super) async fn repeatable_reads(db: &Db, tx: &mut Tx) -> Result<()> {
+    if db.backend() == Backend::Postgres {
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Takes the test's row lock before reading it, so two edits of one test run one after
+/// the other, the second on the result of the first. Whether the test exists.
+pub(super) async fn lock_test(conn: &mut AnyConnection, id: &str) -> Result<bool> {
+    if !looks_like_id(id) {
+        return Ok(false);
+    }
+    let locked = sqlx::query("UPDATE proficiency_tests SET updated_at = updated_at WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(locked.rows_affected() > 0)
+}
+
 fn test_from_row(row: &AnyRow) -> std::result::Result<StoredTest, sqlx::Error> {
     Ok(StoredTest {
         id: row.try_get("id")?,

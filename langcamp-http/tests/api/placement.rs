@@ -68,6 +68,12 @@ async fn submit(
         .await
 }
 
+/// Answers as (question index, option index).
+type Answers = &'static [(i64, i64)];
+
+/// (method, path, body, status for anonymous, for a user, for an admin)
+type RoleCase = (&'static str, String, Option<Value>, u16, u16, u16);
+
 fn pick(ids: &[String], order: &[usize]) -> Vec<String> {
     order.iter().map(|&i| ids[i].clone()).collect()
 }
@@ -996,6 +1002,37 @@ async fn updates_keep_question_count_max_score_and_coverage_in_step() {
 }
 
 #[tokio::test]
+async fn concurrent_edits_of_one_test_both_apply_one_after_the_other() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let test = create(&app, &admin, &sample()).await;
+    let path = format!("/proficiency-tests/{}", id(&test));
+    let mut questions = sample()["questions"].clone();
+    for (i, question) in questions
+        .as_array_mut()
+        .expect("questions")
+        .iter_mut()
+        .enumerate()
+    {
+        question["id"] = test["questions"][i]["id"].clone();
+    }
+    for round in 0..20 {
+        // Each edit changes one field; neither may undo the other's.
+        let edit = |body: Value| app.patch(&path).bearer(&admin.access).json(&body).send();
+        let (a, b) = tokio::join!(
+            edit(json!({"title": format!("Title {round}"), "questions": questions})),
+            edit(json!({"description": format!("Description {round}"), "questions": questions}))
+        );
+        a.expect(200);
+        b.expect(200);
+        let read = app.get(&path).send().await.expect(200).data();
+        assert_eq!(read["title"], format!("Title {round}"));
+        assert_eq!(read["description"], format!("Description {round}"));
+        assert_eq!(read["questions"][2]["id"], test["questions"][2]["id"]);
+    }
+}
+
+#[tokio::test]
 async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
@@ -1188,7 +1225,7 @@ async fn scores_on_the_bounds_of_a_range_get_that_range() {
     let test = create(&app, &admin, &sample()).await;
     let test_id = id(&test);
     // Right answers: q0 -> 2 (1 point), q1 -> 0 (2 points), q2 -> 0 (3 points).
-    let cases: [(&[(i64, i64)], i64, &str); 6] = [
+    let cases: [(Answers, i64, &str); 6] = [
         (&[(0, 0), (1, 1), (2, 1)], 0, "A1"), // minScore of A1
         (&[(1, 0)], 2, "A1"),                 // maxScore of A1
         (&[(0, 2), (1, 0)], 3, "A2"),         // minScore of A2
@@ -1583,7 +1620,7 @@ async fn admins_list_results_with_filters_and_pages() {
     let german = create(&app, &admin, &sample()).await;
     let french = create(&app, &admin, &with(sample(), "targetLanguage", json!("fr"))).await;
     // (who, test, answers) -> levels A1, B1, A2, B1, A1
-    let plan: [(&Session, &Value, &[(i64, i64)]); 5] = [
+    let plan: [(&Session, &Value, Answers); 5] = [
         (&ana, &german, &[(0, 2)]),
         (&ana, &german, &[(1, 0), (2, 0)]),
         (&ana, &french, &[(2, 0)]),
@@ -1603,7 +1640,7 @@ async fn admins_list_results_with_filters_and_pages() {
             .as_array()
             .expect("list")
             .iter()
-            .map(|r| id(r))
+            .map(id)
             .collect()
     };
     let get = |query: String| {
@@ -2023,7 +2060,7 @@ async fn every_operation_checks_the_callers_role() {
     let (t, s, r, u) = (id(&test), id(&spare), id(&result), student.user_id.clone());
     let answers = json!({"answers": [{"questionIndex": 0, "selectedOptionIndex": 2}]});
     // (method, path, body, anonymous, user, admin)
-    let table: Vec<(&str, String, Option<Value>, u16, u16, u16)> = vec![
+    let table: Vec<RoleCase> = vec![
         ("GET", "/proficiency-tests".into(), None, 200, 200, 200),
         (
             "GET",
