@@ -325,7 +325,7 @@ fn parse_questions(
     let mut ok = true;
     let mut drafts = Vec::with_capacity(inputs.len());
     for (i, input) in inputs.into_iter().enumerate() {
-        let before = problems_len(problems);
+        let before = problems.len();
         let path = format!("questions[{i}]");
         let kept = match input.id.as_deref().map(str::trim) {
             None => None,
@@ -380,7 +380,7 @@ fn parse_questions(
             // Without valid options there is no range to check the index against.
             (Some(_), None) => {}
         }
-        if problems_len(problems) != before {
+        if problems.len() != before {
             ok = false;
             continue;
         }
@@ -419,7 +419,7 @@ fn parse_options(
         .map(|q| q.options.iter().map(|o| o.id.as_str()).collect())
         .unwrap_or_default();
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let before = problems_len(problems);
+    let before = problems.len();
     let mut drafts = Vec::with_capacity(inputs.len());
     for (j, input) in inputs.into_iter().enumerate() {
         let option_path = format!("{path}.options[{j}]");
@@ -450,7 +450,7 @@ fn parse_options(
             drafts.push(OptionDraft { id, text });
         }
     }
-    (problems_len(problems) == before).then_some(drafts)
+    (problems.len() == before).then_some(drafts)
 }
 
 fn parse_ranges(problems: &mut Problems, inputs: Vec<LevelRangeInput>) -> Option<Vec<RangeDraft>> {
@@ -464,7 +464,7 @@ fn parse_ranges(problems: &mut Problems, inputs: Vec<LevelRangeInput>) -> Option
         ));
         return None;
     }
-    let before = problems_len(problems);
+    let before = problems.len();
     let mut drafts = Vec::with_capacity(inputs.len());
     for (i, input) in inputs.into_iter().enumerate() {
         let path = format!("levelRanges[{i}]");
@@ -519,7 +519,7 @@ fn parse_ranges(problems: &mut Problems, inputs: Vec<LevelRangeInput>) -> Option
             });
         }
     }
-    (problems_len(problems) == before).then_some(drafts)
+    (problems.len() == before).then_some(drafts)
 }
 
 /// No two ranges overlap, and (when the questions are valid) every reachable score has a range.
@@ -640,10 +640,6 @@ fn uncovered_reachable(ranges: &[RangeDraft], points: &[i64]) -> Vec<(i64, i64)>
     gaps.into_iter()
         .filter_map(|(from, to)| reachable.span(from, to))
         .collect()
-}
-
-fn problems_len(problems: &Problems) -> usize {
-    problems.len()
 }
 
 #[cfg(test)]

@@ -300,7 +300,8 @@ pub async fn my_results(ctx: Ctx) -> Result<Reply> {
     Ok(Reply::ok(&ctx.app.my_test_results(&actor).await?))
 }
 
-/// One of the caller's results, with each question's text, points and the chosen option.
+/// One of the caller's results, with each question's text, points and the chosen option
+/// (the correct option only when the caller is an admin).
 #[utoipa::path(get, path = "/proficiency-tests/results/me/{resultId}", tag = "placement",
     operation_id = "getMyTestResult", security(("bearer" = [])),
     params(("resultId" = String, Path, description = "Result id")),
