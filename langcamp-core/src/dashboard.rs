@@ -467,7 +467,11 @@ async fn result_groups(pool: &AnyPool) -> Result<Vec<ResultGroup>> {
 
 async fn assigned_users(pool: &AnyPool) -> Result<i64> {
     Ok(
-        sqlx::query_scalar("SELECT COUNT(DISTINCT user_id) FROM material_assignments")
+        // Grouping, not COUNT(DISTINCT): SQLite walks the user_id index in order and
+        // PostgreSQL hashes instead of sorting every id under the collation.
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM (SELECT user_id FROM material_assignments GROUP BY user_id) holders",
+        )
             .fetch_one(pool)
             .await?,
     )
@@ -502,10 +506,14 @@ fn recent_contact(row: &AnyRow) -> Result<RecentContact> {
 
 async fn recent_results(pool: &AnyPool) -> Result<Vec<RecentResult>> {
     let rows = sqlx::query(
+        // The newest results first, then their users: joining before the LIMIT lets
+        // SQLite's planner scan users and sort every result.
         "SELECT r.id, u.name AS user_name, u.email AS user_email, r.level, r.total_score,
                 r.target_language, r.test_title, r.completed_at
-         FROM test_results r JOIN users u ON u.id = r.user_id
-         ORDER BY r.completed_at DESC, r.id DESC LIMIT $1",
+         FROM (SELECT id, user_id, level, total_score, target_language, test_title, completed_at
+               FROM test_results ORDER BY completed_at DESC, id DESC LIMIT $1) r
+         JOIN users u ON u.id = r.user_id
+         ORDER BY r.completed_at DESC, r.id DESC",
     )
     .bind(RECENT_ITEMS)
     .fetch_all(pool)
@@ -707,7 +715,7 @@ impl Langcamp {
             })
             .collect();
         // Stable: equal counts keep the key order.
-        language_shares.sort_by(|a, b| b.submissions.cmp(&a.submissions));
+        language_shares.sort_by_key(|share| std::cmp::Reverse(share.submissions));
 
         let skip = unused;
         let trends = spans
