@@ -1,0 +1,572 @@
+//! The console's state and `update`: all changes happen here, in response to an
+//! [`Action`] (a key) or a [`Done`] (a finished core call). Neither ever awaits: core
+//! calls leave as [`Task`]s for the runtime to run.
+
+use std::collections::BTreeMap;
+
+use langcamp_core::{Page, Pagination};
+
+use crate::input::{LineInput, TextArea};
+use crate::keymap::{Action, KeyContext, Mode};
+use crate::task::{Data, Done, Job, Task};
+use crate::view::View;
+use crate::views;
+
+/// The whole state of the console.
+#[derive(Debug)]
+pub struct App {
+    pub view: View,
+    /// False once the user asked to quit.
+    pub running: bool,
+    /// A dialog over the view, which then has the keyboard.
+    pub overlay: Option<Overlay>,
+    /// The last result or error, shown in the status line until the next key.
+    pub message: Option<Message>,
+    /// Core calls under way, by task id.
+    pub busy: BTreeMap<u64, Busy>,
+    next_id: u64,
+    pub users: views::users::UsersState,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// A core call under way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Busy {
+    /// The view it belongs to (reloaded after a successful write).
+    pub view: View,
+    /// What the status line says meanwhile, e.g. `Loading users…`.
+    pub label: String,
+}
+
+/// Dialogs.
+#[derive(Debug)]
+pub enum Overlay {
+    Help,
+    /// Asks before a destructive job; `y` runs it.
+    Confirm {
+        question: String,
+        job: Job,
+        view: View,
+    },
+    /// Pick one option.
+    Choice {
+        title: String,
+        options: Vec<String>,
+        selected: usize,
+        purpose: ChoicePurpose,
+    },
+    /// One line of text.
+    Prompt {
+        title: String,
+        input: LineInput,
+        purpose: PromptPurpose,
+        /// The task that is saving it: the prompt closes when it succeeds, and stays
+        /// (with the error in the status line) when it fails.
+        awaiting: Option<u64>,
+    },
+    /// Several lines of text.
+    Editor {
+        title: String,
+        /// Shown above the editor (e.g. the request being answered).
+        context: Vec<String>,
+        editor: TextArea,
+        purpose: EditorPurpose,
+        awaiting: Option<u64>,
+    },
+}
+
+/// What a choice is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChoicePurpose {
+    /// The role of a user.
+    Role { id: String, email: String },
+}
+
+/// What a prompt is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptPurpose {
+    /// A user's new e-mail address.
+    Email { id: String },
+}
+
+/// What the editor is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EditorPurpose {}
+
+/// A list shown as a table, page by page, with a selected row.
+#[derive(Clone, Debug)]
+pub struct Listing<T> {
+    pub items: Vec<T>,
+    /// `None` for lists that come in one piece.
+    pub pagination: Option<Pagination>,
+    /// True once the first answer came.
+    pub loaded: bool,
+    pub selected: usize,
+    /// The page to ask for (1-based).
+    pub page: u32,
+    /// The load under way; answers of older loads are dropped.
+    pub load_id: Option<u64>,
+}
+
+impl<T> Default for Listing<T> {
+    fn default() -> Self {
+        Listing {
+            items: Vec::new(),
+            pagination: None,
+            loaded: false,
+            selected: 0,
+            page: 1,
+            load_id: None,
+        }
+    }
+}
+
+impl<T> Listing<T> {
+    pub fn selected(&self) -> Option<&T> {
+        self.items.get(self.selected)
+    }
+
+    pub fn is_loading(&self) -> bool {
+        self.load_id.is_some()
+    }
+
+    pub fn up(&mut self) {
+        self.selected = self.selected.saturating_sub(1);
+    }
+
+    pub fn down(&mut self) {
+        if self.selected + 1 < self.items.len() {
+            self.selected += 1;
+        }
+    }
+
+    /// Moves to the next page if there is one.
+    pub fn next_page(&mut self) -> bool {
+        let has_next = self.pagination.as_ref().is_some_and(|p| p.has_next_page);
+        if has_next {
+            self.page += 1;
+            self.selected = 0;
+        }
+        has_next
+    }
+
+    pub fn prev_page(&mut self) -> bool {
+        if self.page > 1 {
+            self.page -= 1;
+            self.selected = 0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Back to page 1, e.g. after the filter changed.
+    pub fn first_page(&mut self) {
+        self.page = 1;
+        self.selected = 0;
+    }
+
+    /// Takes a page of answers. Returns true when the page is now past the end (after a
+    /// delete emptied the last page) and the previous one should be loaded.
+    pub fn fill_page(&mut self, page: Page<T>) -> bool {
+        let past_end = page.list.is_empty() && self.page > 1;
+        self.fill(page.list);
+        self.pagination = Some(page.pagination);
+        if past_end {
+            self.page -= 1;
+        }
+        past_end
+    }
+
+    /// Takes the whole list.
+    pub fn fill(&mut self, items: Vec<T>) {
+        self.items = items;
+        self.loaded = true;
+        self.load_id = None;
+        self.selected = self.selected.min(self.items.len().saturating_sub(1));
+    }
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App::new()
+    }
+}
+
+impl App {
+    pub fn new() -> App {
+        App {
+            view: View::ALL[0],
+            running: true,
+            overlay: None,
+            message: None,
+            busy: BTreeMap::new(),
+            next_id: 0,
+            users: views::users::UsersState::default(),
+        }
+    }
+
+    /// The first loads, when the console opens.
+    pub fn start(&mut self) -> Vec<Task> {
+        self.load(self.view)
+    }
+
+    /// Which kind of input has the keyboard now.
+    pub fn mode(&self) -> Mode {
+        match &self.overlay {
+            Some(Overlay::Help) => Mode::Help,
+            Some(Overlay::Confirm { .. }) => Mode::Confirm,
+            Some(Overlay::Choice { .. }) => Mode::Choice,
+            Some(Overlay::Prompt { .. }) => Mode::Line,
+            Some(Overlay::Editor { .. }) => Mode::Editor,
+            None if self.search_field().is_some() => Mode::Line,
+            None => Mode::Normal,
+        }
+    }
+
+    pub fn key_context(&self) -> KeyContext {
+        KeyContext {
+            mode: self.mode(),
+            view: self.view,
+        }
+    }
+
+    /// The current view's search field when it is being typed in.
+    pub fn search_field(&self) -> Option<&LineInput> {
+        match self.view {
+            View::Users => self.users.searching.then_some(&self.users.query),
+        }
+    }
+
+    /// The status line's activity for the current view, e.g. `Loading users…`.
+    pub fn activity(&self) -> Option<&str> {
+        self.busy
+            .values()
+            .rev()
+            .find(|b| b.view == self.view)
+            .map(|b| b.label.as_str())
+    }
+
+    /// Registers a core call and returns it for the runtime to run.
+    pub(crate) fn task(&mut self, view: View, label: impl Into<String>, job: Job) -> Task {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.busy.insert(
+            id,
+            Busy {
+                view,
+                label: label.into(),
+            },
+        );
+        Task { id, job }
+    }
+
+    /// Loads (or reloads) what `view` shows.
+    pub fn load(&mut self, view: View) -> Vec<Task> {
+        match view {
+            View::Users => views::users::load(self),
+        }
+    }
+
+    pub(crate) fn info(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            is_error: false,
+        });
+    }
+
+    pub(crate) fn error(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            is_error: true,
+        });
+    }
+
+    /// Applies a user action.
+    pub fn update(&mut self, action: Action) -> Vec<Task> {
+        if action == Action::Quit {
+            self.running = false;
+            return Vec::new();
+        }
+        // A message stays until the next key.
+        self.message = None;
+        match self.overlay.take() {
+            Some(overlay) => self.overlay_action(overlay, action),
+            None if self.search_field().is_some() => match self.view {
+                View::Users => views::users::search_action(self, action),
+            },
+            None => self.normal_action(action),
+        }
+    }
+
+    fn normal_action(&mut self, action: Action) -> Vec<Task> {
+        match action {
+            Action::ToggleHelp => {
+                self.overlay = Some(Overlay::Help);
+                Vec::new()
+            }
+            Action::SwitchTo(view) => self.switch(view),
+            Action::NextView => self.switch(self.view.next()),
+            Action::PrevView => self.switch(self.view.prev()),
+            Action::Reload => self.load(self.view),
+            Action::Back => Vec::new(),
+            action => match self.view {
+                View::Users => views::users::action(self, action),
+            },
+        }
+    }
+
+    fn switch(&mut self, view: View) -> Vec<Task> {
+        self.view = view;
+        self.load(view)
+    }
+
+    fn overlay_action(&mut self, overlay: Overlay, action: Action) -> Vec<Task> {
+        match overlay {
+            Overlay::Help => {
+                if action != Action::ToggleHelp {
+                    self.overlay = Some(Overlay::Help);
+                }
+                Vec::new()
+            }
+            Overlay::Confirm {
+                question,
+                job,
+                view,
+            } => match action {
+                Action::Yes => {
+                    let label = busy_label(&job);
+                    vec![self.task(view, label, job)]
+                }
+                Action::No => Vec::new(),
+                _ => {
+                    self.overlay = Some(Overlay::Confirm {
+                        question,
+                        job,
+                        view,
+                    });
+                    Vec::new()
+                }
+            },
+            Overlay::Choice {
+                title,
+                options,
+                mut selected,
+                purpose,
+            } => match action {
+                Action::Up => {
+                    selected = selected.saturating_sub(1);
+                    self.overlay = Some(Overlay::Choice {
+                        title,
+                        options,
+                        selected,
+                        purpose,
+                    });
+                    Vec::new()
+                }
+                Action::Down => {
+                    selected = (selected + 1).min(options.len().saturating_sub(1));
+                    self.overlay = Some(Overlay::Choice {
+                        title,
+                        options,
+                        selected,
+                        purpose,
+                    });
+                    Vec::new()
+                }
+                Action::Submit => self.chosen(purpose, selected),
+                Action::Back => Vec::new(),
+                _ => {
+                    self.overlay = Some(Overlay::Choice {
+                        title,
+                        options,
+                        selected,
+                        purpose,
+                    });
+                    Vec::new()
+                }
+            },
+            Overlay::Prompt {
+                title,
+                mut input,
+                purpose,
+                awaiting,
+            } => {
+                let mut tasks = Vec::new();
+                match action {
+                    Action::Back => return tasks,
+                    Action::Submit if awaiting.is_none() => {
+                        let task = self.prompted(&purpose, input.text());
+                        let awaiting = task.as_ref().map(|t| t.id);
+                        tasks.extend(task);
+                        self.overlay = Some(Overlay::Prompt {
+                            title,
+                            input,
+                            purpose,
+                            awaiting,
+                        });
+                        return tasks;
+                    }
+                    other => edit_line(&mut input, other),
+                }
+                self.overlay = Some(Overlay::Prompt {
+                    title,
+                    input,
+                    purpose,
+                    awaiting,
+                });
+                tasks
+            }
+            Overlay::Editor {
+                title,
+                context,
+                mut editor,
+                purpose,
+                awaiting,
+            } => {
+                let mut tasks = Vec::new();
+                let mut awaiting = awaiting;
+                match action {
+                    Action::Back => return tasks,
+                    Action::Submit if awaiting.is_none() => {
+                        if let Some(task) = self.edited(&purpose, &editor) {
+                            awaiting = Some(task.id);
+                            tasks.push(task);
+                        }
+                    }
+                    other => edit_text(&mut editor, other),
+                }
+                self.overlay = Some(Overlay::Editor {
+                    title,
+                    context,
+                    editor,
+                    purpose,
+                    awaiting,
+                });
+                tasks
+            }
+        }
+    }
+
+    /// An option was picked.
+    fn chosen(&mut self, purpose: ChoicePurpose, selected: usize) -> Vec<Task> {
+        match purpose {
+            ChoicePurpose::Role { id, email } => {
+                views::users::role_chosen(self, id, email, selected)
+            }
+        }
+    }
+
+    /// A prompt was submitted: the task saving it, if the input can be sent.
+    fn prompted(&mut self, purpose: &PromptPurpose, text: &str) -> Option<Task> {
+        match purpose {
+            PromptPurpose::Email { id } => {
+                let job = Job::SetEmail {
+                    id: id.clone(),
+                    email: text.trim().to_owned(),
+                };
+                Some(self.task(View::Users, "Saving…", job))
+            }
+        }
+    }
+
+    /// The editor was submitted: the task saving it, if the text can be sent.
+    fn edited(&mut self, purpose: &EditorPurpose, _editor: &TextArea) -> Option<Task> {
+        match *purpose {}
+    }
+
+    /// Applies the answer of a core call.
+    pub fn finish(&mut self, done: Done) -> Vec<Task> {
+        let Some(busy) = self.busy.remove(&done.id) else {
+            return Vec::new();
+        };
+        match done.outcome {
+            Ok(Data::Written(text)) => {
+                if self.awaiting() == Some(done.id) {
+                    self.overlay = None;
+                }
+                self.info(text);
+                self.load(busy.view)
+            }
+            Ok(Data::Users(page)) => views::users::loaded(self, done.id, page),
+            Err(text) => {
+                if self.awaiting() == Some(done.id) {
+                    self.clear_awaiting();
+                }
+                self.load_failed(busy.view, done.id);
+                self.error(text);
+                Vec::new()
+            }
+        }
+    }
+
+    fn awaiting(&self) -> Option<u64> {
+        match &self.overlay {
+            Some(Overlay::Prompt { awaiting, .. } | Overlay::Editor { awaiting, .. }) => *awaiting,
+            _ => None,
+        }
+    }
+
+    fn clear_awaiting(&mut self) {
+        if let Some(Overlay::Prompt { awaiting, .. } | Overlay::Editor { awaiting, .. }) =
+            &mut self.overlay
+        {
+            *awaiting = None;
+        }
+    }
+
+    /// A load failed: the view keeps what it showed and stops saying "loading".
+    fn load_failed(&mut self, view: View, id: u64) {
+        match view {
+            View::Users => {
+                if self.users.list.load_id == Some(id) {
+                    self.users.list.load_id = None;
+                }
+            }
+        }
+    }
+}
+
+/// The status line's text while `job` runs.
+fn busy_label(job: &Job) -> &'static str {
+    match job {
+        Job::DeleteUser { .. } => "Deleting…",
+        _ => "Saving…",
+    }
+}
+
+/// Applies an editing action to a one-line field.
+pub(crate) fn edit_line(input: &mut LineInput, action: Action) {
+    match action {
+        Action::Type(c) => input.insert(c),
+        Action::Backspace => input.backspace(),
+        Action::DeleteChar => input.delete(),
+        Action::Left => input.left(),
+        Action::Right => input.right(),
+        Action::Home => input.home(),
+        Action::End => input.end(),
+        _ => {}
+    }
+}
+
+/// Applies an editing action to the editor.
+fn edit_text(editor: &mut TextArea, action: Action) {
+    match action {
+        Action::Type(c) => editor.insert(c),
+        Action::Newline => editor.newline(),
+        Action::Backspace => editor.backspace(),
+        Action::DeleteChar => editor.delete(),
+        Action::Left => editor.left(),
+        Action::Right => editor.right(),
+        Action::Up => editor.up(),
+        Action::Down => editor.down(),
+        Action::Home => editor.home(),
+        Action::End => editor.end(),
+        _ => {}
+    }
+}

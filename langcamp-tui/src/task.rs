@@ -1,0 +1,128 @@
+//! Core calls. `update` never awaits: it returns [`Task`]s, the runtime runs each on a tokio
+//! task with [`execute`] and sends the [`Done`] back through the one event channel.
+//! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
+
+use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
+use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
+
+/// A core call to make, numbered so its answer finds its way back.
+#[derive(Debug)]
+pub struct Task {
+    pub id: u64,
+    pub job: Job,
+}
+
+/// What to ask core.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Job {
+    Users {
+        q: String,
+        role: Option<Role>,
+        complete: Option<bool>,
+        page: u32,
+    },
+    SetRole {
+        id: String,
+        email: String,
+        role: Role,
+    },
+    SetEmail {
+        id: String,
+        email: String,
+    },
+    DeleteUser {
+        id: String,
+        email: String,
+    },
+}
+
+/// What came back: data for a view, or the confirmation of a write.
+#[derive(Debug)]
+pub enum Data {
+    Users(Page<User>),
+    /// A write succeeded; the text says what was done.
+    Written(String),
+}
+
+/// The answer to task `id`.
+#[derive(Debug)]
+pub struct Done {
+    pub id: u64,
+    pub outcome: Result<Data, String>,
+}
+
+/// Rows per page of the console's tables.
+pub const PAGE_SIZE: u32 = 15;
+
+/// Runs `job` against core.
+pub async fn execute(core: &Langcamp, job: Job) -> Result<Data, String> {
+    run(core, job).await.map_err(|e| describe(&e))
+}
+
+async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
+    let op = &Actor::Operator;
+    Ok(match job {
+        Job::Users {
+            q,
+            role,
+            complete,
+            page,
+        } => {
+            let filter = UserFilter {
+                q: Some(q),
+                is_registration_complete: complete.map(|c| c.to_string()),
+                role: role.map(|r| r.as_str().to_owned()),
+            };
+            Data::Users(core.list_users(op, &filter, page_request(page)).await?)
+        }
+        Job::SetRole { id, email, role } => {
+            let input = RoleInput {
+                role: Some(role.as_str().to_owned()),
+            };
+            core.set_role(op, &id, input).await?;
+            Data::Written(format!("{email} is now {role}"))
+        }
+        Job::SetEmail { id, email } => {
+            let input = EmailInput { email: Some(email) };
+            let user = core.set_user_email(op, &id, input).await?;
+            Data::Written(format!("e-mail changed to {}", user.email))
+        }
+        Job::DeleteUser { id, email } => {
+            core.delete_user(op, &id).await?;
+            Data::Written(format!("deleted {email}"))
+        }
+    })
+}
+
+fn page_request(page: u32) -> PageRequest {
+    PageRequest {
+        page: page.max(1),
+        limit: PAGE_SIZE,
+    }
+}
+
+/// A core error as one line for the status bar. Internal causes go to the log only.
+pub fn describe(error: &Error) -> String {
+    match error {
+        Error::Unavailable(cause) => {
+            tracing::warn!(error = %cause, "database unavailable");
+            "the database is not answering; try again (r reloads)".into()
+        }
+        Error::Internal(cause) => {
+            tracing::error!(error = %cause, "internal error");
+            "internal error (details in the log)".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Runs `tasks` one after the other, applying each answer to `app` and then the tasks the
+/// answers ask for, until nothing is left. The terminal runtime runs tasks concurrently;
+/// this deterministic order is for tests and scripted use.
+pub async fn settle(app: &mut crate::app::App, core: &Langcamp, tasks: Vec<Task>) {
+    let mut queue: std::collections::VecDeque<Task> = tasks.into();
+    while let Some(Task { id, job }) = queue.pop_front() {
+        let outcome = execute(core, job).await;
+        queue.extend(app.finish(Done { id, outcome }));
+    }
+}

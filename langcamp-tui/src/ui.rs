@@ -1,0 +1,358 @@
+//! Rendering: reads the [`App`] and draws it; never changes state.
+//!
+//! The frame is a tab bar, the current view, a status line (the last message, or what is
+//! loading) and a footer with the keys that work here. Dialogs draw over the view.
+
+use langcamp_core::Timestamp;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Row, Table, TableState, Tabs, Wrap};
+
+use crate::app::{App, Listing, Overlay};
+use crate::keymap::{self, Mode};
+use crate::view::View;
+use crate::views;
+
+/// Draws the whole console.
+pub fn render(app: &App, frame: &mut Frame) {
+    let [tabs, body, status, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    render_tabs(app, frame, tabs);
+    match app.view {
+        View::Users => views::users::render(app, frame, body),
+    }
+    render_status(app, frame, status);
+    render_footer(app, frame, footer);
+    if let Some(overlay) = &app.overlay {
+        render_overlay(app, overlay, frame, body);
+    }
+}
+
+fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
+    let titles = View::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{} {}", i + 1, v.title()));
+    let tabs = Tabs::new(titles)
+        .select(app.view.index())
+        .style(dim())
+        .highlight_style(
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
+        )
+        .divider("│")
+        .padding(" ", " ");
+    let [name, rest] =
+        Layout::horizontal([Constraint::Length(10), Constraint::Fill(1)]).areas(area);
+    frame.render_widget(
+        Span::styled(" langcamp", Style::new().add_modifier(Modifier::BOLD)),
+        name,
+    );
+    frame.render_widget(tabs, rest);
+}
+
+fn render_status(app: &App, frame: &mut Frame, area: Rect) {
+    let line = match (&app.message, app.activity()) {
+        (Some(m), _) if m.is_error => Line::from(Span::styled(
+            format!(" ✗ {}", m.text),
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+        )),
+        (Some(m), _) => Line::from(Span::styled(
+            format!(" ✓ {}", m.text),
+            Style::new().fg(Color::Green),
+        )),
+        (None, Some(activity)) => Line::from(Span::styled(
+            format!(" ⟳ {activity}"),
+            Style::new().fg(Color::Yellow),
+        )),
+        (None, None) => Line::default(),
+    };
+    frame.render_widget(line, area);
+}
+
+fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
+    let mut spans = Vec::new();
+    for b in keymap::bindings(app.key_context())
+        .iter()
+        .filter(|b| b.footer)
+    {
+        spans.push(Span::styled(
+            format!(" {} ", b.label),
+            Style::new().fg(Color::Black).bg(Color::Gray),
+        ));
+        spans.push(Span::raw(format!(" {} ", b.help)));
+    }
+    frame.render_widget(Line::from(spans), area);
+}
+
+fn render_overlay(app: &App, overlay: &Overlay, frame: &mut Frame, area: Rect) {
+    match overlay {
+        Overlay::Help => render_help(app, frame, area),
+        Overlay::Confirm { question, .. } => {
+            let popup = centered(area, 60, 5);
+            frame.render_widget(Clear, popup);
+            frame.render_widget(
+                Paragraph::new(vec![
+                    Line::from(question.clone()),
+                    Line::default(),
+                    Line::from(vec![
+                        Span::styled(" y ", key_style()),
+                        Span::raw(" yes   "),
+                        Span::styled(" n ", key_style()),
+                        Span::raw(" no"),
+                    ]),
+                ])
+                .wrap(Wrap { trim: false })
+                .block(popup_block(" Confirm ")),
+                popup,
+            );
+        }
+        Overlay::Choice {
+            title,
+            options,
+            selected,
+            ..
+        } => {
+            let height = u16::try_from(options.len()).unwrap_or(10) + 2;
+            let popup = centered(area, 50, height);
+            frame.render_widget(Clear, popup);
+            let lines: Vec<Line> = options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    if i == *selected {
+                        Line::from(Span::styled(format!("▶ {o}"), selected_style()))
+                    } else {
+                        Line::from(format!("  {o}"))
+                    }
+                })
+                .collect();
+            frame.render_widget(
+                Paragraph::new(lines).block(popup_block(&format!(" {title} "))),
+                popup,
+            );
+        }
+        Overlay::Prompt {
+            title,
+            input,
+            awaiting,
+            ..
+        } => {
+            let popup = centered(area, 70, 3);
+            frame.render_widget(Clear, popup);
+            let title = if awaiting.is_some() {
+                format!(" {title} (saving…) ")
+            } else {
+                format!(" {title} ")
+            };
+            let inner = popup_block(&title).inner(popup);
+            frame.render_widget(popup_block(&title), popup);
+            frame.render_widget(Span::styled(input.text().to_owned(), input_style()), inner);
+            let x = inner.x + u16::try_from(input.cursor()).unwrap_or(0);
+            if x < inner.right() {
+                frame.set_cursor_position((x, inner.y));
+            }
+        }
+        Overlay::Editor {
+            title,
+            context,
+            editor,
+            awaiting,
+            ..
+        } => {
+            let popup = centered(area, area.width.saturating_sub(4), area.height);
+            frame.render_widget(Clear, popup);
+            let title = if awaiting.is_some() {
+                format!(" {title} (sending…) ")
+            } else {
+                format!(" {title} ")
+            };
+            let outer = popup_block(&title);
+            let inner = outer.inner(popup);
+            frame.render_widget(outer, popup);
+            let context_height = u16::try_from(context.len())
+                .unwrap_or(u16::MAX)
+                .min(inner.height / 2);
+            let [top, text] =
+                Layout::vertical([Constraint::Length(context_height), Constraint::Fill(1)])
+                    .areas(inner);
+            frame.render_widget(
+                Paragraph::new(
+                    context
+                        .iter()
+                        .map(|l| Line::from(l.clone()))
+                        .collect::<Vec<_>>(),
+                )
+                .style(dim()),
+                top,
+            );
+            let text_block = Block::bordered().border_type(BorderType::Plain);
+            let text_inner = text_block.inner(text);
+            frame.render_widget(text_block, text);
+            let (rows, (row, col)) = editor.wrapped(usize::from(text_inner.width));
+            let height = usize::from(text_inner.height.max(1));
+            let scroll = row.saturating_sub(height - 1);
+            let visible: Vec<Line> = rows
+                .into_iter()
+                .skip(scroll)
+                .take(height)
+                .map(Line::from)
+                .collect();
+            frame.render_widget(Paragraph::new(visible).style(input_style()), text_inner);
+            let x = text_inner.x + u16::try_from(col).unwrap_or(0);
+            let y = text_inner.y + u16::try_from(row - scroll).unwrap_or(0);
+            if x < text_inner.right() && y < text_inner.bottom() {
+                frame.set_cursor_position((x, y));
+            }
+        }
+    }
+}
+
+fn render_help(app: &App, frame: &mut Frame, area: Rect) {
+    let popup = centered(area, 64, area.height);
+    frame.render_widget(Clear, popup);
+    let mut lines = vec![Line::from(Span::styled(
+        format!("{} view", app.view.title()),
+        Style::new().add_modifier(Modifier::BOLD),
+    ))];
+    let context = keymap::KeyContext {
+        mode: Mode::Normal,
+        view: app.view,
+    };
+    for b in keymap::bindings(context) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {:<12}", b.label), Style::new().fg(Color::Cyan)),
+            Span::raw(b.help),
+        ]));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "In text fields: Enter done, Esc cancel; in the editor Ctrl-S sends.",
+        dim(),
+    )));
+    frame.render_widget(
+        Paragraph::new(lines).block(popup_block(" Help (Esc closes) ")),
+        popup,
+    );
+}
+
+/// A rectangle of at most `width` x `height` in the middle of `area`.
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+/// The bordered block of a pane.
+pub fn block(title: &str) -> Block<'_> {
+    Block::bordered()
+        .border_type(BorderType::Plain)
+        .title(title)
+}
+
+fn popup_block(title: &str) -> Block<'_> {
+    Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(Style::new().fg(Color::Cyan))
+        .title(title)
+}
+
+pub fn dim() -> Style {
+    Style::new().fg(Color::DarkGray)
+}
+
+pub fn input_style() -> Style {
+    Style::new().fg(Color::Yellow)
+}
+
+fn key_style() -> Style {
+    Style::new().fg(Color::Black).bg(Color::Gray)
+}
+
+pub fn selected_style() -> Style {
+    Style::new()
+        .fg(Color::Black)
+        .bg(Color::Cyan)
+        .add_modifier(Modifier::BOLD)
+}
+
+/// A `Label: value` line of a detail pane.
+pub fn field(label: &str, value: impl Into<String>) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{label:<11}"), dim()),
+        Span::raw(value.into()),
+    ])
+}
+
+/// `2026-11-22 10:00` (UTC).
+pub fn date_time(t: Timestamp) -> String {
+    t.0.format("%Y-%m-%d %H:%M").to_string()
+}
+
+/// `2026-11-22`.
+pub fn date(t: Timestamp) -> String {
+    t.0.format("%Y-%m-%d").to_string()
+}
+
+/// `page 1 of 3 · 42 users`, or `loading…` before the first answer.
+pub fn page_summary<T>(list: &Listing<T>, one: &str, many: &str) -> String {
+    match &list.pagination {
+        Some(p) => format!(
+            "page {} of {} · {} {}",
+            p.current_page,
+            p.total_pages.max(1),
+            p.total_items,
+            if p.total_items == 1 { one } else { many }
+        ),
+        None if list.loaded => format!(
+            "{} {}",
+            list.items.len(),
+            if list.items.len() == 1 { one } else { many }
+        ),
+        None => "loading…".into(),
+    }
+}
+
+/// A table pane with the selected row highlighted, or a placeholder when it is empty.
+#[allow(clippy::too_many_arguments)]
+pub fn render_table<'a, T>(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    header: Row<'a>,
+    rows: impl IntoIterator<Item = Row<'a>>,
+    widths: &[Constraint],
+    list: &Listing<T>,
+    empty: &str,
+) {
+    let block = block(title);
+    if list.items.is_empty() {
+        let text = if list.loaded { empty } else { "Loading…" };
+        frame.render_widget(
+            Paragraph::new(Span::styled(text.to_owned(), dim())).block(block),
+            area,
+        );
+        return;
+    }
+    let table = Table::new(rows, widths.to_vec())
+        .header(header.style(Style::new().add_modifier(Modifier::BOLD)))
+        .block(block)
+        .row_highlight_style(selected_style())
+        .highlight_symbol("▶ ");
+    let mut state = TableState::default().with_selected(Some(list.selected));
+    frame.render_stateful_widget(table, area, &mut state);
+}

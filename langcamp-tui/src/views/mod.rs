@@ -1,0 +1,3 @@
+//! One module per view: its state, how it loads, how it answers actions, how it draws.
+
+pub mod users;
