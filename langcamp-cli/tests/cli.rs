@@ -174,6 +174,42 @@ async fn the_last_superadmin_cannot_be_demoted_from_the_command_line() {
     assert!(stderr(&out).contains("last superadmin"));
 }
 
+#[tokio::test]
+async fn settings_are_read_and_written_as_json() {
+    let env = Env::new().await;
+    env.json(&["migrate", "--json"]);
+    let set = env.json(&[
+        "settings",
+        "set",
+        "landing_video_url",
+        "\"https://videos.example/intro.mp4\"",
+        "--json",
+    ]);
+    assert_eq!(set["value"], "https://videos.example/intro.mp4");
+    let out = env.run(&["settings", "get", "landing_video_url"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "\"https://videos.example/intro.mp4\""
+    );
+    env.json(&["settings", "set", "levels", "{\"max\": 6}", "--json"]);
+    assert_eq!(
+        env.json(&["settings", "list", "--json"])
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    let not_json = env.run(&["settings", "set", "levels", "{oops"]);
+    assert_eq!(not_json.status.code(), Some(2));
+    assert!(stderr(&not_json).contains("JSON"));
+    let bad_key = env.run(&["settings", "set", "Bad Key", "1"]);
+    assert_eq!(bad_key.status.code(), Some(1));
+    let missing = env.run(&["settings", "get", "nothing_here"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("not found"));
+}
+
 #[test]
 fn openapi_prints_a_valid_document() {
     let out = Command::new(env!("CARGO_BIN_EXE_langcamp"))

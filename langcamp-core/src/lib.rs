@@ -6,6 +6,7 @@
 
 pub mod actor;
 pub mod auth;
+pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod contacts;
@@ -53,6 +54,8 @@ struct Inner {
     keys: Keys,
     /// Wakes the mail worker when a transaction queued mail.
     mail_wakeup: Notify,
+    /// Read caches of public data; every write of that data invalidates them.
+    caches: cache::Caches,
 }
 
 impl Langcamp {
@@ -67,6 +70,7 @@ impl Langcamp {
                 clock,
                 keys,
                 mail_wakeup: Notify::new(),
+                caches: cache::Caches::default(),
             }),
         })
     }
@@ -90,6 +94,11 @@ impl Langcamp {
 
     pub(crate) fn keys(&self) -> &Keys {
         &self.inner.keys
+    }
+
+    /// The read caches of public data (see [`cache`]).
+    pub fn caches(&self) -> &cache::Caches {
+        &self.inner.caches
     }
 
     pub(crate) fn mail_wakeup(&self) -> &Notify {

@@ -58,8 +58,56 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     for part in handlers::apis() {
         doc.merge(part);
     }
+    CommonResponses.modify(&mut doc);
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     doc
+}
+
+/// Answers every operation can give, documented once here rather than on each handler:
+/// 429 (every route has a rate limit), 503 (the database is unreachable), and 413 where a
+/// body is accepted.
+struct CommonResponses;
+
+impl Modify for CommonResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let failure = |description: &str| {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                        .build(),
+                )
+                .build()
+        };
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.patch,
+                &mut item.delete,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let responses = &mut operation.responses.responses;
+                responses.entry("429".into()).or_insert_with(|| {
+                    failure("Rate limited (RATE_LIMITED); see Retry-After").into()
+                });
+                responses.entry("503".into()).or_insert_with(|| {
+                    failure("The database is unreachable (SERVICE_UNAVAILABLE)").into()
+                });
+                if operation.request_body.is_some() {
+                    responses.entry("413".into()).or_insert_with(|| {
+                        failure("The body is too large (PAYLOAD_TOO_LARGE)").into()
+                    });
+                }
+            }
+        }
+    }
 }
 
 /// The OpenAPI document as pretty JSON.

@@ -1,11 +1,164 @@
-//! Handlers of this resource: filled in by its issue.
+//! Contact desk (CONTRACT §8): the public form and the admins' inbox.
 
+use hyper::Method;
+use langcamp_core::contacts::{
+    Contact, ContactFilter, ContactInput, ContactStatus, ContactStatusInput, ReplyInput,
+};
+use langcamp_core::users::Deleted;
+use langcamp_core::{Page, Result, Role};
 use utoipa::OpenApi;
 
+use crate::limits::RateRule;
+use crate::reply::{Envelope, ErrorEnvelope, Reply};
+use crate::request::Ctx;
 use crate::router::Routes;
 
-pub fn routes(_r: &mut Routes) {}
+pub fn routes(r: &mut Routes) {
+    r.add(Method::POST, "/contact", RateRule::Contact, create)
+        .add(Method::GET, "/contact/admin", RateRule::Default, list)
+        .add(Method::GET, "/contact/admin/{id}", RateRule::Default, get)
+        .add(
+            Method::DELETE,
+            "/contact/admin/{id}",
+            RateRule::Default,
+            delete,
+        )
+        .add(
+            Method::POST,
+            "/contact/admin/{id}/reply",
+            RateRule::Default,
+            reply,
+        )
+        .add(
+            Method::PATCH,
+            "/contact/admin/{id}/status",
+            RateRule::Default,
+            set_status,
+        );
+}
 
 #[derive(OpenApi)]
-#[openapi()]
+#[openapi(
+    paths(create, list, get, reply, set_status, delete),
+    components(schemas(Contact, ContactStatus, ContactInput, ReplyInput, ContactStatusInput, Deleted)),
+    tags((name = "contacts", description = "Contact requests: the public form, and replies by admins"))
+)]
 pub struct Api;
+
+/// Send a contact request (public). Strings are trimmed, the e-mail lower-cased; the new
+/// request is `PENDING`.
+#[utoipa::path(post, path = "/contact", tag = "contacts", request_body = ContactInput,
+    responses(
+        (status = 201, description = "The stored contact request", body = Envelope<Contact>),
+        (status = 400, description = "Invalid fields (one message per field)", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (6 per hour per client)", body = ErrorEnvelope),
+    ))]
+pub async fn create(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.optional_actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::created(
+        &ctx.app.create_contact(&actor, input).await?,
+    ))
+}
+
+/// List contact requests, newest first.
+#[utoipa::path(get, path = "/contact/admin", tag = "contacts", security(("bearer" = [])),
+    params(ContactFilter,
+        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+    responses(
+        (status = 200, description = "A page of contact requests", body = Envelope<Page<Contact>>),
+        (status = 400, description = "Unknown status, or bad pagination", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+    ))]
+pub async fn list(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    actor.require(Role::Admin)?;
+    let page = ctx.page()?;
+    let filter = ContactFilter {
+        status: ctx.query("status").map(str::to_owned),
+        q: ctx.query("q").map(str::to_owned),
+    };
+    Ok(Reply::ok(
+        &ctx.app.list_contacts(&actor, &filter, page).await?,
+    ))
+}
+
+/// One contact request.
+#[utoipa::path(get, path = "/contact/admin/{id}", tag = "contacts", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Contact request id")),
+    responses(
+        (status = 200, description = "The contact request", body = Envelope<Contact>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such contact request", body = ErrorEnvelope),
+    ))]
+pub async fn get(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.get_contact(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// Reply to a contact request: the reply is mailed to the visitor and the request becomes
+/// `REPLIED`. A later reply replaces the stored text, moves `repliedAt` and sends another mail.
+#[utoipa::path(post, path = "/contact/admin/{id}/reply", tag = "contacts", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Contact request id")), request_body = ReplyInput,
+    responses(
+        (status = 200, description = "The replied contact request", body = Envelope<Contact>),
+        (status = 400, description = "Missing or over-long reply", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such contact request", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    actor.require(Role::Admin)?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .reply_to_contact(&actor, ctx.param("id"), input)
+            .await?,
+    ))
+}
+
+/// Set a contact request's status (`PENDING`, `IN_PROGRESS`, `REPLIED`, `CLOSED`), from any state.
+#[utoipa::path(patch, path = "/contact/admin/{id}/status", tag = "contacts", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Contact request id")), request_body = ContactStatusInput,
+    responses(
+        (status = 200, description = "The updated contact request", body = Envelope<Contact>),
+        (status = 400, description = "Missing or unknown status", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such contact request", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    actor.require(Role::Admin)?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .set_contact_status(&actor, ctx.param("id"), input)
+            .await?,
+    ))
+}
+
+/// Delete a contact request.
+#[utoipa::path(delete, path = "/contact/admin/{id}", tag = "contacts", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Contact request id")),
+    responses(
+        (status = 200, description = "Deleted", body = Envelope<Deleted>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such contact request", body = ErrorEnvelope),
+    ))]
+pub async fn delete(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.delete_contact(&actor, ctx.param("id")).await?,
+    ))
+}

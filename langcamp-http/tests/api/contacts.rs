@@ -1,1 +1,980 @@
-//! Tests of this resource: filled in by its issue.
+//! Contact desk (CONTRACT §8): the public form, the admins' inbox, replies by mail.
+
+use chrono::{TimeDelta, TimeZone, Utc};
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, fresh_client};
+
+fn start() -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
+        .single()
+        .expect("valid date")
+}
+
+fn form(first: &str, last: &str, email: &str) -> Value {
+    json!({
+        "firstName": first,
+        "lastName": last,
+        "email": email,
+        "message": format!("Hello, this is {first}."),
+    })
+}
+
+/// Sends the contact form from a client address of its own; returns the created contact.
+async fn send_contact(app: &TestApp, body: &Value) -> Value {
+    app.post("/contact")
+        .header("x-forwarded-for", &fresh_client())
+        .json(body)
+        .send()
+        .await
+        .expect(201)
+        .data()
+}
+
+fn id_of(contact: &Value) -> String {
+    contact["id"].as_str().expect("contact id").to_owned()
+}
+
+/// Contact-reply mails queued so far (delivered or not).
+async fn queued_replies(app: &TestApp) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'contact_reply'")
+        .fetch_one(app.core.db().reader())
+        .await
+        .expect("count the outbox")
+}
+
+#[tokio::test]
+async fn visitors_send_a_contact_request_and_get_it_back_trimmed_and_pending() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let response = app
+        .post("/contact")
+        .header("x-forwarded-for", &fresh_client())
+        .json(&json!({
+            "firstName": "  Ana ",
+            "lastName": " Silva  ",
+            "email": "  Ana.Silva@Example.COM ",
+            "phone": " +351 (912) 345-678 ",
+            "message": "  Do you have evening classes?\nThanks!  ",
+            "source": " pricing-page ",
+        }))
+        .send()
+        .await
+        .expect(201);
+    let envelope = response.json();
+    assert_eq!(envelope["isSuccess"], true);
+    assert_eq!(envelope["statusCode"], 201);
+    let contact = envelope["data"].clone();
+    let id = id_of(&contact);
+    assert_eq!(
+        contact,
+        json!({
+            "id": id,
+            "firstName": "Ana",
+            "lastName": "Silva",
+            "email": "ana.silva@example.com",
+            "phone": "+351 (912) 345-678",
+            "message": "Do you have evening classes?\nThanks!",
+            "status": "PENDING",
+            "replyMessage": null,
+            "source": "pricing-page",
+            "repliedAt": null,
+            "createdAt": "2026-11-22T10:00:00.000Z",
+            "updatedAt": "2026-11-22T10:00:00.000Z",
+        })
+    );
+
+    // Optional fields may be left out, sent as null or sent empty: they stay null.
+    let bare = send_contact(&app, &form("Bo", "Lee", "bo@example.com")).await;
+    assert_eq!(bare["phone"], Value::Null);
+    assert_eq!(bare["source"], Value::Null);
+    let mut with_nulls = form("Cy", "Ng", "cy@example.com");
+    with_nulls["phone"] = Value::Null;
+    with_nulls["source"] = json!("   ");
+    let nulls = send_contact(&app, &with_nulls).await;
+    assert_eq!(nulls["phone"], Value::Null);
+    assert_eq!(nulls["source"], Value::Null);
+
+    // Signed-in visitors may use the form too.
+    let student = app.student("student@example.com").await;
+    app.post("/contact")
+        .header("x-forwarded-for", &fresh_client())
+        .bearer(&student.access)
+        .json(&form("Di", "Ro", "di@example.com"))
+        .send()
+        .await
+        .expect(201);
+
+    let admin = app.admin().await;
+    let stored = app
+        .get(&format!("/contact/admin/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(stored, contact);
+}
+
+#[tokio::test]
+async fn the_longest_allowed_values_are_accepted() {
+    let app = TestApp::spawn().await;
+    let mut body = form(&"F".repeat(100), &"L".repeat(100), "long@example.com");
+    body["message"] = json!("é".repeat(5000));
+    body["phone"] = json!("1".repeat(30));
+    body["source"] = json!("s".repeat(200));
+    let contact = send_contact(&app, &body).await;
+    assert_eq!(
+        contact["message"].as_str().map(|m| m.chars().count()),
+        Some(5000)
+    );
+    let mut shortest = form("A", "B", "a@example.com");
+    shortest["message"] = json!("?");
+    shortest["phone"] = json!("1234");
+    shortest["source"] = json!("x");
+    send_contact(&app, &shortest).await;
+}
+
+#[tokio::test]
+async fn invalid_contact_requests_get_one_message_per_field_and_store_nothing() {
+    let app = TestApp::spawn().await;
+    let post = |body: Value| {
+        app.post("/contact")
+            .header("x-forwarded-for", &fresh_client())
+            .json(&body)
+    };
+
+    let refused = post(json!({
+        "lastName": "L".repeat(101),
+        "email": "not-an-address",
+        "phone": "12ab",
+        "message": "m".repeat(5001),
+        "source": "s".repeat(201),
+    }))
+    .send()
+    .await
+    .expect(400);
+    assert_eq!(refused.code(), "VALIDATION_FAILED");
+    assert_eq!(
+        refused.json()["errors"],
+        json!([
+            "firstName is required",
+            "lastName must be 1 to 100 characters long",
+            "email must be a valid e-mail address",
+            "phone must be 4 to 30 characters of digits, spaces, +, - and parentheses",
+            "message must be 1 to 5000 characters long",
+            "source must be 1 to 200 characters long",
+        ])
+    );
+
+    let blank = post(json!({
+        "firstName": "   ",
+        "lastName": null,
+        "email": null,
+        "phone": "123",
+        "message": "  \n ",
+    }))
+    .send()
+    .await
+    .expect(400);
+    assert_eq!(
+        blank.json()["errors"],
+        json!([
+            "firstName must not be empty",
+            "lastName is required",
+            "email is required",
+            "phone must be 4 to 30 characters of digits, spaces, +, - and parentheses",
+            "message must not be empty",
+        ])
+    );
+
+    let too_long_phone = {
+        let mut body = form("Ana", "Silva", "ana@example.com");
+        body["phone"] = json!("1".repeat(31));
+        body
+    };
+    assert_eq!(
+        post(too_long_phone).send().await.expect(400).json()["errors"],
+        json!(["phone must be 4 to 30 characters of digits, spaces, +, - and parentheses"])
+    );
+
+    let mut unknown = form("Ana", "Silva", "ana@example.com");
+    unknown["status"] = json!("REPLIED");
+    let unknown = post(unknown).send().await.expect(400);
+    assert!(unknown.text().contains("status"), "{}", unknown.text());
+
+    let wrong_type = post(json!({
+        "firstName": 5, "lastName": "Silva", "email": "ana@example.com", "message": "Hi"
+    }))
+    .send()
+    .await
+    .expect(400);
+    assert_eq!(wrong_type.code(), "VALIDATION_FAILED");
+
+    let not_json = app
+        .post("/contact")
+        .header("x-forwarded-for", &fresh_client())
+        .body("text/plain", "firstName=Ana")
+        .send()
+        .await
+        .expect(415);
+    assert_eq!(not_json.code(), "UNSUPPORTED_MEDIA_TYPE");
+    app.post("/contact")
+        .header("x-forwarded-for", &fresh_client())
+        .body("application/json", "{\"firstName\":")
+        .send()
+        .await
+        .expect(400);
+
+    let admin = app.admin().await;
+    let list = app
+        .get("/contact/admin")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(list["pagination"]["totalItems"], 0);
+}
+
+#[tokio::test]
+async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_pages() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let admin = app.admin().await;
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let contact = send_contact(
+            &app,
+            &form(
+                &format!("Visitor{i:02}"),
+                "Plain",
+                &format!("v{i:02}@example.com"),
+            ),
+        )
+        .await;
+        ids.push(id_of(&contact));
+        app.clock.advance(TimeDelta::seconds(1));
+    }
+    let maria = send_contact(
+        &app,
+        &form("María", "Fernández_50%", "Maria.F@Mail.Example"),
+    )
+    .await;
+    ids.push(id_of(&maria));
+
+    let first = app
+        .get("/contact/admin")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(
+        first["pagination"],
+        json!({
+            "currentPage": 1, "totalPages": 2, "totalItems": 13, "itemsPerPage": 10,
+            "hasNextPage": true, "hasPrevPage": false,
+        })
+    );
+    let listed: Vec<&str> = first["list"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    let newest: Vec<&str> = ids.iter().rev().take(10).map(String::as_str).collect();
+    assert_eq!(listed, newest, "newest first");
+
+    let second = app
+        .get("/contact/admin?page=2&limit=10")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    let rest: Vec<&str> = second["list"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    assert_eq!(rest, vec![&ids[2], &ids[1], &ids[0]]);
+    assert_eq!(second["pagination"]["hasNextPage"], false);
+    assert_eq!(second["pagination"]["hasPrevPage"], true);
+    let past = app
+        .get("/contact/admin?page=5&limit=5")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(past["list"], json!([]));
+    assert_eq!(past["pagination"]["totalItems"], 13);
+    assert_eq!(past["pagination"]["totalPages"], 3);
+
+    // Statuses: two in progress, one closed, one replied.
+    for (id, status) in [
+        (&ids[0], "IN_PROGRESS"),
+        (&ids[5], "IN_PROGRESS"),
+        (&ids[7], "CLOSED"),
+    ] {
+        app.patch(&format!("/contact/admin/{id}/status"))
+            .bearer(&admin.access)
+            .json(&json!({ "status": status }))
+            .send()
+            .await
+            .expect(200);
+    }
+    app.post(&format!("/contact/admin/{}/reply", ids[3]))
+        .bearer(&admin.access)
+        .json(&json!({ "replyMessage": "Thanks!" }))
+        .send()
+        .await
+        .expect(200);
+
+    let count = |query: String| {
+        let admin = admin.access.clone();
+        let app = &app;
+        async move {
+            let data = app
+                .get(&format!("/contact/admin{query}"))
+                .bearer(&admin)
+                .send()
+                .await
+                .expect(200)
+                .data();
+            let ids: Vec<String> = data["list"]
+                .as_array()
+                .expect("list")
+                .iter()
+                .filter_map(|c| c["id"].as_str().map(str::to_owned))
+                .collect();
+            (data["pagination"]["totalItems"].as_i64().unwrap_or(-1), ids)
+        }
+    };
+    assert_eq!(
+        count("?status=IN_PROGRESS".into()).await,
+        (2, vec![ids[5].clone(), ids[0].clone()])
+    );
+    assert_eq!(
+        count("?status=CLOSED".into()).await,
+        (1, vec![ids[7].clone()])
+    );
+    assert_eq!(
+        count("?status=REPLIED".into()).await,
+        (1, vec![ids[3].clone()])
+    );
+    assert_eq!(count("?status=PENDING".into()).await.0, 9);
+    assert_eq!(
+        count("?status=".into()).await.0,
+        13,
+        "empty means no filter"
+    );
+
+    // q: first name, last name or e-mail, case-insensitive substrings; wildcards are literal.
+    assert_eq!(
+        count("?q=MAR%C3%8DA".into()).await,
+        (1, vec![ids[12].clone()])
+    );
+    assert_eq!(
+        count("?q=fern%C3%A1ndez".into()).await,
+        (1, vec![ids[12].clone()])
+    );
+    assert_eq!(
+        count("?q=mail.example".into()).await,
+        (1, vec![ids[12].clone()])
+    );
+    assert_eq!(count("?q=visitor0".into()).await.0, 10);
+    assert_eq!(count("?q=V1".into()).await.0, 2, "v10@, v11@");
+    assert_eq!(count("?q=plain".into()).await.0, 12);
+    assert_eq!(count("?q=_50%25".into()).await.0, 1);
+    assert_eq!(count("?q=%25".into()).await.0, 1, "% is a literal");
+    assert_eq!(count("?q=_".into()).await.0, 1, "_ is a literal");
+    assert_eq!(count("?q=nobody".into()).await, (0, vec![]));
+    let none = app
+        .get("/contact/admin?q=nobody")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(none["pagination"]["totalPages"], 0);
+    assert_eq!(
+        count("?status=IN_PROGRESS&q=visitor05".into()).await,
+        (1, vec![ids[5].clone()])
+    );
+    assert_eq!(
+        count("?status=IN_PROGRESS&limit=1&page=2".into()).await,
+        (2, vec![ids[0].clone()])
+    );
+
+    for bad in [
+        "/contact/admin?status=OPEN",
+        "/contact/admin?status=pending",
+        "/contact/admin?page=0",
+        "/contact/admin?limit=101",
+        "/contact/admin?limit=ten",
+    ] {
+        assert_eq!(
+            app.get(bad)
+                .bearer(&admin.access)
+                .send()
+                .await
+                .expect(400)
+                .code(),
+            "VALIDATION_FAILED",
+            "{bad}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let admin = app.admin().await;
+    let contact = send_contact(&app, &form("Ana", "Silva", "Ana@Example.com")).await;
+    let id = id_of(&contact);
+    app.clock.advance(TimeDelta::minutes(30));
+    // Access tokens are short-lived: sign in again after moving the clock.
+    let admin = app.sign_in(&admin.email).await;
+
+    let reply = "Dear Ana,\nclasses <b>start</b> at 18:30 & end at 20:00. \"See\" you!";
+    let replied = app
+        .post(&format!("/contact/admin/{id}/reply"))
+        .bearer(&admin.access)
+        .json(&json!({ "replyMessage": format!("  {reply}  ") }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(replied["status"], "REPLIED");
+    assert_eq!(replied["replyMessage"], reply);
+    assert_eq!(replied["repliedAt"], "2026-11-22T10:30:00.000Z");
+    assert_eq!(replied["updatedAt"], "2026-11-22T10:30:00.000Z");
+    assert_eq!(replied["createdAt"], "2026-11-22T10:00:00.000Z");
+    assert_eq!(replied["message"], contact["message"]);
+
+    let mails = app.mail_to("ana@example.com", 1).await;
+    assert_eq!(mails.len(), 1, "one mail to the visitor");
+    let mail = &mails[0];
+    assert_eq!(mail.to, vec!["ana@example.com".to_owned()]);
+    assert_eq!(mail.from, "school@langcamp.test");
+    assert_eq!(
+        mail.header("Subject").as_deref(),
+        Some("Re: your message to Langcamp, Ana Silva")
+    );
+    let text = mail.text_body();
+    assert!(text.contains(reply), "text part: {text}");
+    assert!(text.contains("Hello Ana,"), "text part: {text}");
+    assert!(
+        text.contains("> Hello, this is Ana."),
+        "quotes the visitor: {text}"
+    );
+    let html = mail.html_body().expect("an HTML part");
+    assert!(
+        html.contains(
+            "Dear Ana,<br>classes &lt;b&gt;start&lt;/b&gt; at 18:30 &amp; end at 20:00. &quot;See&quot; you!"
+        ),
+        "HTML part: {html}"
+    );
+    assert!(!html.contains("<b>start</b>"), "HTML part: {html}");
+
+    let stored = app
+        .get(&format!("/contact/admin/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(stored, replied);
+    assert_eq!(queued_replies(&app).await, 1);
+}
+
+#[tokio::test]
+async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mail() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let admin = app.admin().await;
+    let id = id_of(&send_contact(&app, &form("Bo", "Lee", "bo@example.com")).await);
+    app.clock.advance(TimeDelta::hours(1));
+    let admin = app.sign_in(&admin.email).await;
+    let first = app
+        .post(&format!("/contact/admin/{id}/reply"))
+        .bearer(&admin.access)
+        .json(&json!({ "replyMessage": "First answer" }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(first["repliedAt"], "2026-11-22T11:00:00.000Z");
+    app.mail_to("bo@example.com", 1).await;
+
+    // Closing it and replying again re-opens it as replied.
+    app.patch(&format!("/contact/admin/{id}/status"))
+        .bearer(&admin.access)
+        .json(&json!({ "status": "CLOSED" }))
+        .send()
+        .await
+        .expect(200);
+    app.clock.advance(TimeDelta::days(2));
+    let admin = app.sign_in(&admin.email).await;
+    let second = app
+        .post(&format!("/contact/admin/{id}/reply"))
+        .bearer(&admin.access)
+        .json(&json!({ "replyMessage": "Second answer" }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(second["status"], "REPLIED");
+    assert_eq!(second["replyMessage"], "Second answer");
+    assert_eq!(second["repliedAt"], "2026-11-24T11:00:00.000Z");
+    assert_eq!(second["updatedAt"], "2026-11-24T11:00:00.000Z");
+
+    let mails = app.mail_to("bo@example.com", 2).await;
+    assert_eq!(mails.len(), 2);
+    let texts: Vec<String> = mails.iter().map(|m| m.text_body()).collect();
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("First answer")).count(),
+        1
+    );
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("Second answer")).count(),
+        1
+    );
+    assert_eq!(queued_replies(&app).await, 2);
+}
+
+#[tokio::test]
+async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let admin = app.admin().await;
+    let contact = send_contact(&app, &form("Cy", "Ng", "cy@example.com")).await;
+    let id = id_of(&contact);
+    app.clock.advance(TimeDelta::minutes(5));
+    for (body, message) in [
+        (json!({}), "replyMessage is required"),
+        (json!({ "replyMessage": null }), "replyMessage is required"),
+        (
+            json!({ "replyMessage": "  \n " }),
+            "replyMessage must not be empty",
+        ),
+        (
+            json!({ "replyMessage": "r".repeat(10_001) }),
+            "replyMessage must be 1 to 10000 characters long",
+        ),
+    ] {
+        let refused = app
+            .post(&format!("/contact/admin/{id}/reply"))
+            .bearer(&admin.access)
+            .json(&body)
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(refused.json()["errors"], json!([message]));
+    }
+    let unknown_field = app
+        .post(&format!("/contact/admin/{id}/reply"))
+        .bearer(&admin.access)
+        .json(&json!({ "replyMessage": "Hi", "cc": "someone@example.com" }))
+        .send()
+        .await
+        .expect(400);
+    assert!(
+        unknown_field.text().contains("cc"),
+        "{}",
+        unknown_field.text()
+    );
+    app.post(&format!("/contact/admin/{id}/reply"))
+        .bearer(&admin.access)
+        .body("text/plain", "Hi")
+        .send()
+        .await
+        .expect(415);
+
+    let stored = app
+        .get(&format!("/contact/admin/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(stored, contact);
+    assert_eq!(queued_replies(&app).await, 0);
+
+    // The longest reply goes through.
+    let long = "r".repeat(10_000);
+    let replied = app
+        .post(&format!("/contact/admin/{id}/reply"))
+        .bearer(&admin.access)
+        .json(&json!({ "replyMessage": long }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(replied["replyMessage"], long);
+    assert_eq!(queued_replies(&app).await, 1);
+}
+
+#[tokio::test]
+async fn admins_can_set_every_status_from_any_state_and_unknown_ones_are_refused() {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let admin = app.admin().await;
+    let contact = send_contact(&app, &form("Di", "Ro", "di@example.com")).await;
+    let id = id_of(&contact);
+    let path = format!("/contact/admin/{id}/status");
+    for (minutes, status) in [
+        (1, "IN_PROGRESS"),
+        (2, "REPLIED"),
+        (3, "CLOSED"),
+        (4, "PENDING"),
+        (5, "CLOSED"),
+        (6, "IN_PROGRESS"),
+    ] {
+        app.clock.advance(TimeDelta::minutes(1));
+        let updated = app
+            .patch(&path)
+            .bearer(&admin.access)
+            .json(&json!({ "status": status }))
+            .send()
+            .await
+            .expect(200)
+            .data();
+        assert_eq!(updated["status"], status);
+        assert_eq!(
+            updated["updatedAt"],
+            format!("2026-11-22T10:{minutes:02}:00.000Z")
+        );
+        assert_eq!(updated["createdAt"], "2026-11-22T10:00:00.000Z");
+        assert_eq!(updated["repliedAt"], Value::Null, "no reply was sent");
+        assert_eq!(updated["replyMessage"], Value::Null);
+    }
+    assert_eq!(
+        queued_replies(&app).await,
+        0,
+        "a status change sends no mail"
+    );
+
+    let status_message = "status must be one of PENDING, IN_PROGRESS, REPLIED, CLOSED";
+    for (body, message) in [
+        (json!({ "status": "OPEN" }), status_message),
+        (json!({ "status": "pending" }), status_message),
+        (json!({ "status": "" }), status_message),
+        (json!({ "status": null }), "status is required"),
+        (json!({}), "status is required"),
+    ] {
+        let refused = app
+            .patch(&path)
+            .bearer(&admin.access)
+            .json(&body)
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(refused.code(), "VALIDATION_FAILED");
+        assert_eq!(refused.json()["errors"], json!([message]), "{body}");
+    }
+    app.patch(&path)
+        .bearer(&admin.access)
+        .json(&json!({ "status": 3 }))
+        .send()
+        .await
+        .expect(400);
+    app.patch(&path)
+        .bearer(&admin.access)
+        .json(&json!({ "status": "CLOSED", "note": "x" }))
+        .send()
+        .await
+        .expect(400);
+    let current = app
+        .get(&format!("/contact/admin/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(current["status"], "IN_PROGRESS", "refusals changed nothing");
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_contact_ids_are_404_everywhere() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let kept = id_of(&send_contact(&app, &form("Ed", "Po", "ed@example.com")).await);
+    for id in [
+        "0190a0c4-0000-7000-8000-000000000000",
+        "not-an-id",
+        "%27%20OR%201=1",
+        "12345",
+    ] {
+        let not_found = app
+            .get(&format!("/contact/admin/{id}"))
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(404);
+        assert_eq!(not_found.code(), "NOT_FOUND");
+        assert_eq!(
+            not_found.json()["errors"],
+            json!(["contact request not found"])
+        );
+        app.post(&format!("/contact/admin/{id}/reply"))
+            .bearer(&admin.access)
+            .json(&json!({ "replyMessage": "Hello" }))
+            .send()
+            .await
+            .expect(404);
+        app.patch(&format!("/contact/admin/{id}/status"))
+            .bearer(&admin.access)
+            .json(&json!({ "status": "CLOSED" }))
+            .send()
+            .await
+            .expect(404);
+        app.delete(&format!("/contact/admin/{id}"))
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(404);
+    }
+    assert_eq!(queued_replies(&app).await, 0);
+    let still = app
+        .get(&format!("/contact/admin/{kept}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(still["status"], "PENDING");
+}
+
+#[tokio::test]
+async fn deleting_a_contact_removes_it_for_good() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let gone = id_of(&send_contact(&app, &form("Fay", "Ox", "fay@example.com")).await);
+    let kept = id_of(&send_contact(&app, &form("Gus", "Ox", "gus@example.com")).await);
+    let deleted = app
+        .delete(&format!("/contact/admin/{gone}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(deleted, json!({ "id": gone, "deleted": true }));
+    app.get(&format!("/contact/admin/{gone}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(404);
+    app.delete(&format!("/contact/admin/{gone}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(404);
+    let list = app
+        .get("/contact/admin")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(list["pagination"]["totalItems"], 1);
+    assert_eq!(list["list"][0]["id"], kept.as_str());
+}
+
+#[tokio::test]
+async fn a_name_with_line_breaks_cannot_add_mail_headers() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let contact = send_contact(
+        &app,
+        &json!({
+            "firstName": "Eve\r\nBcc: victim@example.com",
+            "lastName": "Doe\r\nTo: other@example.com\r\n\r\nforged body",
+            "email": "eve@example.com",
+            "message": "Hi\r\nBcc: victim2@example.com",
+        }),
+    )
+    .await;
+    assert_eq!(contact["firstName"], "Eve\r\nBcc: victim@example.com");
+    app.post(&format!("/contact/admin/{}/reply", id_of(&contact)))
+        .bearer(&admin.access)
+        .json(&json!({ "replyMessage": "Hello\r\nCc: victim3@example.com" }))
+        .send()
+        .await
+        .expect(200);
+
+    let mails = app.mail_to("eve@example.com", 1).await;
+    assert_eq!(mails.len(), 1);
+    let mail = &mails[0];
+    assert_eq!(
+        mail.to,
+        vec!["eve@example.com".to_owned()],
+        "the visitor is the only recipient"
+    );
+    let mut names: Vec<String> = mail
+        .header_names()
+        .into_iter()
+        .map(|n| n.to_ascii_lowercase())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        vec![
+            "content-type",
+            "date",
+            "from",
+            "mime-version",
+            "subject",
+            "to"
+        ],
+        "headers: {:?}",
+        mail.header_names()
+    );
+    assert_eq!(mail.header("To").as_deref(), Some("eve@example.com"));
+    assert_eq!(
+        mail.header("Subject").as_deref(),
+        Some(
+            "Re: your message to Langcamp, Eve Bcc: victim@example.com Doe To: other@example.com forged body"
+        )
+    );
+    // The only mail the sink ever saw (apart from the admin's sign-in code) is this one.
+    let others: Vec<Vec<String>> = app
+        .smtp
+        .messages()
+        .into_iter()
+        .map(|m| m.to)
+        .filter(|to| to != &vec!["admin@langcamp.test".to_owned()])
+        .collect();
+    assert_eq!(others, vec![vec!["eve@example.com".to_owned()]]);
+}
+
+#[tokio::test]
+async fn the_contact_form_takes_six_requests_per_hour_from_one_client() {
+    let app = TestApp::spawn().await;
+    for i in 0..6 {
+        app.post("/contact")
+            .header("x-forwarded-for", "198.51.100.60")
+            .json(&form("Rate", "Limited", &format!("r{i}@example.com")))
+            .send()
+            .await
+            .expect(201);
+    }
+    let refused = app
+        .post("/contact")
+        .header("x-forwarded-for", "198.51.100.60")
+        .json(&form("Rate", "Limited", "r7@example.com"))
+        .send()
+        .await
+        .expect(429);
+    assert_eq!(refused.code(), "RATE_LIMITED");
+    let retry_after: u64 = refused
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!((1..=3600).contains(&retry_after), "{retry_after}");
+    // Another client still has its own budget.
+    app.post("/contact")
+        .header("x-forwarded-for", "198.51.100.61")
+        .json(&form("Other", "Client", "other@example.com"))
+        .send()
+        .await
+        .expect(201);
+
+    let admin = app.admin().await;
+    let list = app
+        .get("/contact/admin")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(
+        list["pagination"]["totalItems"], 7,
+        "the refused one was not stored"
+    );
+}
+
+#[tokio::test]
+async fn contact_administration_needs_an_admin() {
+    let app = TestApp::spawn().await;
+    let student = app.student("student@example.com").await;
+    let admin = app.admin().await;
+    let root = app.superadmin().await;
+    let contact = send_contact(&app, &form("Hal", "Jo", "hal@example.com")).await;
+    let id = id_of(&contact);
+
+    // (method, path, body) of every admin operation; delete last.
+    let operations: Vec<(&str, String, Option<Value>)> = vec![
+        ("GET", "/contact/admin".into(), None),
+        ("GET", format!("/contact/admin/{id}"), None),
+        (
+            "POST",
+            format!("/contact/admin/{id}/reply"),
+            Some(json!({ "replyMessage": "Answer" })),
+        ),
+        (
+            "PATCH",
+            format!("/contact/admin/{id}/status"),
+            Some(json!({ "status": "CLOSED" })),
+        ),
+        ("DELETE", format!("/contact/admin/{id}"), None),
+    ];
+    let call = |method: &str, path: &str, body: &Option<Value>, token: Option<&str>| {
+        let mut call = match method {
+            "GET" => app.get(path),
+            "POST" => app.post(path),
+            "PATCH" => app.patch(path),
+            _ => app.delete(path),
+        };
+        if let Some(token) = token {
+            call = call.bearer(token);
+        }
+        if let Some(body) = body {
+            call = call.json(body);
+        }
+        call.send()
+    };
+    for (method, path, body) in &operations {
+        let anonymous = call(method, path, body, None).await.expect(401);
+        assert_eq!(anonymous.code(), "UNAUTHORIZED", "{method} {path}");
+        call(method, path, &Some(json!({ "bad": true })), None)
+            .await
+            .expect(401);
+        let user = call(method, path, body, Some(&student.access))
+            .await
+            .expect(403);
+        assert_eq!(user.code(), "FORBIDDEN", "{method} {path}");
+        call(
+            method,
+            path,
+            &Some(json!({ "bad": true })),
+            Some(&student.access),
+        )
+        .await
+        .expect(403);
+        call(method, path, body, Some("not-a-token"))
+            .await
+            .expect(401);
+    }
+    // Nothing changed and nothing was sent.
+    let unchanged = app
+        .get(&format!("/contact/admin/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(unchanged, contact);
+    assert_eq!(queued_replies(&app).await, 0);
+
+    for (method, path, body) in &operations {
+        call(method, path, body, Some(&admin.access))
+            .await
+            .expect(200);
+    }
+    let again = id_of(&send_contact(&app, &form("Ivy", "Jo", "ivy@example.com")).await);
+    for (method, path, body) in &operations {
+        let path = path.replace(&id, &again);
+        call(method, &path, body, Some(&root.access))
+            .await
+            .expect(200);
+    }
+}
