@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use langcamp_core::contacts::ContactStatus;
 use langcamp_core::{Page, Pagination};
 
 use crate::input::{LineInput, TextArea};
@@ -26,6 +27,9 @@ pub struct App {
     pub busy: BTreeMap<u64, Busy>,
     next_id: u64,
     pub users: views::users::UsersState,
+    pub contacts: views::contacts::ContactsState,
+    pub courses: views::courses::CoursesState,
+    pub settings: views::settings::SettingsState,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +89,8 @@ pub enum Overlay {
 pub enum ChoicePurpose {
     /// The role of a user.
     Role { id: String, email: String },
+    /// The status of a contact request.
+    ContactStatus { id: String, current: ContactStatus },
 }
 
 /// What a prompt is for.
@@ -96,7 +102,20 @@ pub enum PromptPurpose {
 
 /// What the editor is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EditorPurpose {}
+pub enum EditorPurpose {
+    /// A reply to a contact request.
+    Reply { id: String, email: String },
+    /// The JSON value of a setting.
+    Setting { key: String },
+}
+
+/// A view's search box.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Search {
+    pub query: LineInput,
+    /// The box has the keyboard.
+    pub active: bool,
+}
 
 /// A list shown as a table, page by page, with a selected row.
 #[derive(Clone, Debug)]
@@ -208,6 +227,9 @@ impl App {
             busy: BTreeMap::new(),
             next_id: 0,
             users: views::users::UsersState::default(),
+            contacts: views::contacts::ContactsState::default(),
+            courses: views::courses::CoursesState::default(),
+            settings: views::settings::SettingsState::default(),
         }
     }
 
@@ -236,11 +258,59 @@ impl App {
         }
     }
 
+    /// The current view's search box, if it has one.
+    fn search(&self) -> Option<&Search> {
+        match self.view {
+            View::Users => Some(&self.users.search),
+            View::Contacts => Some(&self.contacts.search),
+            View::Courses | View::Settings => None,
+        }
+    }
+
+    fn search_mut(&mut self) -> Option<&mut Search> {
+        match self.view {
+            View::Users => Some(&mut self.users.search),
+            View::Contacts => Some(&mut self.contacts.search),
+            View::Courses | View::Settings => None,
+        }
+    }
+
     /// The current view's search field when it is being typed in.
     pub fn search_field(&self) -> Option<&LineInput> {
-        match self.view {
-            View::Users => self.users.searching.then_some(&self.users.query),
+        self.search().filter(|s| s.active).map(|s| &s.query)
+    }
+
+    /// Typing in a search box reloads page 1 with each change; Esc clears the search.
+    fn search_action(&mut self, action: Action) -> Vec<Task> {
+        let Some(search) = self.search_mut() else {
+            return Vec::new();
+        };
+        let changed = match action {
+            Action::Submit => {
+                search.active = false;
+                false
+            }
+            Action::Back => {
+                search.active = false;
+                let had_text = !search.query.text().is_empty();
+                search.query.clear();
+                had_text
+            }
+            other => {
+                let before = search.query.text().to_owned();
+                edit_line(&mut search.query, other);
+                search.query.text() != before
+            }
+        };
+        if !changed {
+            return Vec::new();
         }
+        match self.view {
+            View::Users => self.users.list.first_page(),
+            View::Contacts => self.contacts.list.first_page(),
+            View::Courses | View::Settings => {}
+        }
+        self.load(self.view)
     }
 
     /// The status line's activity for the current view, e.g. `Loading users…`.
@@ -270,6 +340,9 @@ impl App {
     pub fn load(&mut self, view: View) -> Vec<Task> {
         match view {
             View::Users => views::users::load(self),
+            View::Contacts => views::contacts::load(self),
+            View::Courses => views::courses::load(self),
+            View::Settings => views::settings::load(self),
         }
     }
 
@@ -297,9 +370,7 @@ impl App {
         self.message = None;
         match self.overlay.take() {
             Some(overlay) => self.overlay_action(overlay, action),
-            None if self.search_field().is_some() => match self.view {
-                View::Users => views::users::search_action(self, action),
-            },
+            None if self.search_field().is_some() => self.search_action(action),
             None => self.normal_action(action),
         }
     }
@@ -317,6 +388,9 @@ impl App {
             Action::Back => Vec::new(),
             action => match self.view {
                 View::Users => views::users::action(self, action),
+                View::Contacts => views::contacts::action(self, action),
+                View::Courses => views::courses::action(self, action),
+                View::Settings => views::settings::action(self, action),
             },
         }
     }
@@ -459,6 +533,9 @@ impl App {
             ChoicePurpose::Role { id, email } => {
                 views::users::role_chosen(self, id, email, selected)
             }
+            ChoicePurpose::ContactStatus { id, current } => {
+                views::contacts::status_chosen(self, id, current, selected)
+            }
         }
     }
 
@@ -476,8 +553,11 @@ impl App {
     }
 
     /// The editor was submitted: the task saving it, if the text can be sent.
-    fn edited(&mut self, purpose: &EditorPurpose, _editor: &TextArea) -> Option<Task> {
-        match *purpose {}
+    fn edited(&mut self, purpose: &EditorPurpose, editor: &TextArea) -> Option<Task> {
+        match purpose {
+            EditorPurpose::Reply { id, email } => views::contacts::reply(self, id, email, editor),
+            EditorPurpose::Setting { key } => views::settings::save(self, key, editor),
+        }
     }
 
     /// Applies the answer of a core call.
@@ -494,6 +574,9 @@ impl App {
                 self.load(busy.view)
             }
             Ok(Data::Users(page)) => views::users::loaded(self, done.id, page),
+            Ok(Data::Contacts(page)) => views::contacts::loaded(self, done.id, page),
+            Ok(Data::Courses(list)) => views::courses::loaded(self, done.id, list),
+            Ok(Data::Settings(list)) => views::settings::loaded(self, done.id, list),
             Err(text) => {
                 if self.awaiting() == Some(done.id) {
                     self.clear_awaiting();
@@ -522,12 +605,14 @@ impl App {
 
     /// A load failed: the view keeps what it showed and stops saying "loading".
     fn load_failed(&mut self, view: View, id: u64) {
-        match view {
-            View::Users => {
-                if self.users.list.load_id == Some(id) {
-                    self.users.list.load_id = None;
-                }
-            }
+        let load_id = match view {
+            View::Users => &mut self.users.list.load_id,
+            View::Contacts => &mut self.contacts.list.load_id,
+            View::Courses => &mut self.courses.list.load_id,
+            View::Settings => &mut self.settings.list.load_id,
+        };
+        if *load_id == Some(id) {
+            *load_id = None;
         }
     }
 }
@@ -535,7 +620,9 @@ impl App {
 /// The status line's text while `job` runs.
 fn busy_label(job: &Job) -> &'static str {
     match job {
-        Job::DeleteUser { .. } => "Deleting…",
+        Job::DeleteUser { .. } | Job::DeleteContact { .. } | Job::DeleteCourse { .. } => {
+            "Deleting…"
+        }
         _ => "Saving…",
     }
 }

@@ -33,6 +33,9 @@ pub enum Action {
     Delete,
     EditEmail,
     SetRole,
+    SetStatus,
+    TogglePublish,
+    Duplicate,
     // Text entry, confirmation and choices.
     Type(char),
     Backspace,
@@ -238,6 +241,39 @@ fn view_bindings(view: View) -> Vec<Binding> {
                 bind(&[key(Char('e'))], "e", "e-mail", Action::EditEmail),
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
             ]);
+        }
+        View::Contacts => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Enter)], "Enter", "reply", Action::Open),
+                bind(&[key(Char('s'))], "s", "status", Action::SetStatus),
+                bind(&[key(Char('d'))], "d", "delete", Action::Delete),
+                bind(&[key(Char('f'))], "f", "filter", Action::CycleFilter),
+                bind(&[key(Char('/'))], "/", "search", Action::Search),
+            ]);
+        }
+        View::Courses => {
+            list.extend(list_keys());
+            list.extend([
+                bind(
+                    &[key(Char('p'))],
+                    "p",
+                    "publish/unpublish",
+                    Action::TogglePublish,
+                ),
+                bind(&[key(Char('c'))], "c", "duplicate", Action::Duplicate),
+                bind(&[key(Char('d'))], "d", "delete", Action::Delete),
+            ]);
+        }
+        View::Settings => {
+            list.extend(list_keys());
+            list.push(bind(
+                &[key(Enter), key(Char('e'))],
+                "Enter/e",
+                "edit value",
+                Action::Open,
+            ));
         }
     }
     list

@@ -2,7 +2,13 @@
 //! task with [`execute`] and sends the [`Done`] back through the one event channel.
 //! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
 
+use langcamp_core::contacts::{
+    Contact, ContactFilter, ContactStatus, ContactStatusInput, ReplyInput,
+};
+use langcamp_core::courses::{Course, CourseInput, CourseQuery};
+use langcamp_core::settings::{Setting, SettingInput};
 use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
+use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
 
 /// A core call to make, numbered so its answer finds its way back.
@@ -34,12 +40,52 @@ pub enum Job {
         id: String,
         email: String,
     },
+    Contacts {
+        q: String,
+        status: Option<ContactStatus>,
+        page: u32,
+    },
+    ReplyContact {
+        id: String,
+        email: String,
+        text: String,
+    },
+    SetContactStatus {
+        id: String,
+        status: ContactStatus,
+    },
+    DeleteContact {
+        id: String,
+        who: String,
+    },
+    Courses,
+    PublishCourse {
+        id: String,
+        title: String,
+        publish: bool,
+    },
+    DuplicateCourse {
+        id: String,
+        title: String,
+    },
+    DeleteCourse {
+        id: String,
+        title: String,
+    },
+    Settings,
+    PutSetting {
+        key: String,
+        value: serde_json::Value,
+    },
 }
 
 /// What came back: data for a view, or the confirmation of a write.
 #[derive(Debug)]
 pub enum Data {
     Users(Page<User>),
+    Contacts(Page<Contact>),
+    Courses(Vec<Course>),
+    Settings(Vec<Setting>),
     /// A write succeeded; the text says what was done.
     Written(String),
 }
@@ -90,6 +136,58 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         Job::DeleteUser { id, email } => {
             core.delete_user(op, &id).await?;
             Data::Written(format!("deleted {email}"))
+        }
+        Job::Contacts { q, status, page } => {
+            let filter = ContactFilter {
+                status: status.map(|s| s.as_str().to_owned()),
+                q: Some(q),
+            };
+            Data::Contacts(core.list_contacts(op, &filter, page_request(page)).await?)
+        }
+        Job::ReplyContact { id, email, text } => {
+            let input = ReplyInput {
+                reply_message: Some(text),
+            };
+            core.reply_to_contact(op, &id, input).await?;
+            Data::Written(format!("reply saved; the mail to {email} is queued"))
+        }
+        Job::SetContactStatus { id, status } => {
+            let input = ContactStatusInput {
+                status: Some(status.as_str().to_owned()),
+            };
+            core.set_contact_status(op, &id, input).await?;
+            Data::Written(format!("status set to {status}"))
+        }
+        Job::DeleteContact { id, who } => {
+            core.delete_contact(op, &id).await?;
+            Data::Written(format!("deleted the request from {who}"))
+        }
+        Job::Courses => {
+            let courses = core.list_courses(op, &CourseQuery::default()).await?;
+            Data::Courses(courses.as_ref().clone())
+        }
+        Job::PublishCourse { id, title, publish } => {
+            let input = CourseInput {
+                is_published: Patch::Value(publish),
+                ..CourseInput::default()
+            };
+            core.update_course(op, &id, input).await?;
+            let done = if publish { "published" } else { "unpublished" };
+            Data::Written(format!("{done} \"{title}\""))
+        }
+        Job::DuplicateCourse { id, title } => {
+            let copy = core.duplicate_course(op, &id).await?;
+            Data::Written(format!("duplicated \"{title}\" as \"{}\"", copy.title))
+        }
+        Job::DeleteCourse { id, title } => {
+            core.delete_course(op, &id).await?;
+            Data::Written(format!("deleted \"{title}\""))
+        }
+        Job::Settings => Data::Settings(core.list_settings(op).await?),
+        Job::PutSetting { key, value } => {
+            core.put_setting(op, SettingInput::new(key.clone(), value))
+                .await?;
+            Data::Written(format!("saved {key}"))
         }
     })
 }

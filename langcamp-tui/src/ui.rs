@@ -10,7 +10,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Row, Table, TableState, Tabs, Wrap};
 
-use crate::app::{App, Listing, Overlay};
+use crate::app::{App, Listing, Overlay, Search};
 use crate::keymap::{self, Mode};
 use crate::view::View;
 use crate::views;
@@ -27,6 +27,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     render_tabs(app, frame, tabs);
     match app.view {
         View::Users => views::users::render(app, frame, body),
+        View::Contacts => views::contacts::render(app, frame, body),
+        View::Courses => views::courses::render(app, frame, body),
+        View::Settings => views::settings::render(app, frame, body),
     }
     render_status(app, frame, status);
     render_footer(app, frame, footer);
@@ -288,6 +291,24 @@ pub fn selected_style() -> Style {
         .fg(Color::Black)
         .bg(Color::Cyan)
         .add_modifier(Modifier::BOLD)
+}
+
+/// `Search: text` for a filter bar, placing the cursor while the box is typed in.
+pub fn search_spans(search: &Search, frame: &mut Frame, area: Rect) -> Vec<Span<'static>> {
+    let mut spans = vec![Span::styled("Search: ", dim())];
+    if search.active {
+        spans.push(Span::styled(search.query.text().to_owned(), input_style()));
+        let cursor = u16::try_from(search.query.cursor()).unwrap_or(u16::MAX);
+        let x = area.x.saturating_add(8).saturating_add(cursor);
+        if x < area.right() {
+            frame.set_cursor_position((x, area.y));
+        }
+    } else if search.query.text().is_empty() {
+        spans.push(Span::styled("(press /)", dim()));
+    } else {
+        spans.push(Span::raw(search.query.text().to_owned()));
+    }
+    spans
 }
 
 /// A `Label: value` line of a detail pane.

@@ -4,15 +4,21 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum View {
     Users,
+    Contacts,
+    Courses,
+    Settings,
 }
 
 impl View {
     /// Every view, in tab order; view `n` is switched to with the key `n`.
-    pub const ALL: [View; 1] = [View::Users];
+    pub const ALL: [View; 4] = [View::Users, View::Contacts, View::Courses, View::Settings];
 
     pub fn title(self) -> &'static str {
         match self {
             View::Users => "Users",
+            View::Contacts => "Contacts",
+            View::Courses => "Courses",
+            View::Settings => "Settings",
         }
     }
 

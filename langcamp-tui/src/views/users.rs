@@ -8,7 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
 
-use crate::app::{App, ChoicePurpose, Listing, Overlay, PromptPurpose, edit_line};
+use crate::app::{App, ChoicePurpose, Listing, Overlay, PromptPurpose, Search};
 use crate::input::LineInput;
 use crate::keymap::Action;
 use crate::task::{Job, Task};
@@ -18,9 +18,7 @@ use crate::view::View;
 #[derive(Clone, Debug, Default)]
 pub struct UsersState {
     /// The search text (e-mail or name).
-    pub query: LineInput,
-    /// The search box has the keyboard.
-    pub searching: bool,
+    pub search: Search,
     pub role: Option<Role>,
     /// Registration complete (`Some(true)`), incomplete, or either.
     pub complete: Option<bool>,
@@ -30,7 +28,7 @@ pub struct UsersState {
 pub(crate) fn load(app: &mut App) -> Vec<Task> {
     let s = &app.users;
     let job = Job::Users {
-        q: s.query.text().to_owned(),
+        q: s.search.query.text().to_owned(),
         role: s.role,
         complete: s.complete,
         page: s.list.page,
@@ -57,7 +55,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
         Action::Down => s.list.down(),
         Action::NextPage if s.list.next_page() => return load(app),
         Action::PrevPage if s.list.prev_page() => return load(app),
-        Action::Search => s.searching = true,
+        Action::Search => s.search.active = true,
         Action::CycleFilter => {
             s.role = match s.role {
                 None => Some(Role::User),
@@ -120,35 +118,6 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
         _ => {}
     }
     Vec::new()
-}
-
-/// Typing in the search box reloads page 1 with each change.
-pub(crate) fn search_action(app: &mut App, action: Action) -> Vec<Task> {
-    let s = &mut app.users;
-    match action {
-        Action::Submit => {
-            s.searching = false;
-            Vec::new()
-        }
-        Action::Back => {
-            s.searching = false;
-            if s.query.text().is_empty() {
-                return Vec::new();
-            }
-            s.query.clear();
-            s.list.first_page();
-            load(app)
-        }
-        other => {
-            let before = s.query.text().to_owned();
-            edit_line(&mut s.query, other);
-            if s.query.text() == before {
-                return Vec::new();
-            }
-            s.list.first_page();
-            load(app)
-        }
-    }
 }
 
 pub(crate) fn role_chosen(app: &mut App, id: String, email: String, selected: usize) -> Vec<Task> {
@@ -216,18 +185,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 fn render_filter_bar(s: &UsersState, frame: &mut Frame, area: Rect) {
-    let mut spans = vec![Span::styled("Search: ", ui::dim())];
-    if s.searching {
-        spans.push(Span::styled(s.query.text().to_owned(), ui::input_style()));
-        let x = area.x + 8 + u16::try_from(s.query.cursor()).unwrap_or(0);
-        if x < area.right() {
-            frame.set_cursor_position((x, area.y));
-        }
-    } else if s.query.text().is_empty() {
-        spans.push(Span::styled("(press /)", ui::dim()));
-    } else {
-        spans.push(Span::raw(s.query.text().to_owned()));
-    }
+    let mut spans = ui::search_spans(&s.search, frame, area);
     spans.push(Span::styled("   Role: ", ui::dim()));
     spans.push(Span::raw(s.role.map_or("all", Role::as_str)));
     spans.push(Span::styled("   Registration: ", ui::dim()));
