@@ -80,7 +80,7 @@ pub struct KeyContext {
 pub struct Binding {
     pub keys: Vec<Key>,
     /// The keys as shown on screen, e.g. `↑/k`.
-    pub label: &'static str,
+    pub label: String,
     pub help: &'static str,
     pub action: Action,
     /// Shown in the footer (the rest only in the full help).
@@ -105,17 +105,17 @@ const fn ctrl(c: char) -> Key {
     }
 }
 
-fn bind(keys: &[Key], label: &'static str, help: &'static str, action: Action) -> Binding {
+fn bind(keys: &[Key], label: &str, help: &'static str, action: Action) -> Binding {
     Binding {
         keys: keys.to_vec(),
-        label,
+        label: label.to_owned(),
         help,
         action,
         footer: true,
     }
 }
 
-fn more(keys: &[Key], label: &'static str, help: &'static str, action: Action) -> Binding {
+fn more(keys: &[Key], label: &str, help: &'static str, action: Action) -> Binding {
     Binding {
         footer: false,
         ..bind(keys, label, help, action)
@@ -137,7 +137,12 @@ pub fn bindings(cx: KeyContext) -> Vec<Binding> {
             ];
             list.extend(view_bindings(cx.view));
             list.extend([
-                bind(&[key(Tab)], "1-7/Tab", "views", Action::NextView),
+                bind(
+                    &[key(Tab)],
+                    &format!("1-{}/Tab", View::ALL.len()),
+                    "views",
+                    Action::NextView,
+                ),
                 more(
                     &[key(BackTab)],
                     "Shift-Tab",
@@ -181,7 +186,16 @@ pub fn bindings(cx: KeyContext) -> Vec<Binding> {
             more(&[key(End), ctrl('e')], "End", "end", Action::End),
         ],
         Mode::Editor => vec![
-            bind(&[ctrl('s')], "Ctrl-S", "send", Action::Submit),
+            bind(
+                &[ctrl('s')],
+                "Ctrl-S",
+                if cx.view == View::Contacts {
+                    "send"
+                } else {
+                    "save"
+                },
+                Action::Submit,
+            ),
             bind(&[key(Esc)], "Esc", "cancel", Action::Back),
             bind(&[key(Enter)], "Enter", "new line", Action::Newline),
             more(

@@ -17,11 +17,12 @@ use crate::views;
 
 /// Draws the whole console.
 pub fn render(app: &App, frame: &mut Frame) {
+    let footer_lines = footer_lines(app, frame.area().width);
     let [tabs, body, status, footer] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(u16::try_from(footer_lines.len()).unwrap_or(1)),
     ])
     .areas(frame.area());
     render_tabs(app, frame, tabs);
@@ -32,7 +33,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         View::Settings => views::settings::render(app, frame, body),
     }
     render_status(app, frame, status);
-    render_footer(app, frame, footer);
+    frame.render_widget(Paragraph::new(footer_lines), footer);
     if let Some(overlay) = &app.overlay {
         render_overlay(app, overlay, frame, body);
     }
@@ -82,19 +83,28 @@ fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(line, area);
 }
 
-fn render_footer(app: &App, frame: &mut Frame, area: Rect) {
-    let mut spans = Vec::new();
+/// The keys that work here, on one line or, when they do not fit, on two.
+fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width);
+    let mut lines = vec![Line::default()];
+    let mut used = 0;
     for b in keymap::bindings(app.key_context())
-        .iter()
+        .into_iter()
         .filter(|b| b.footer)
     {
-        spans.push(Span::styled(
-            format!(" {} ", b.label),
-            Style::new().fg(Color::Black).bg(Color::Gray),
-        ));
-        spans.push(Span::raw(format!(" {} ", b.help)));
+        let help = format!(" {}  ", b.help);
+        let len = b.label.chars().count() + help.chars().count();
+        if used + len > width && used > 0 && lines.len() < 2 {
+            lines.push(Line::default());
+            used = 0;
+        }
+        used += len;
+        if let Some(line) = lines.last_mut() {
+            line.push_span(Span::styled(b.label, key_style()));
+            line.push_span(Span::raw(help));
+        }
     }
-    frame.render_widget(Line::from(spans), area);
+    lines
 }
 
 fn render_overlay(app: &App, overlay: &Overlay, frame: &mut Frame, area: Rect) {
@@ -221,7 +231,7 @@ fn render_overlay(app: &App, overlay: &Overlay, frame: &mut Frame, area: Rect) {
 }
 
 fn render_help(app: &App, frame: &mut Frame, area: Rect) {
-    let popup = centered(area, 64, area.height);
+    let popup = centered(area, 72, area.height);
     frame.render_widget(Clear, popup);
     let mut lines = vec![Line::from(Span::styled(
         format!("{} view", app.view.title()),
@@ -233,7 +243,7 @@ fn render_help(app: &App, frame: &mut Frame, area: Rect) {
     };
     for b in keymap::bindings(context) {
         lines.push(Line::from(vec![
-            Span::styled(format!("  {:<12}", b.label), Style::new().fg(Color::Cyan)),
+            Span::styled(format!("  {:<12}", b.label), key_style()),
             Span::raw(b.help),
         ]));
     }
@@ -243,7 +253,9 @@ fn render_help(app: &App, frame: &mut Frame, area: Rect) {
         dim(),
     )));
     frame.render_widget(
-        Paragraph::new(lines).block(popup_block(" Help (Esc closes) ")),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(popup_block(" Help (Esc closes) ")),
         popup,
     );
 }
@@ -283,7 +295,7 @@ pub fn input_style() -> Style {
 }
 
 fn key_style() -> Style {
-    Style::new().fg(Color::Black).bg(Color::Gray)
+    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
 }
 
 pub fn selected_style() -> Style {
