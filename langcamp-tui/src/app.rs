@@ -28,6 +28,7 @@ pub struct App {
     next_id: u64,
     pub users: views::users::UsersState,
     pub contacts: views::contacts::ContactsState,
+    pub materials: views::materials::MaterialsState,
     pub courses: views::courses::CoursesState,
     pub settings: views::settings::SettingsState,
 }
@@ -71,6 +72,11 @@ pub enum Overlay {
         purpose: PromptPurpose,
         /// The task that is saving it: the prompt closes when it succeeds, and stays
         /// (with the error in the status line) when it fails.
+        awaiting: Option<u64>,
+    },
+    /// Users picked by search, for a material.
+    Picker {
+        picker: views::materials::Picker,
         awaiting: Option<u64>,
     },
     /// Several lines of text.
@@ -228,6 +234,7 @@ impl App {
             next_id: 0,
             users: views::users::UsersState::default(),
             contacts: views::contacts::ContactsState::default(),
+            materials: views::materials::MaterialsState::default(),
             courses: views::courses::CoursesState::default(),
             settings: views::settings::SettingsState::default(),
         }
@@ -246,6 +253,7 @@ impl App {
             Some(Overlay::Choice { .. }) => Mode::Choice,
             Some(Overlay::Prompt { .. }) => Mode::Line,
             Some(Overlay::Editor { .. }) => Mode::Editor,
+            Some(Overlay::Picker { .. }) => Mode::Picker,
             None if self.search_field().is_some() => Mode::Line,
             None => Mode::Normal,
         }
@@ -263,7 +271,7 @@ impl App {
         match self.view {
             View::Users => Some(&self.users.search),
             View::Contacts => Some(&self.contacts.search),
-            View::Courses | View::Settings => None,
+            View::Materials | View::Courses | View::Settings => None,
         }
     }
 
@@ -271,7 +279,7 @@ impl App {
         match self.view {
             View::Users => Some(&mut self.users.search),
             View::Contacts => Some(&mut self.contacts.search),
-            View::Courses | View::Settings => None,
+            View::Materials | View::Courses | View::Settings => None,
         }
     }
 
@@ -308,7 +316,7 @@ impl App {
         match self.view {
             View::Users => self.users.list.first_page(),
             View::Contacts => self.contacts.list.first_page(),
-            View::Courses | View::Settings => {}
+            View::Materials | View::Courses | View::Settings => {}
         }
         self.load(self.view)
     }
@@ -341,6 +349,7 @@ impl App {
         match view {
             View::Users => views::users::load(self),
             View::Contacts => views::contacts::load(self),
+            View::Materials => views::materials::load(self),
             View::Courses => views::courses::load(self),
             View::Settings => views::settings::load(self),
         }
@@ -389,6 +398,7 @@ impl App {
             action => match self.view {
                 View::Users => views::users::action(self, action),
                 View::Contacts => views::contacts::action(self, action),
+                View::Materials => views::materials::action(self, action),
                 View::Courses => views::courses::action(self, action),
                 View::Settings => views::settings::action(self, action),
             },
@@ -496,6 +506,9 @@ impl App {
                 });
                 tasks
             }
+            Overlay::Picker { picker, awaiting } => {
+                views::materials::picker_action(self, picker, awaiting, action)
+            }
             Overlay::Editor {
                 title,
                 context,
@@ -573,7 +586,17 @@ impl App {
                 self.info(text);
                 self.load(busy.view)
             }
-            Ok(Data::Users(page)) => views::users::loaded(self, done.id, page),
+            Ok(Data::Users(page)) => {
+                let mut page = Some(page);
+                if views::materials::users_found(self, done.id, &mut page) {
+                    return Vec::new();
+                }
+                match page {
+                    Some(page) => views::users::loaded(self, done.id, page),
+                    None => Vec::new(),
+                }
+            }
+            Ok(Data::Materials(page)) => views::materials::loaded(self, done.id, page),
             Ok(Data::Contacts(page)) => views::contacts::loaded(self, done.id, page),
             Ok(Data::Courses(list)) => views::courses::loaded(self, done.id, list),
             Ok(Data::Settings(list)) => views::settings::loaded(self, done.id, list),
@@ -590,14 +613,21 @@ impl App {
 
     fn awaiting(&self) -> Option<u64> {
         match &self.overlay {
-            Some(Overlay::Prompt { awaiting, .. } | Overlay::Editor { awaiting, .. }) => *awaiting,
+            Some(
+                Overlay::Prompt { awaiting, .. }
+                | Overlay::Editor { awaiting, .. }
+                | Overlay::Picker { awaiting, .. },
+            ) => *awaiting,
             _ => None,
         }
     }
 
     fn clear_awaiting(&mut self) {
-        if let Some(Overlay::Prompt { awaiting, .. } | Overlay::Editor { awaiting, .. }) =
-            &mut self.overlay
+        if let Some(
+            Overlay::Prompt { awaiting, .. }
+            | Overlay::Editor { awaiting, .. }
+            | Overlay::Picker { awaiting, .. },
+        ) = &mut self.overlay
         {
             *awaiting = None;
         }
@@ -608,6 +638,12 @@ impl App {
         let load_id = match view {
             View::Users => &mut self.users.list.load_id,
             View::Contacts => &mut self.contacts.list.load_id,
+            View::Materials => match &mut self.overlay {
+                Some(Overlay::Picker { picker, .. }) if picker.users.load_id == Some(id) => {
+                    &mut picker.users.load_id
+                }
+                _ => &mut self.materials.list.load_id,
+            },
             View::Courses => &mut self.courses.list.load_id,
             View::Settings => &mut self.settings.list.load_id,
         };
@@ -890,7 +926,12 @@ mod tests {
             .collect();
         assert_eq!(
             roles,
-            [Some(Role::User), Some(Role::Admin), Some(Role::Superadmin), None]
+            [
+                Some(Role::User),
+                Some(Role::Admin),
+                Some(Role::Superadmin),
+                None
+            ]
         );
         let tasks = app.update(Action::CycleFilter2);
         assert!(matches!(

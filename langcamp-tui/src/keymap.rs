@@ -36,6 +36,10 @@ pub enum Action {
     SetStatus,
     TogglePublish,
     Duplicate,
+    Assign,
+    Unassign,
+    /// Mark or unmark (the user picker).
+    Toggle,
     // Text entry, confirmation and choices.
     Type(char),
     Backspace,
@@ -65,6 +69,8 @@ pub enum Mode {
     Line,
     /// The multi-line editor.
     Editor,
+    /// Picking users by search.
+    Picker,
 }
 
 /// Everything the keymap needs to know about the state.
@@ -185,6 +191,24 @@ pub fn bindings(cx: KeyContext) -> Vec<Binding> {
             more(&[key(Home), ctrl('a')], "Home", "start", Action::Home),
             more(&[key(End), ctrl('e')], "End", "end", Action::End),
         ],
+        Mode::Picker => vec![
+            bind(&[key(Enter)], "Enter", "apply", Action::Submit),
+            bind(&[key(Char(' '))], "Space", "mark", Action::Toggle),
+            bind(&[key(Up)], "↑↓", "select", Action::Up),
+            more(&[key(Down)], "↓", "down", Action::Down),
+            bind(&[key(Esc)], "Esc", "cancel", Action::Back),
+            more(
+                &[key(Backspace)],
+                "Backspace",
+                "delete left",
+                Action::Backspace,
+            ),
+            more(&[key(Delete)], "Del", "delete right", Action::DeleteChar),
+            more(&[key(Left)], "←", "left", Action::Left),
+            more(&[key(Right)], "→", "right", Action::Right),
+            more(&[key(Home)], "Home", "start", Action::Home),
+            more(&[key(End)], "End", "end", Action::End),
+        ],
         Mode::Editor => vec![
             bind(
                 &[ctrl('s')],
@@ -267,6 +291,19 @@ fn view_bindings(view: View) -> Vec<Binding> {
                 bind(&[key(Char('/'))], "/", "search", Action::Search),
             ]);
         }
+        View::Materials => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Char('a'))], "a", "assign to users", Action::Assign),
+                bind(
+                    &[key(Char('u'))],
+                    "u",
+                    "unassign from a user",
+                    Action::Unassign,
+                ),
+            ]);
+        }
         View::Courses => {
             list.extend(list_keys());
             list.extend([
@@ -315,7 +352,7 @@ pub fn map_key(cx: KeyContext, event: KeyEvent) -> Option<Action> {
         return Some(binding.action);
     }
     match (cx.mode, event.code) {
-        (Mode::Line | Mode::Editor, Char(c))
+        (Mode::Line | Mode::Editor | Mode::Picker, Char(c))
             if !is_ctrl && !event.modifiers.contains(KeyModifiers::ALT) =>
         {
             Some(Action::Type(c))
@@ -379,6 +416,7 @@ mod tests {
             Mode::Choice,
             Mode::Line,
             Mode::Editor,
+            Mode::Picker,
         ] {
             let cx = KeyContext {
                 mode,

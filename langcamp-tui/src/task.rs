@@ -6,6 +6,7 @@ use langcamp_core::contacts::{
     Contact, ContactFilter, ContactStatus, ContactStatusInput, ReplyInput,
 };
 use langcamp_core::courses::{Course, CourseInput, CourseQuery};
+use langcamp_core::materials::{AssignInput, Material};
 use langcamp_core::settings::{Setting, SettingInput};
 use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
 use langcamp_core::validate::Patch;
@@ -58,6 +59,20 @@ pub enum Job {
         id: String,
         who: String,
     },
+    Materials {
+        page: u32,
+    },
+    AssignMaterial {
+        id: String,
+        title: String,
+        user_ids: Vec<String>,
+    },
+    UnassignMaterial {
+        id: String,
+        title: String,
+        user_id: String,
+        email: String,
+    },
     Courses,
     PublishCourse {
         id: String,
@@ -84,6 +99,7 @@ pub enum Job {
 pub enum Data {
     Users(Page<User>),
     Contacts(Page<Contact>),
+    Materials(Page<Material>),
     Courses(Vec<Course>),
     Settings(Vec<Setting>),
     /// A write succeeded; the text says what was done.
@@ -161,6 +177,44 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         Job::DeleteContact { id, who } => {
             core.delete_contact(op, &id).await?;
             Data::Written(format!("deleted the request from {who}"))
+        }
+        Job::Materials { page } => {
+            Data::Materials(core.list_materials(op, None, page_request(page)).await?)
+        }
+        Job::AssignMaterial {
+            id,
+            title,
+            user_ids,
+        } => {
+            let input = AssignInput {
+                user_ids: Some(user_ids),
+            };
+            let result = core.assign_material(op, &id, input).await?;
+            let mut text = format!(
+                "assigned \"{title}\" to {} {}",
+                result.assigned,
+                if result.assigned == 1 {
+                    "user"
+                } else {
+                    "users"
+                }
+            );
+            if result.already_assigned > 0 {
+                text.push_str(&format!(" ({} had it already)", result.already_assigned));
+            }
+            if result.assigned > 0 {
+                text.push_str("; mails queued");
+            }
+            Data::Written(text)
+        }
+        Job::UnassignMaterial {
+            id,
+            title,
+            user_id,
+            email,
+        } => {
+            core.unassign_material(op, &id, &user_id).await?;
+            Data::Written(format!("unassigned \"{title}\" from {email}"))
         }
         Job::Courses => {
             let courses = core.list_courses(op, &CourseQuery::default()).await?;

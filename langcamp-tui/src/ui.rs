@@ -29,6 +29,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     match app.view {
         View::Users => views::users::render(app, frame, body),
         View::Contacts => views::contacts::render(app, frame, body),
+        View::Materials => views::materials::render(app, frame, body),
         View::Courses => views::courses::render(app, frame, body),
         View::Settings => views::settings::render(app, frame, body),
     }
@@ -110,6 +111,9 @@ fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
 fn render_overlay(app: &App, overlay: &Overlay, frame: &mut Frame, area: Rect) {
     match overlay {
         Overlay::Help => render_help(app, frame, area),
+        Overlay::Picker { picker, awaiting } => {
+            views::materials::render_picker(picker, awaiting.is_some(), frame, area);
+        }
         Overlay::Confirm { question, .. } => {
             let popup = centered(area, 60, 5);
             frame.render_widget(Clear, popup);
@@ -279,7 +283,7 @@ pub fn block(title: &str) -> Block<'_> {
         .title(title)
 }
 
-fn popup_block(title: &str) -> Block<'_> {
+pub fn popup_block(title: &str) -> Block<'_> {
     Block::bordered()
         .border_type(BorderType::Double)
         .border_style(Style::new().fg(Color::Cyan))

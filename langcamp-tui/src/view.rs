@@ -5,18 +5,26 @@
 pub enum View {
     Users,
     Contacts,
+    Materials,
     Courses,
     Settings,
 }
 
 impl View {
     /// Every view, in tab order; view `n` is switched to with the key `n`.
-    pub const ALL: [View; 4] = [View::Users, View::Contacts, View::Courses, View::Settings];
+    pub const ALL: [View; 5] = [
+        View::Users,
+        View::Contacts,
+        View::Materials,
+        View::Courses,
+        View::Settings,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
             View::Users => "Users",
             View::Contacts => "Contacts",
+            View::Materials => "Materials",
             View::Courses => "Courses",
             View::Settings => "Settings",
         }

@@ -2,5 +2,6 @@
 
 pub mod contacts;
 pub mod courses;
+pub mod materials;
 pub mod settings;
 pub mod users;

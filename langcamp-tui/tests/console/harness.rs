@@ -9,6 +9,7 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use langcamp_core::contacts::{ContactInput, ContactStatusInput, ReplyInput};
 use langcamp_core::courses::CourseInput;
+use langcamp_core::materials::MaterialInput;
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
@@ -83,7 +84,11 @@ impl Console {
         let op = &Actor::Operator;
         let core = &self.core;
         for (email, role, name) in [
-            ("head@langcamp.example", Role::Superadmin, Some("Helena Head")),
+            (
+                "head@langcamp.example",
+                Role::Superadmin,
+                Some("Helena Head"),
+            ),
             ("maria@langcamp.example", Role::Admin, Some("Maria Costa")),
             ("ana.silva@example.com", Role::User, Some("Ana Silva")),
             ("jonas.weber@example.com", Role::User, Some("Jonas Weber")),
@@ -183,6 +188,26 @@ impl Console {
         ] {
             let input: CourseInput = serde_json::from_value(course).expect("course");
             core.create_course(op, input).await.expect("create course");
+            self.tick();
+        }
+
+        for material in [
+            json!({
+                "title": "Everyday German, unit 1", "targetLanguage": "de", "level": "A1",
+                "locale": "en", "description": "Greetings, numbers and the café.",
+                "videos": [
+                    {"title": "Greetings", "url": "https://video.example.com/greetings"},
+                    {"url": "https://video.example.com/numbers"}
+                ]
+            }),
+            json!({
+                "title": "Business English: meetings", "targetLanguage": "en", "level": "B2"
+            }),
+        ] {
+            let input: MaterialInput = serde_json::from_value(material).expect("material");
+            core.create_material(op, input, Vec::new())
+                .await
+                .expect("create material");
             self.tick();
         }
 

@@ -34,6 +34,13 @@ async fn the_contacts_view_shows_requests_and_the_selected_message() {
 }
 
 #[tokio::test]
+async fn the_materials_view_shows_materials_with_their_pdfs_and_videos() {
+    let mut console = open(View::Materials).await;
+    console.press(KeyCode::Down).await;
+    assert_snapshot(&console, "materials");
+}
+
+#[tokio::test]
 async fn the_courses_view_shows_published_and_unpublished_courses() {
     let console = open(View::Courses).await;
     assert_snapshot(&console, "courses");

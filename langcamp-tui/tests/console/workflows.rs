@@ -77,3 +77,88 @@ async fn an_empty_reply_is_not_sent_and_the_editor_stays_open() {
     let screen = console.screen(100, 30);
     assert!(screen.contains("PENDING"), "{screen}");
 }
+
+/// The kinds of mail queued for `recipient`, oldest first.
+async fn outbox(console: &crate::harness::Console, recipient: &str) -> Vec<String> {
+    sqlx::query("SELECT kind FROM mail_outbox WHERE recipient = $1 ORDER BY created_at")
+        .bind(recipient)
+        .fetch_all(console.core.db().reader())
+        .await
+        .expect("outbox")
+        .iter()
+        .map(|r| r.get("kind"))
+        .collect()
+}
+
+async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<String> {
+    let op = &Actor::Operator;
+    let user = console
+        .core
+        .get_user_by_email(op, email)
+        .await
+        .expect("user");
+    console
+        .core
+        .user_materials(op, &user.id)
+        .await
+        .expect("materials")
+        .into_iter()
+        .map(|a| a.material.title)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again() {
+    let mut console = open(View::Materials).await;
+    // The newest material, "Business English: meetings", is selected.
+    console.press(KeyCode::Char('a')).await;
+    console.type_text("example.com").await;
+    console.press(KeyCode::Char(' ')).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Char(' ')).await;
+    assert_snapshot(&console, "materials-assign-picker");
+    console.press(KeyCode::Enter).await;
+    assert!(console.app.overlay.is_none());
+    let message = console.app.message.clone().expect("message");
+    assert_eq!(
+        message.text,
+        "assigned \"Business English: meetings\" to 2 users; mails queued"
+    );
+    assert_eq!(
+        materials_of(&console, "new.student@example.com").await,
+        ["Business English: meetings"]
+    );
+    assert_eq!(
+        materials_of(&console, "ana.silva@example.com").await,
+        ["Business English: meetings"]
+    );
+    assert_eq!(
+        outbox(&console, "ana.silva@example.com").await,
+        ["material_assignment"]
+    );
+
+    console.press(KeyCode::Char('u')).await;
+    console.type_text("ana").await;
+    console.press(KeyCode::Enter).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "unassigned \"Business English: meetings\" from ana.silva@example.com"
+    );
+    assert!(materials_of(&console, "ana.silva@example.com").await.is_empty());
+    assert_eq!(
+        materials_of(&console, "new.student@example.com").await.len(),
+        1
+    );
+
+    // Unassigning again fails in core; the picker stays open with the error shown.
+    console.press(KeyCode::Char('u')).await;
+    console.type_text("ana").await;
+    console.press(KeyCode::Enter).await;
+    let message = console.app.message.clone().expect("message");
+    assert!(message.is_error);
+    assert_eq!(message.text, "this material is not assigned to that user");
+    assert!(console.app.overlay.is_some());
+    console.press(KeyCode::Esc).await;
+    assert!(console.app.overlay.is_none());
+}
