@@ -115,7 +115,13 @@ fn render_overlay(app: &App, overlay: &Overlay, frame: &mut Frame, area: Rect) {
             views::materials::render_picker(picker, awaiting.is_some(), frame, area);
         }
         Overlay::Confirm { question, .. } => {
-            let popup = centered(area, 60, 5);
+            // Room for the question wrapped at words (with some slack), a blank line and
+            // the keys.
+            let width = 60u16.min(area.width);
+            let per_line = usize::from(width.saturating_sub(8).max(1));
+            let lines = question.chars().count().div_ceil(per_line);
+            let height = u16::try_from(lines).unwrap_or(1).saturating_add(4);
+            let popup = centered(area, width, height);
             frame.render_widget(Clear, popup);
             frame.render_widget(
                 Paragraph::new(vec![

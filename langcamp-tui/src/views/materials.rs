@@ -252,14 +252,16 @@ fn detail(m: &Material) -> Vec<Line<'static>> {
         ui::dim(),
     )));
     for video in &m.videos {
-        lines.push(Line::from(format!(
-            "  {}",
-            video.title.clone().unwrap_or_else(|| video.url.clone())
-        )));
-        lines.push(Line::from(Span::styled(
-            format!("    {}", video.url),
-            ui::dim(),
-        )));
+        match &video.title {
+            Some(title) => {
+                lines.push(Line::from(format!("  {title}")));
+                lines.push(Line::from(Span::styled(
+                    format!("    {}", video.url),
+                    ui::dim(),
+                )));
+            }
+            None => lines.push(Line::from(format!("  {}", video.url))),
+        }
     }
     lines
 }

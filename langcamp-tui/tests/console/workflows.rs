@@ -162,3 +162,199 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     console.press(KeyCode::Esc).await;
     assert!(console.app.overlay.is_none());
 }
+
+async fn user(console: &crate::harness::Console, email: &str) -> langcamp_core::users::User {
+    console
+        .core
+        .get_user_by_email(&Actor::Operator, email)
+        .await
+        .expect("user")
+}
+
+#[tokio::test]
+async fn a_role_is_changed_from_the_user_list() {
+    let mut console = open(View::Users).await;
+    console.press(KeyCode::Char('/')).await;
+    console.type_text("jonas").await;
+    console.press(KeyCode::Enter).await;
+    console.press(KeyCode::Char('s')).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Enter).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "jonas.weber@example.com is now admin"
+    );
+    assert_eq!(
+        user(&console, "jonas.weber@example.com").await.role,
+        langcamp_core::Role::Admin
+    );
+    let screen = console.screen(100, 30);
+    assert!(screen.contains("Search: jonas"), "{screen}");
+    assert!(screen.contains("Users · page 1 of 1 · 1 user "), "{screen}");
+}
+
+#[tokio::test]
+async fn refusing_to_demote_the_last_superadmin_leaves_the_console_usable() {
+    let mut console = open(View::Users).await;
+    console.press(KeyCode::Char('f')).await;
+    console.press(KeyCode::Char('f')).await;
+    console.press(KeyCode::Char('f')).await;
+    assert_eq!(console.app.users.list.items.len(), 1, "only the superadmin");
+    console.press(KeyCode::Char('s')).await;
+    console.press(KeyCode::Up).await;
+    console.press(KeyCode::Up).await;
+    console.press(KeyCode::Enter).await;
+    assert_snapshot(&console, "users-error");
+    assert_eq!(
+        user(&console, "head@langcamp.example").await.role,
+        langcamp_core::Role::Superadmin
+    );
+    // The next key clears the error and works as usual.
+    console.press(KeyCode::Char('f')).await;
+    assert!(console.app.message.is_none());
+    assert_eq!(console.app.users.list.items.len(), 5);
+}
+
+#[tokio::test]
+async fn an_e_mail_address_is_edited_and_a_bad_one_is_refused_in_place() {
+    let mut console = open(View::Users).await;
+    // new.student@example.com is selected; replace the domain.
+    console.press(KeyCode::Char('e')).await;
+    for _ in 0.."example.com".len() {
+        console.press(KeyCode::Backspace).await;
+    }
+    console.press(KeyCode::Enter).await;
+    let message = console.app.message.clone().expect("message");
+    assert!(message.is_error, "{message:?}");
+    assert!(console.app.overlay.is_some(), "the prompt stays open");
+    console.type_text("school.example").await;
+    console.press(KeyCode::Enter).await;
+    assert!(console.app.overlay.is_none());
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "e-mail changed to new.student@school.example"
+    );
+    assert_eq!(console.app.users.list.items[0].email, "new.student@school.example");
+}
+
+#[tokio::test]
+async fn a_user_is_deleted_only_after_confirmation() {
+    let mut console = open(View::Users).await;
+    console.press(KeyCode::Char('d')).await;
+    console.press(KeyCode::Char('n')).await;
+    assert_eq!(console.app.users.list.items.len(), 5);
+    console.press(KeyCode::Char('d')).await;
+    assert_snapshot(&console, "users-confirm-delete");
+    console.press(KeyCode::Char('y')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "deleted new.student@example.com"
+    );
+    assert_eq!(console.app.users.list.items.len(), 4);
+    let gone = console
+        .core
+        .get_user_by_email(&Actor::Operator, "new.student@example.com")
+        .await;
+    assert!(gone.is_err());
+}
+
+#[tokio::test]
+async fn a_contact_status_is_changed_and_the_filter_follows_it() {
+    let mut console = open(View::Contacts).await;
+    // Marta Reis (PENDING) is selected.
+    console.press(KeyCode::Char('s')).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Enter).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "status set to CLOSED"
+    );
+    assert_eq!(console.app.contacts.list.items[0].status, ContactStatus::Closed);
+    let statuses = |console: &crate::harness::Console| -> Vec<String> {
+        console
+            .app
+            .contacts
+            .list
+            .items
+            .iter()
+            .map(|c| c.first_name.clone())
+            .collect()
+    };
+    console.press(KeyCode::Char('f')).await;
+    assert_eq!(console.app.contacts.status, Some(ContactStatus::Pending));
+    assert!(statuses(&console).is_empty());
+    console.press(KeyCode::Char('f')).await;
+    assert_eq!(statuses(&console), ["Peter"]);
+    console.press(KeyCode::Char('d')).await;
+    console.press(KeyCode::Char('y')).await;
+    assert!(statuses(&console).is_empty());
+    console.press(KeyCode::Char('f')).await;
+    console.press(KeyCode::Char('f')).await;
+    console.press(KeyCode::Char('f')).await;
+    assert_eq!(console.app.contacts.status, None);
+    assert_eq!(statuses(&console), ["Marta", "Chloé"]);
+}
+
+#[tokio::test]
+async fn courses_are_published_duplicated_and_deleted() {
+    let mut console = open(View::Courses).await;
+    console.press(KeyCode::Down).await; // Business English, unpublished
+    console.press(KeyCode::Char('p')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "published \"Business English\""
+    );
+    assert!(console.app.courses.list.items[1].is_published);
+    console.press(KeyCode::Char('c')).await;
+    let titles: Vec<(String, bool)> = console
+        .app
+        .courses
+        .list
+        .items
+        .iter()
+        .map(|c| (c.title.clone(), c.is_published))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            ("German for Beginners".to_owned(), true),
+            ("Business English".to_owned(), true),
+            ("Business English (copy)".to_owned(), false),
+            ("Spanish Summer Camp".to_owned(), true),
+        ]
+    );
+    console.press(KeyCode::Char('p')).await;
+    assert!(!console.app.courses.list.items[1].is_published);
+    console.press(KeyCode::Char('d')).await;
+    console.press(KeyCode::Char('y')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "deleted \"Business English\""
+    );
+    assert_eq!(console.app.courses.list.items.len(), 3);
+}
+
+#[tokio::test]
+async fn a_setting_is_edited_as_json_and_bad_json_is_refused() {
+    let mut console = open(View::Settings).await;
+    console.press(KeyCode::Down).await; // max_class_size = 12
+    console.press(KeyCode::Enter).await;
+    console.press(KeyCode::Backspace).await;
+    console.press(KeyCode::Backspace).await;
+    console.type_text("{\"adults\": 10,").await;
+    console.ctrl('s').await;
+    let message = console.app.message.clone().expect("message");
+    assert!(message.is_error && message.text.starts_with("not valid JSON"), "{message:?}");
+    assert_snapshot(&console, "settings-bad-json");
+    console.type_text("\n\"kids\": 8}").await;
+    console.ctrl('s').await;
+    assert!(console.app.overlay.is_none());
+    let stored = console
+        .core
+        .get_setting(&Actor::Operator, "max_class_size")
+        .await
+        .expect("setting");
+    assert_eq!(stored.value, serde_json::json!({"adults": 10, "kids": 8}));
+}
