@@ -145,9 +145,15 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
         console.app.message.clone().expect("message").text,
         "unassigned \"Business English: meetings\" from ana.silva@example.com"
     );
-    assert!(materials_of(&console, "ana.silva@example.com").await.is_empty());
+    assert!(
+        materials_of(&console, "ana.silva@example.com")
+            .await
+            .is_empty()
+    );
     assert_eq!(
-        materials_of(&console, "new.student@example.com").await.len(),
+        materials_of(&console, "new.student@example.com")
+            .await
+            .len(),
         1
     );
 
@@ -234,7 +240,10 @@ async fn an_e_mail_address_is_edited_and_a_bad_one_is_refused_in_place() {
         console.app.message.clone().expect("message").text,
         "e-mail changed to new.student@school.example"
     );
-    assert_eq!(console.app.users.list.items[0].email, "new.student@school.example");
+    assert_eq!(
+        console.app.users.list.items[0].email,
+        "new.student@school.example"
+    );
 }
 
 #[tokio::test]
@@ -271,7 +280,10 @@ async fn a_contact_status_is_changed_and_the_filter_follows_it() {
         console.app.message.clone().expect("message").text,
         "status set to CLOSED"
     );
-    assert_eq!(console.app.contacts.list.items[0].status, ContactStatus::Closed);
+    assert_eq!(
+        console.app.contacts.list.items[0].status,
+        ContactStatus::Closed
+    );
     let statuses = |console: &crate::harness::Console| -> Vec<String> {
         console
             .app
@@ -346,7 +358,10 @@ async fn a_setting_is_edited_as_json_and_bad_json_is_refused() {
     console.type_text("{\"adults\": 10,").await;
     console.ctrl('s').await;
     let message = console.app.message.clone().expect("message");
-    assert!(message.is_error && message.text.starts_with("not valid JSON"), "{message:?}");
+    assert!(
+        message.is_error && message.text.starts_with("not valid JSON"),
+        "{message:?}"
+    );
     assert_snapshot(&console, "settings-bad-json");
     console.type_text("\n\"kids\": 8}").await;
     console.ctrl('s').await;
