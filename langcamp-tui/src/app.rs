@@ -8,7 +8,7 @@ use langcamp_core::contacts::ContactStatus;
 use langcamp_core::{Page, Pagination};
 
 use crate::input::{LineInput, TextArea};
-use crate::keymap::{Action, KeyContext, Mode};
+use crate::keymap::{Action, Focus, KeyContext, Mode};
 use crate::task::{Data, Done, Job, Task};
 use crate::view::View;
 use crate::views;
@@ -28,6 +28,7 @@ pub struct App {
     next_id: u64,
     pub users: views::users::UsersState,
     pub contacts: views::contacts::ContactsState,
+    pub placement: views::placement::PlacementState,
     pub materials: views::materials::MaterialsState,
     pub courses: views::courses::CoursesState,
     pub settings: views::settings::SettingsState,
@@ -104,6 +105,8 @@ pub enum ChoicePurpose {
 pub enum PromptPurpose {
     /// A user's new e-mail address.
     Email { id: String },
+    /// Whose test results to show.
+    ResultsOf,
 }
 
 /// What the editor is for.
@@ -234,6 +237,7 @@ impl App {
             next_id: 0,
             users: views::users::UsersState::default(),
             contacts: views::contacts::ContactsState::default(),
+            placement: views::placement::PlacementState::default(),
             materials: views::materials::MaterialsState::default(),
             courses: views::courses::CoursesState::default(),
             settings: views::settings::SettingsState::default(),
@@ -263,6 +267,10 @@ impl App {
         KeyContext {
             mode: self.mode(),
             view: self.view,
+            focus: match self.view {
+                View::Placement => self.placement.focus(),
+                _ => Focus::Main,
+            },
         }
     }
 
@@ -271,7 +279,7 @@ impl App {
         match self.view {
             View::Users => Some(&self.users.search),
             View::Contacts => Some(&self.contacts.search),
-            View::Materials | View::Courses | View::Settings => None,
+            View::Placement | View::Materials | View::Courses | View::Settings => None,
         }
     }
 
@@ -279,7 +287,7 @@ impl App {
         match self.view {
             View::Users => Some(&mut self.users.search),
             View::Contacts => Some(&mut self.contacts.search),
-            View::Materials | View::Courses | View::Settings => None,
+            View::Placement | View::Materials | View::Courses | View::Settings => None,
         }
     }
 
@@ -316,7 +324,7 @@ impl App {
         match self.view {
             View::Users => self.users.list.first_page(),
             View::Contacts => self.contacts.list.first_page(),
-            View::Materials | View::Courses | View::Settings => {}
+            View::Placement | View::Materials | View::Courses | View::Settings => {}
         }
         self.load(self.view)
     }
@@ -349,6 +357,7 @@ impl App {
         match view {
             View::Users => views::users::load(self),
             View::Contacts => views::contacts::load(self),
+            View::Placement => views::placement::load(self),
             View::Materials => views::materials::load(self),
             View::Courses => views::courses::load(self),
             View::Settings => views::settings::load(self),
@@ -394,10 +403,10 @@ impl App {
             Action::NextView => self.switch(self.view.next()),
             Action::PrevView => self.switch(self.view.prev()),
             Action::Reload => self.load(self.view),
-            Action::Back => Vec::new(),
             action => match self.view {
                 View::Users => views::users::action(self, action),
                 View::Contacts => views::contacts::action(self, action),
+                View::Placement => views::placement::action(self, action),
                 View::Materials => views::materials::action(self, action),
                 View::Courses => views::courses::action(self, action),
                 View::Settings => views::settings::action(self, action),
@@ -484,6 +493,9 @@ impl App {
                 let mut tasks = Vec::new();
                 match action {
                     Action::Back => return tasks,
+                    Action::Submit if purpose == PromptPurpose::ResultsOf => {
+                        return views::placement::results_of_user(self, input.text());
+                    }
                     Action::Submit if awaiting.is_none() => {
                         let task = self.prompted(&purpose, input.text());
                         let awaiting = task.as_ref().map(|t| t.id);
@@ -562,6 +574,7 @@ impl App {
                 };
                 Some(self.task(View::Users, "Saving…", job))
             }
+            PromptPurpose::ResultsOf => None,
         }
     }
 
@@ -597,6 +610,8 @@ impl App {
                 }
             }
             Ok(Data::Materials(page)) => views::materials::loaded(self, done.id, page),
+            Ok(Data::Tests(page)) => views::placement::tests_loaded(self, done.id, page),
+            Ok(Data::Results(page)) => views::placement::results_loaded(self, done.id, page),
             Ok(Data::Contacts(page)) => views::contacts::loaded(self, done.id, page),
             Ok(Data::Courses(list)) => views::courses::loaded(self, done.id, list),
             Ok(Data::Settings(list)) => views::settings::loaded(self, done.id, list),
@@ -636,6 +651,11 @@ impl App {
     /// A load failed: the view keeps what it showed and stops saying "loading".
     fn load_failed(&mut self, view: View, id: u64) {
         let load_id = match view {
+            View::Placement if self.placement.results.load_id == Some(id) => {
+                self.placement.results.loaded = true;
+                &mut self.placement.results.load_id
+            }
+            View::Placement => &mut self.placement.tests.load_id,
             View::Users => &mut self.users.list.load_id,
             View::Contacts => &mut self.contacts.list.load_id,
             View::Materials => match &mut self.overlay {
@@ -656,9 +676,10 @@ impl App {
 /// The status line's text while `job` runs.
 fn busy_label(job: &Job) -> &'static str {
     match job {
-        Job::DeleteUser { .. } | Job::DeleteContact { .. } | Job::DeleteCourse { .. } => {
-            "Deleting…"
-        }
+        Job::DeleteUser { .. }
+        | Job::DeleteContact { .. }
+        | Job::DeleteCourse { .. }
+        | Job::DeleteResult { .. } => "Deleting…",
         _ => "Saving…",
     }
 }

@@ -38,6 +38,8 @@ pub enum Action {
     Duplicate,
     Assign,
     Unassign,
+    ToggleActive,
+    ResultsByUser,
     /// Mark or unmark (the user picker).
     Toggle,
     // Text entry, confirmation and choices.
@@ -73,11 +75,20 @@ pub enum Mode {
     Picker,
 }
 
+/// Which pane of a view with two has the keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Focus {
+    #[default]
+    Main,
+    Secondary,
+}
+
 /// Everything the keymap needs to know about the state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyContext {
     pub mode: Mode,
     pub view: View,
+    pub focus: Focus,
 }
 
 /// One key binding: the keys that trigger it, how the footer and help show it, and the
@@ -141,7 +152,7 @@ pub fn bindings(cx: KeyContext) -> Vec<Binding> {
                 bind(&[key(Char('?'))], "?", "help", Action::ToggleHelp),
                 bind(&[key(Char('q'))], "q", "quit", Action::Quit),
             ];
-            list.extend(view_bindings(cx.view));
+            list.extend(view_bindings(cx.view, cx.focus));
             list.extend([
                 bind(
                     &[key(Tab)],
@@ -156,8 +167,15 @@ pub fn bindings(cx: KeyContext) -> Vec<Binding> {
                     Action::PrevView,
                 ),
                 more(&[key(Char('r'))], "r", "reload", Action::Reload),
-                more(&[key(Esc)], "Esc", "dismiss the message", Action::Back),
             ]);
+            if !list.iter().any(|b| b.keys.contains(&key(Esc))) {
+                list.push(more(
+                    &[key(Esc)],
+                    "Esc",
+                    "dismiss the message",
+                    Action::Back,
+                ));
+            }
             list
         }
         Mode::Help => vec![bind(
@@ -265,7 +283,7 @@ fn page_keys() -> [Binding; 2] {
     ]
 }
 
-fn view_bindings(view: View) -> Vec<Binding> {
+fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
     let mut list = Vec::new();
     match view {
         View::Users => {
@@ -289,6 +307,33 @@ fn view_bindings(view: View) -> Vec<Binding> {
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
                 bind(&[key(Char('f'))], "f", "filter", Action::CycleFilter),
                 bind(&[key(Char('/'))], "/", "search", Action::Search),
+            ]);
+        }
+        View::Placement if focus == Focus::Main => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Enter)], "Enter", "to results", Action::Open),
+                bind(
+                    &[key(Char('a'))],
+                    "a",
+                    "activate/deactivate",
+                    Action::ToggleActive,
+                ),
+                bind(
+                    &[key(Char('u'))],
+                    "u",
+                    "results of a user",
+                    Action::ResultsByUser,
+                ),
+            ]);
+        }
+        View::Placement => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Char('d'))], "d", "delete result", Action::Delete),
+                bind(&[key(Esc)], "Esc", "to tests", Action::Back),
             ]);
         }
         View::Materials => {
@@ -373,6 +418,7 @@ mod tests {
         KeyContext {
             mode: Mode::Normal,
             view,
+            focus: Focus::Main,
         }
     }
 
@@ -401,6 +447,7 @@ mod tests {
             let cx = KeyContext {
                 mode,
                 view: View::Users,
+                focus: Focus::Main,
             };
             assert_eq!(map_key(cx, press(Char('q'))), Some(Action::Type('q')));
             assert_eq!(map_key(cx, press(Char('1'))), Some(Action::Type('1')));
@@ -421,6 +468,7 @@ mod tests {
             let cx = KeyContext {
                 mode,
                 view: View::Users,
+                focus: Focus::Main,
             };
             assert_eq!(
                 map_key(cx, KeyEvent::new(Char('c'), KeyModifiers::CONTROL)),
@@ -435,6 +483,7 @@ mod tests {
         let cx = KeyContext {
             mode: Mode::Editor,
             view: View::Users,
+            focus: Focus::Main,
         };
         assert_eq!(
             map_key(cx, KeyEvent::new(Char('s'), KeyModifiers::CONTROL)),
@@ -473,6 +522,7 @@ mod tests {
         let cx = KeyContext {
             mode: Mode::Confirm,
             view: View::Users,
+            focus: Focus::Main,
         };
         assert_eq!(map_key(cx, press(Char('y'))), Some(Action::Yes));
         assert_eq!(map_key(cx, press(Esc)), Some(Action::No));
@@ -490,11 +540,16 @@ mod tests {
     #[test]
     fn every_footer_key_of_every_view_is_bound_once() {
         for view in View::ALL {
-            let list = bindings(normal(view));
-            for (i, a) in list.iter().enumerate() {
-                for b in &list[i + 1..] {
-                    for k in &a.keys {
-                        assert!(!b.keys.contains(k), "{view:?}: {k:?} bound twice");
+            for focus in [Focus::Main, Focus::Secondary] {
+                let list = bindings(KeyContext {
+                    focus,
+                    ..normal(view)
+                });
+                for (i, a) in list.iter().enumerate() {
+                    for b in &list[i + 1..] {
+                        for k in &a.keys {
+                            assert!(!b.keys.contains(k), "{view:?}: {k:?} bound twice");
+                        }
                     }
                 }
             }

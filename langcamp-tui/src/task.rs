@@ -7,6 +7,7 @@ use langcamp_core::contacts::{
 };
 use langcamp_core::courses::{Course, CourseInput, CourseQuery};
 use langcamp_core::materials::{AssignInput, Material};
+use langcamp_core::placement::{ProficiencyTest, ResultFilter, TestFilter, TestPatch, TestResult};
 use langcamp_core::settings::{Setting, SettingInput};
 use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
 use langcamp_core::validate::Patch;
@@ -59,6 +60,22 @@ pub enum Job {
         id: String,
         who: String,
     },
+    Tests {
+        page: u32,
+    },
+    Results {
+        scope: ResultScope,
+        page: u32,
+    },
+    SetTestActive {
+        id: String,
+        title: String,
+        active: bool,
+    },
+    DeleteResult {
+        id: String,
+        who: String,
+    },
     Materials {
         page: u32,
     },
@@ -94,11 +111,20 @@ pub enum Job {
     },
 }
 
+/// Whose test results to list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResultScope {
+    Test { id: String, title: String },
+    User { email: String },
+}
+
 /// What came back: data for a view, or the confirmation of a write.
 #[derive(Debug)]
 pub enum Data {
     Users(Page<User>),
     Contacts(Page<Contact>),
+    Tests(Page<ProficiencyTest>),
+    Results(Page<TestResult>),
     Materials(Page<Material>),
     Courses(Vec<Course>),
     Settings(Vec<Setting>),
@@ -177,6 +203,39 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         Job::DeleteContact { id, who } => {
             core.delete_contact(op, &id).await?;
             Data::Written(format!("deleted the request from {who}"))
+        }
+        Job::Tests { page } => {
+            let filter = TestFilter::default();
+            Data::Tests(core.list_tests(op, &filter, page_request(page)).await?)
+        }
+        Job::Results { scope, page } => {
+            let filter = match scope {
+                ResultScope::Test { id, .. } => ResultFilter {
+                    test_id: Some(id),
+                    ..ResultFilter::default()
+                },
+                ResultScope::User { email } => ResultFilter {
+                    user_id: Some(core.get_user_by_email(op, &email).await?.id),
+                    ..ResultFilter::default()
+                },
+            };
+            Data::Results(
+                core.list_test_results(op, &filter, page_request(page))
+                    .await?,
+            )
+        }
+        Job::SetTestActive { id, title, active } => {
+            let input = TestPatch {
+                is_active: Patch::Value(active),
+                ..TestPatch::default()
+            };
+            core.update_test(op, &id, input).await?;
+            let done = if active { "activated" } else { "deactivated" };
+            Data::Written(format!("{done} \"{title}\""))
+        }
+        Job::DeleteResult { id, who } => {
+            core.delete_test_result(op, &id).await?;
+            Data::Written(format!("deleted the result of {who}"))
         }
         Job::Materials { page } => {
             Data::Materials(core.list_materials(op, None, page_request(page)).await?)

@@ -29,6 +29,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     match app.view {
         View::Users => views::users::render(app, frame, body),
         View::Contacts => views::contacts::render(app, frame, body),
+        View::Placement => views::placement::render(app, frame, body),
         View::Materials => views::materials::render(app, frame, body),
         View::Courses => views::courses::render(app, frame, body),
         View::Settings => views::settings::render(app, frame, body),
@@ -249,7 +250,7 @@ fn render_help(app: &App, frame: &mut Frame, area: Rect) {
     ))];
     let context = keymap::KeyContext {
         mode: Mode::Normal,
-        view: app.view,
+        ..app.key_context()
     };
     for b in keymap::bindings(context) {
         lines.push(Line::from(vec![
@@ -304,7 +305,7 @@ pub fn input_style() -> Style {
     Style::new().fg(Color::Yellow)
 }
 
-fn key_style() -> Style {
+pub fn key_style() -> Style {
     Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
 }
 
@@ -382,7 +383,28 @@ pub fn render_table<'a, T>(
     list: &Listing<T>,
     empty: &str,
 ) {
-    let block = block(title);
+    render_table_focused(frame, area, title, header, rows, widths, list, empty, true);
+}
+
+/// A table pane of a view with two: the one with the keys has a bright border and shows
+/// its selection; the other shows a dim selection.
+#[allow(clippy::too_many_arguments)]
+pub fn render_table_focused<'a, T>(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    header: Row<'a>,
+    rows: impl IntoIterator<Item = Row<'a>>,
+    widths: &[Constraint],
+    list: &Listing<T>,
+    empty: &str,
+    focused: bool,
+) {
+    let block = if focused {
+        block(title)
+    } else {
+        block(title).border_style(dim())
+    };
     if list.items.is_empty() {
         let text = if list.loaded { empty } else { "Loading…" };
         frame.render_widget(
@@ -394,8 +416,12 @@ pub fn render_table<'a, T>(
     let table = Table::new(rows, widths.to_vec())
         .header(header.style(Style::new().add_modifier(Modifier::BOLD)))
         .block(block)
-        .row_highlight_style(selected_style())
-        .highlight_symbol("▶ ");
+        .row_highlight_style(if focused {
+            selected_style()
+        } else {
+            Style::new().add_modifier(Modifier::BOLD)
+        })
+        .highlight_symbol(if focused { "▶ " } else { "› " });
     let mut state = TableState::default().with_selected(Some(list.selected));
     frame.render_stateful_widget(table, area, &mut state);
 }

@@ -5,6 +5,7 @@
 pub enum View {
     Users,
     Contacts,
+    Placement,
     Materials,
     Courses,
     Settings,
@@ -12,9 +13,10 @@ pub enum View {
 
 impl View {
     /// Every view, in tab order; view `n` is switched to with the key `n`.
-    pub const ALL: [View; 5] = [
+    pub const ALL: [View; 6] = [
         View::Users,
         View::Contacts,
+        View::Placement,
         View::Materials,
         View::Courses,
         View::Settings,
@@ -24,6 +26,7 @@ impl View {
         match self {
             View::Users => "Users",
             View::Contacts => "Contacts",
+            View::Placement => "Placement",
             View::Materials => "Materials",
             View::Courses => "Courses",
             View::Settings => "Settings",

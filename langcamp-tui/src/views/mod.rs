@@ -3,5 +3,6 @@
 pub mod contacts;
 pub mod courses;
 pub mod materials;
+pub mod placement;
 pub mod settings;
 pub mod users;

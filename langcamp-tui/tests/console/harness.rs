@@ -10,9 +10,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use langcamp_core::contacts::{ContactInput, ContactStatusInput, ReplyInput};
 use langcamp_core::courses::CourseInput;
 use langcamp_core::materials::MaterialInput;
+use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
-use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
+use langcamp_core::validate::Patch;
+use langcamp_core::{Actor, Caller, Clock, Config, Langcamp, Role};
 use langcamp_tui::app::App;
 use langcamp_tui::keymap::map_key;
 use langcamp_tui::task::settle;
@@ -190,6 +192,79 @@ impl Console {
             core.create_course(op, input).await.expect("create course");
             self.tick();
         }
+
+        let german: TestInput = serde_json::from_value(json!({
+            "title": "German placement test", "targetLanguage": "de", "locale": "en",
+            "timeLimitMinutes": 20,
+            "questions": [
+                {"text": "Wie ___ du?", "options": [{"text": "heißt"}, {"text": "heißen"}],
+                 "correctOptionIndex": 0},
+                {"text": "Ich ___ aus Porto.", "options": [{"text": "komme"}, {"text": "kommt"}],
+                 "correctOptionIndex": 0},
+                {"text": "Gestern ___ ich ins Kino gegangen.", "points": 2,
+                 "options": [{"text": "habe"}, {"text": "bin"}], "correctOptionIndex": 1},
+                {"text": "Wenn ich Zeit ___, käme ich.", "points": 2,
+                 "options": [{"text": "hätte"}, {"text": "habe"}], "correctOptionIndex": 0}
+            ],
+            "levelRanges": [
+                {"level": "A1", "minScore": 0, "maxScore": 2, "message": "Start with A1."},
+                {"level": "A2", "minScore": 3, "maxScore": 4, "message": "Join an A2 group."},
+                {"level": "B1", "minScore": 5, "maxScore": 6, "message": "Welcome to B1."}
+            ]
+        }))
+        .expect("test");
+        let german = core.create_test(op, german).await.expect("create test");
+        self.tick();
+        let spanish: TestInput = serde_json::from_value(json!({
+            "title": "Spanish placement test", "targetLanguage": "es",
+            "questions": [
+                {"text": "¿Cómo te ___?", "options": [{"text": "llamas"}, {"text": "llama"}],
+                 "correctOptionIndex": 0},
+                {"text": "Ayer ___ al cine.", "options": [{"text": "fui"}, {"text": "voy"}],
+                 "correctOptionIndex": 0}
+            ],
+            "levelRanges": [
+                {"level": "A1", "minScore": 0, "maxScore": 0},
+                {"level": "A2", "minScore": 1, "maxScore": 1},
+                {"level": "B1", "minScore": 2, "maxScore": 2}
+            ]
+        }))
+        .expect("test");
+        let spanish = core.create_test(op, spanish).await.expect("create test");
+        self.tick();
+        for (email, test, picks) in [
+            ("ana.silva@example.com", &german.id, vec![0, 0, 1, 0]),
+            ("jonas.weber@example.com", &german.id, vec![0, 0, 0, 1]),
+            ("jonas.weber@example.com", &spanish.id, vec![0, 1]),
+            ("ana.silva@example.com", &german.id, vec![1, 0, 1, 1]),
+        ] {
+            let user = core.get_user_by_email(op, email).await.expect("user");
+            let taker = Actor::User(Caller {
+                user_id: user.id,
+                role: Role::User,
+                session_id: "session".into(),
+                token_id: "token".into(),
+                token_expires_at: 0,
+            });
+            let answers: Vec<_> = picks
+                .iter()
+                .enumerate()
+                .map(|(q, o)| json!({"questionIndex": q, "selectedOptionIndex": o}))
+                .collect();
+            let input = SubmitInput {
+                answers: Patch::Value(json!(answers)),
+            };
+            core.submit_test(&taker, test, input).await.expect("submit");
+            self.tick();
+        }
+        let deactivate = TestPatch {
+            is_active: Patch::Value(false),
+            ..TestPatch::default()
+        };
+        core.update_test(op, &spanish.id, deactivate)
+            .await
+            .expect("deactivate");
+        self.tick();
 
         for material in [
             json!({

@@ -34,6 +34,13 @@ async fn the_contacts_view_shows_requests_and_the_selected_message() {
 }
 
 #[tokio::test]
+async fn the_placement_view_shows_tests_with_level_ranges_and_the_selected_tests_results() {
+    let mut console = open(View::Placement).await;
+    console.press(KeyCode::Down).await;
+    assert_snapshot(&console, "placement");
+}
+
+#[tokio::test]
 async fn the_materials_view_shows_materials_with_their_pdfs_and_videos() {
     let mut console = open(View::Materials).await;
     console.press(KeyCode::Down).await;

@@ -373,3 +373,74 @@ async fn a_setting_is_edited_as_json_and_bad_json_is_refused() {
         .expect("setting");
     assert_eq!(stored.value, serde_json::json!({"adults": 10, "kids": 8}));
 }
+
+#[tokio::test]
+async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
+    let mut console = open(View::Placement).await;
+    // The newest test, "Spanish placement test" (inactive), is selected; its results show.
+    let scores = |console: &crate::harness::Console| -> Vec<(String, String, i64)> {
+        console
+            .app
+            .placement
+            .results
+            .items
+            .iter()
+            .map(|r| (r.user.email.clone(), r.level.clone(), r.total_score))
+            .collect()
+    };
+    assert_eq!(
+        scores(&console),
+        [("jonas.weber@example.com".to_owned(), "A2".to_owned(), 1)]
+    );
+    console.press(KeyCode::Char('a')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "activated \"Spanish placement test\""
+    );
+    assert!(console.app.placement.tests.items[0].is_active);
+
+    console.press(KeyCode::Down).await;
+    assert_eq!(
+        scores(&console),
+        [
+            ("ana.silva@example.com".to_owned(), "A2".to_owned(), 3),
+            ("jonas.weber@example.com".to_owned(), "A1".to_owned(), 2),
+            ("ana.silva@example.com".to_owned(), "B1".to_owned(), 6),
+        ]
+    );
+
+    console.press(KeyCode::Char('u')).await;
+    console.type_text("jonas.weber@example.com").await;
+    console.press(KeyCode::Enter).await;
+    assert_eq!(
+        scores(&console),
+        [
+            ("jonas.weber@example.com".to_owned(), "A2".to_owned(), 1),
+            ("jonas.weber@example.com".to_owned(), "A1".to_owned(), 2),
+        ]
+    );
+    assert_snapshot(&console, "placement-user-results");
+
+    // The results pane has the keys: delete Jonas's German result.
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Char('d')).await;
+    console.press(KeyCode::Char('y')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "deleted the result of jonas.weber@example.com"
+    );
+    assert_eq!(
+        scores(&console),
+        [("jonas.weber@example.com".to_owned(), "A2".to_owned(), 1)]
+    );
+
+    console.press(KeyCode::Esc).await;
+    console.press(KeyCode::Char('u')).await;
+    console.type_text("nobody@example.com").await;
+    console.press(KeyCode::Enter).await;
+    let message = console.app.message.clone().expect("message");
+    assert!(message.is_error);
+    assert_eq!(message.text, "user not found");
+    assert!(scores(&console).is_empty());
+    assert!(!console.app.placement.results.is_loading());
+}
