@@ -55,15 +55,19 @@ fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
                 .bg(Color::Cyan)
                 .add_modifier(Modifier::BOLD),
         )
-        .divider("│")
-        .padding(" ", " ");
-    let [name, rest] =
-        Layout::horizontal([Constraint::Length(10), Constraint::Fill(1)]).areas(area);
-    frame.render_widget(
-        Span::styled(" langcamp", Style::new().add_modifier(Modifier::BOLD)),
-        name,
-    );
-    frame.render_widget(tabs, rest);
+        .divider("│");
+    // Wide terminals get the name and roomy tabs; 80 columns fit the tabs alone.
+    if area.width >= 100 {
+        let [name, rest] =
+            Layout::horizontal([Constraint::Length(10), Constraint::Fill(1)]).areas(area);
+        frame.render_widget(
+            Span::styled(" langcamp", Style::new().add_modifier(Modifier::BOLD)),
+            name,
+        );
+        frame.render_widget(tabs.padding(" ", " "), rest);
+    } else {
+        frame.render_widget(tabs.padding("", ""), area);
+    }
 }
 
 fn render_status(app: &App, frame: &mut Frame, area: Rect) {

@@ -99,3 +99,13 @@ async fn tab_and_shift_tab_walk_through_every_view() {
     console.press(KeyCode::BackTab).await;
     assert_eq!(console.app.view, View::ALL[View::ALL.len() - 1]);
 }
+
+#[tokio::test]
+#[ignore = "prints every view at 80x24 for a human to look at"]
+async fn print_every_view_at_80x24() {
+    let mut console = Console::seeded().await;
+    for view in View::ALL {
+        console.press(key_of(view)).await;
+        println!("{}", console.screen(80, 24));
+    }
+}
