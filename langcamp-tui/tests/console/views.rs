@@ -109,3 +109,17 @@ async fn print_every_view_at_80x24() {
         println!("{}", console.screen(80, 24));
     }
 }
+
+#[tokio::test]
+async fn a_view_says_it_is_loading_until_its_data_arrives() {
+    let mut console = Console::empty().await;
+    let tasks = console.app.start();
+    let screen = console.screen(100, 30);
+    let title = View::ALL[0].title();
+    assert!(screen.contains(&format!("┌ {title} ·")), "{screen}");
+    assert!(screen.contains("│Loading…"), "{screen}");
+    assert!(screen.contains(" ⟳ Loading"), "{screen}");
+    langcamp_tui::task::settle(&mut console.app, &console.core, tasks).await;
+    let screen = console.screen(100, 30);
+    assert!(!screen.contains("Loading"), "{screen}");
+}
