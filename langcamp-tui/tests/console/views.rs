@@ -123,3 +123,27 @@ async fn a_view_says_it_is_loading_until_its_data_arrives() {
     let screen = console.screen(100, 30);
     assert!(!screen.contains("Loading"), "{screen}");
 }
+
+#[tokio::test]
+async fn tiny_terminals_do_not_break_any_screen_or_dialog() {
+    let mut console = Console::seeded().await;
+    for view in View::ALL {
+        console.press(key_of(view)).await;
+        for (w, h) in [(1, 1), (20, 6), (40, 10)] {
+            console.screen(w, h);
+        }
+        for key in [
+            KeyCode::Char('?'),
+            KeyCode::Enter,
+            KeyCode::Char('d'),
+            KeyCode::Char('a'),
+            KeyCode::Char('s'),
+        ] {
+            console.press(key).await;
+            for (w, h) in [(1, 1), (20, 6), (40, 10)] {
+                console.screen(w, h);
+            }
+            console.press(KeyCode::Esc).await;
+        }
+    }
+}
