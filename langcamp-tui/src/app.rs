@@ -420,136 +420,77 @@ impl App {
     }
 
     fn overlay_action(&mut self, overlay: Overlay, action: Action) -> Vec<Task> {
-        match overlay {
-            Overlay::Help => {
-                if action != Action::ToggleHelp {
-                    self.overlay = Some(Overlay::Help);
-                }
-                Vec::new()
+        // Actions that close the dialog.
+        let mut overlay = match overlay {
+            Overlay::Help if action == Action::ToggleHelp => return Vec::new(),
+            Overlay::Confirm { .. } if action == Action::No => return Vec::new(),
+            Overlay::Confirm { job, view, .. } if action == Action::Yes => {
+                let label = busy_label(&job);
+                return vec![self.task(view, label, job)];
             }
-            Overlay::Confirm {
-                question,
-                job,
-                view,
-            } => match action {
-                Action::Yes => {
-                    let label = busy_label(&job);
-                    vec![self.task(view, label, job)]
-                }
-                Action::No => Vec::new(),
-                _ => {
-                    self.overlay = Some(Overlay::Confirm {
-                        question,
-                        job,
-                        view,
-                    });
-                    Vec::new()
-                }
-            },
+            Overlay::Choice { .. } | Overlay::Prompt { .. } | Overlay::Editor { .. }
+                if action == Action::Back =>
+            {
+                return Vec::new();
+            }
             Overlay::Choice {
-                title,
-                options,
-                mut selected,
-                purpose,
-            } => match action {
-                Action::Up => {
-                    selected = selected.saturating_sub(1);
-                    self.overlay = Some(Overlay::Choice {
-                        title,
-                        options,
-                        selected,
-                        purpose,
-                    });
-                    Vec::new()
-                }
-                Action::Down => {
-                    selected = (selected + 1).min(options.len().saturating_sub(1));
-                    self.overlay = Some(Overlay::Choice {
-                        title,
-                        options,
-                        selected,
-                        purpose,
-                    });
-                    Vec::new()
-                }
-                Action::Submit => self.chosen(purpose, selected),
-                Action::Back => Vec::new(),
-                _ => {
-                    self.overlay = Some(Overlay::Choice {
-                        title,
-                        options,
-                        selected,
-                        purpose,
-                    });
-                    Vec::new()
-                }
-            },
+                purpose, selected, ..
+            } if action == Action::Submit => return self.chosen(purpose, selected),
             Overlay::Prompt {
-                title,
-                mut input,
-                purpose,
-                awaiting,
-            } => {
-                let mut tasks = Vec::new();
-                match action {
-                    Action::Back => return tasks,
-                    Action::Submit if purpose == PromptPurpose::ResultsOf => {
-                        return views::placement::results_of_user(self, input.text());
-                    }
-                    Action::Submit if awaiting.is_none() => {
-                        let task = self.prompted(&purpose, input.text());
-                        let awaiting = task.as_ref().map(|t| t.id);
-                        tasks.extend(task);
-                        self.overlay = Some(Overlay::Prompt {
-                            title,
-                            input,
-                            purpose,
-                            awaiting,
-                        });
-                        return tasks;
-                    }
-                    other => edit_line(&mut input, other),
-                }
-                self.overlay = Some(Overlay::Prompt {
-                    title,
-                    input,
-                    purpose,
-                    awaiting,
-                });
-                tasks
+                purpose: PromptPurpose::ResultsOf,
+                input,
+                ..
+            } if action == Action::Submit => {
+                return views::placement::results_of_user(self, input.text());
             }
             Overlay::Picker { picker, awaiting } => {
-                views::materials::picker_action(self, picker, awaiting, action)
+                return views::materials::picker_action(self, picker, awaiting, action);
             }
-            Overlay::Editor {
-                title,
-                context,
-                mut editor,
+            open => open,
+        };
+        // Actions within the dialog; a submitted prompt or editor stays open until its
+        // save succeeds.
+        let mut tasks = Vec::new();
+        match &mut overlay {
+            Overlay::Choice {
+                options, selected, ..
+            } => match action {
+                Action::Up => *selected = selected.saturating_sub(1),
+                Action::Down => *selected = (*selected + 1).min(options.len().saturating_sub(1)),
+                _ => {}
+            },
+            Overlay::Prompt {
+                input,
                 purpose,
                 awaiting,
-            } => {
-                let mut tasks = Vec::new();
-                let mut awaiting = awaiting;
-                match action {
-                    Action::Back => return tasks,
-                    Action::Submit if awaiting.is_none() => {
-                        if let Some(task) = self.edited(&purpose, &editor) {
-                            awaiting = Some(task.id);
-                            tasks.push(task);
-                        }
+                ..
+            } => match action {
+                Action::Submit if awaiting.is_none() => {
+                    if let Some(task) = self.prompted(purpose, input.text()) {
+                        *awaiting = Some(task.id);
+                        tasks.push(task);
                     }
-                    other => edit_text(&mut editor, other),
                 }
-                self.overlay = Some(Overlay::Editor {
-                    title,
-                    context,
-                    editor,
-                    purpose,
-                    awaiting,
-                });
-                tasks
-            }
+                other => edit_line(input, other),
+            },
+            Overlay::Editor {
+                editor,
+                purpose,
+                awaiting,
+                ..
+            } => match action {
+                Action::Submit if awaiting.is_none() => {
+                    if let Some(task) = self.edited(purpose, editor) {
+                        *awaiting = Some(task.id);
+                        tasks.push(task);
+                    }
+                }
+                other => edit_text(editor, other),
+            },
+            Overlay::Help | Overlay::Confirm { .. } | Overlay::Picker { .. } => {}
         }
+        self.overlay = Some(overlay);
+        tasks
     }
 
     /// An option was picked.
