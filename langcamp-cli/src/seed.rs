@@ -11,9 +11,11 @@ use std::collections::HashSet;
 use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
 use langcamp_core::contacts::{ContactFilter, ContactInput, ContactStatusInput, ReplyInput};
 use langcamp_core::courses::{CourseInput, CourseQuery};
+use langcamp_core::materials::MaterialInput;
+use langcamp_core::placement::{ProficiencyTest, ResultFilter, SubmitInput, TestFilter, TestInput};
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
-use langcamp_core::{Actor, Clock, Error, Langcamp, PageRequest, Role};
+use langcamp_core::{Actor, Caller, Clock, Error, Langcamp, PageRequest, Role};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -81,6 +83,17 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// A demo student: e-mail local part, name, age, gender, city, country, dialling code.
+struct Student(
+    &'static str,
+    &'static str,
+    i64,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
 struct Seeder {
     app: Langcamp,
     clock: Clock,
@@ -129,8 +142,10 @@ impl Seeder {
         .await?;
         let students = self.users().await?;
         self.courses().await?;
+        let tests = self.tests().await?;
+        self.results(&students, &tests).await?;
+        self.materials(&students).await?;
         self.contacts().await?;
-        let _ = students;
         self.at(0, 0);
         Ok(())
     }
@@ -149,8 +164,8 @@ impl Seeder {
             self.at(210, 0);
             self.user(email, role, Some(name)).await?;
         }
-        let students: [(&str, &str, i64, &str, &str, &str, &str, &str); 16] = [
-            (
+        let students: [Student; 16] = [
+            Student(
                 "ana.silva",
                 "Ana Silva",
                 27,
@@ -158,9 +173,8 @@ impl Seeder {
                 "Lisbon",
                 "Portugal",
                 "+351",
-                "pt-PT",
             ),
-            (
+            Student(
                 "lukas.meyer",
                 "Lukas Meyer",
                 34,
@@ -168,9 +182,8 @@ impl Seeder {
                 "Berlin",
                 "Germany",
                 "+49",
-                "de",
             ),
-            (
+            Student(
                 "sofia.rossi",
                 "Sofia Rossi",
                 22,
@@ -178,9 +191,8 @@ impl Seeder {
                 "Milan",
                 "Italy",
                 "+39",
-                "it",
             ),
-            (
+            Student(
                 "james.brown",
                 "James Brown",
                 41,
@@ -188,9 +200,8 @@ impl Seeder {
                 "Leeds",
                 "United Kingdom",
                 "+44",
-                "en",
             ),
-            (
+            Student(
                 "camille.martin",
                 "Camille Martin",
                 29,
@@ -198,9 +209,8 @@ impl Seeder {
                 "Lyon",
                 "France",
                 "+33",
-                "fr",
             ),
-            (
+            Student(
                 "mateo.garcia",
                 "Mateo García",
                 19,
@@ -208,9 +218,8 @@ impl Seeder {
                 "Seville",
                 "Spain",
                 "+34",
-                "es",
             ),
-            (
+            Student(
                 "yuki.tanaka",
                 "Yuki Tanaka",
                 31,
@@ -218,9 +227,8 @@ impl Seeder {
                 "Osaka",
                 "Japan",
                 "+81",
-                "en",
             ),
-            (
+            Student(
                 "olga.nowak",
                 "Olga Nowak",
                 45,
@@ -228,9 +236,8 @@ impl Seeder {
                 "Kraków",
                 "Poland",
                 "+48",
-                "en",
             ),
-            (
+            Student(
                 "pedro.costa",
                 "Pedro Costa",
                 38,
@@ -238,9 +245,8 @@ impl Seeder {
                 "Porto",
                 "Portugal",
                 "+351",
-                "pt-PT",
             ),
-            (
+            Student(
                 "emma.schulz",
                 "Emma Schulz",
                 16,
@@ -248,9 +254,8 @@ impl Seeder {
                 "Vienna",
                 "Austria",
                 "+43",
-                "de-AT",
             ),
-            (
+            Student(
                 "noah.jansen",
                 "Noah Jansen",
                 25,
@@ -258,9 +263,8 @@ impl Seeder {
                 "Utrecht",
                 "Netherlands",
                 "+31",
-                "en",
             ),
-            (
+            Student(
                 "lea.dubois",
                 "Léa Dubois",
                 52,
@@ -268,12 +272,9 @@ impl Seeder {
                 "Geneva",
                 "Switzerland",
                 "+41",
-                "fr",
             ),
-            (
-                "ali.kaya", "Ali Kaya", 30, "male", "Izmir", "Turkey", "+90", "en",
-            ),
-            (
+            Student("ali.kaya", "Ali Kaya", 30, "male", "Izmir", "Turkey", "+90"),
+            Student(
                 "maria.lopez",
                 "María López",
                 24,
@@ -281,9 +282,8 @@ impl Seeder {
                 "Valencia",
                 "Spain",
                 "+34",
-                "es",
             ),
-            (
+            Student(
                 "finn.larsen",
                 "Finn Larsen",
                 36,
@@ -291,9 +291,8 @@ impl Seeder {
                 "Aarhus",
                 "Denmark",
                 "+45",
-                "en",
             ),
-            (
+            Student(
                 "ines.moreau",
                 "Inès Moreau",
                 21,
@@ -301,11 +300,10 @@ impl Seeder {
                 "Nantes",
                 "France",
                 "+33",
-                "fr",
             ),
         ];
         let mut ids = Vec::new();
-        for (i, (local, name, age, gender, city, country, code, locale)) in
+        for (i, Student(local, name, age, gender, city, country, code)) in
             students.iter().enumerate()
         {
             // Spread sign-ups over about seven months, a few each month.
@@ -331,7 +329,6 @@ impl Seeder {
                             .admin_update_profile(&OP, &user.id, profile)
                             .await?;
                     }
-                    let _ = locale;
                     user
                 }
                 Err(e) => return Err(e),
@@ -470,6 +467,223 @@ impl Seeder {
         Ok(())
     }
 
+    /// One placement test per language, six questions worth 1, 1, 1, 2, 2 and 3 points,
+    /// with CEFR ranges covering every score from 0 to 10.
+    async fn tests(&mut self) -> Result<Vec<String>, Error> {
+        let existing: Vec<ProficiencyTest> = self
+            .app
+            .list_tests(
+                &OP,
+                &TestFilter::default(),
+                PageRequest {
+                    page: 1,
+                    limit: 100,
+                },
+            )
+            .await?
+            .list;
+        let mut ids = Vec::new();
+        for (language, name, questions) in placement_questions() {
+            let title = format!("{name} placement test");
+            if let Some(test) = existing.iter().find(|t| t.title == title) {
+                ids.push(test.id.clone());
+                continue;
+            }
+            self.at(220, 0);
+            let points = [1, 1, 1, 2, 2, 3];
+            let questions: Vec<Value> = questions
+                .iter()
+                .zip(points)
+                .enumerate()
+                .map(|(q, ((text, options, correct), points))| {
+                    // The right answer is written first; move it to a varying position.
+                    let position = correct_position(q);
+                    let mut shuffled = options.to_vec();
+                    shuffled.swap(*correct, position);
+                    json!({
+                        "text": text,
+                        "points": points,
+                        "options": shuffled.iter().map(|o| json!({ "text": o })).collect::<Vec<_>>(),
+                        "correctOptionIndex": position
+                    })
+                })
+                .collect();
+            let ranges = [
+                (
+                    "A1",
+                    0,
+                    1,
+                    "You are starting out: our A1 courses build the basics.",
+                ),
+                (
+                    "A2",
+                    2,
+                    3,
+                    "You handle everyday phrases: an A2 course is your next step.",
+                ),
+                (
+                    "B1",
+                    4,
+                    5,
+                    "You get by in most situations: a B1 course will make you fluent.",
+                ),
+                (
+                    "B2",
+                    6,
+                    7,
+                    "You speak with confidence: a B2 course polishes grammar and style.",
+                ),
+                (
+                    "C1",
+                    8,
+                    9,
+                    "You are an advanced speaker: our C1 seminars are for you.",
+                ),
+                (
+                    "C2",
+                    10,
+                    10,
+                    "Near-native command: try our C2 conversation club.",
+                ),
+            ];
+            let test: TestInput = input(json!({
+                "title": title,
+                "description": format!("Twelve minutes, six questions: find your {name} level."),
+                "locale": "en",
+                "targetLanguage": language,
+                "timeLimitMinutes": 12,
+                "isActive": true,
+                "questions": questions,
+                "levelRanges": ranges.iter().map(|(level, min, max, message)| {
+                    json!({ "level": level, "minScore": min, "maxScore": max, "message": message })
+                }).collect::<Vec<_>>()
+            }))?;
+            ids.push(self.app.create_test(&OP, test).await?.id);
+            self.created.tests += 1;
+        }
+        Ok(ids)
+    }
+
+    /// Students who completed registration take one or two tests over the past months.
+    async fn results(&mut self, students: &[String], tests: &[String]) -> Result<(), Error> {
+        let taken = self
+            .app
+            .list_test_results(&OP, &ResultFilter::default(), PageRequest::default())
+            .await?
+            .pagination
+            .total_items;
+        if taken > 0 || tests.is_empty() {
+            return Ok(());
+        }
+        for (i, student) in students.iter().enumerate().take(13) {
+            for round in 0..(1 + i % 2) {
+                let test = &tests[(i + round) % tests.len()];
+                // Deterministic, varied answers: student i gets the first k right.
+                let right = (i * 3 + round * 2) % 7;
+                let answers: Vec<Value> = (0..6)
+                    .map(|q| {
+                        let correct = correct_position(q);
+                        let chosen = if q < right {
+                            correct
+                        } else {
+                            (correct + 1) % 4
+                        };
+                        json!({ "questionIndex": q, "selectedOptionIndex": chosen })
+                    })
+                    .collect();
+                self.at(190 - 12 * i as i64 + 20 * round as i64 - 10, 15);
+                let student_actor = Actor::User(Caller {
+                    user_id: student.clone(),
+                    role: Role::User,
+                    session_id: "seed".into(),
+                    token_id: "seed".into(),
+                    token_expires_at: 0,
+                });
+                let submission: SubmitInput = input(json!({ "answers": answers }))?;
+                self.app
+                    .submit_test(&student_actor, test, submission)
+                    .await?;
+                self.created.results += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Materials with videos, each assigned to a few students.
+    async fn materials(&mut self, students: &[String]) -> Result<(), Error> {
+        let existing: Vec<String> = self
+            .app
+            .list_materials(
+                &OP,
+                None,
+                PageRequest {
+                    page: 1,
+                    limit: 100,
+                },
+            )
+            .await?
+            .list
+            .into_iter()
+            .map(|m| m.title)
+            .collect();
+        let materials = [
+            (
+                "Everyday English, unit 1",
+                "en",
+                "A2",
+                "Greetings, small talk and directions.",
+            ),
+            (
+                "German cases explained",
+                "de",
+                "B1",
+                "Nominative, accusative, dative and genitive with examples.",
+            ),
+            (
+                "Spanish for the kitchen",
+                "es",
+                "A1",
+                "Food, recipes and ordering at a restaurant.",
+            ),
+            (
+                "French business e-mails",
+                "fr",
+                "B2",
+                "Formal openings, requests and polite closings.",
+            ),
+        ];
+        for (m, (title, language, level, description)) in materials.iter().enumerate() {
+            if existing.iter().any(|t| t == title) {
+                continue;
+            }
+            self.at(150 - 30 * m as i64, 11);
+            let material: MaterialInput = input(json!({
+                "title": title, "description": description, "locale": "en",
+                "targetLanguage": language, "level": level,
+                "videos": [
+                    { "title": "Lesson video", "url": format!("https://videos.langcamp.example/{language}/{m}/lesson.mp4") },
+                    { "title": "Pronunciation drill", "url": format!("https://videos.langcamp.example/{language}/{m}/drill.mp4") }
+                ]
+            }))?;
+            let material = self.app.create_material(&OP, material, Vec::new()).await?;
+            self.created.materials += 1;
+            let picked: Vec<String> = students
+                .iter()
+                .skip(m)
+                .step_by(3)
+                .take(4)
+                .cloned()
+                .collect();
+            self.at(140 - 30 * m as i64, 12);
+            let assigned = self
+                .app
+                .assign_material(&OP, &material.id, input(json!({ "userIds": picked }))?)
+                .await?;
+            self.created.assignments += usize::try_from(assigned.assigned).unwrap_or(0);
+        }
+        Ok(())
+    }
+
     /// Contacts in every status, some replied (the reply mail goes to the outbox).
     async fn contacts(&mut self) -> Result<(), Error> {
         let contacts = [
@@ -592,4 +806,190 @@ impl Seeder {
         }
         Ok(())
     }
+}
+
+/// Where the right option of question `q` sits in the demo tests.
+fn correct_position(q: usize) -> usize {
+    (q * 3 + 1) % 4
+}
+
+/// (language code, English name, questions: text, four options, index of the right one).
+type Question = (&'static str, [&'static str; 4], usize);
+
+fn placement_questions() -> Vec<(&'static str, &'static str, [Question; 6])> {
+    vec![
+        (
+            "en",
+            "English",
+            [
+                (
+                    "She ___ to work by bus every day.",
+                    ["goes", "go", "going", "gone"],
+                    0,
+                ),
+                (
+                    "I have lived here ___ 2019.",
+                    ["since", "for", "from", "during"],
+                    0,
+                ),
+                (
+                    "If it rains, we ___ at home.",
+                    ["will stay", "stayed", "would stayed", "stay will"],
+                    0,
+                ),
+                (
+                    "By the time we arrived, the film ___.",
+                    ["had started", "has started", "starts", "was start"],
+                    0,
+                ),
+                (
+                    "I wish I ___ more time to travel.",
+                    ["had", "have", "will have", "am having"],
+                    0,
+                ),
+                (
+                    "Hardly ___ the door when the phone rang.",
+                    ["had I opened", "I had opened", "I opened", "did I opened"],
+                    0,
+                ),
+            ],
+        ),
+        (
+            "de",
+            "German",
+            [
+                (
+                    "Ich ___ aus Portugal.",
+                    ["komme", "kommst", "kommt", "kommen"],
+                    0,
+                ),
+                (
+                    "Wir fahren morgen ___ Berlin.",
+                    ["nach", "zu", "in", "bei"],
+                    0,
+                ),
+                (
+                    "Gestern ___ ich ins Kino gegangen.",
+                    ["bin", "habe", "war", "hatte"],
+                    0,
+                ),
+                (
+                    "Das ist der Mann, ___ ich geholfen habe.",
+                    ["dem", "den", "der", "dessen"],
+                    0,
+                ),
+                (
+                    "Wenn ich Zeit ___, würde ich mehr lesen.",
+                    ["hätte", "habe", "hatte", "haben"],
+                    0,
+                ),
+                (
+                    "Der Vertrag muss bis Freitag ___ werden.",
+                    [
+                        "unterschrieben",
+                        "unterschreiben",
+                        "unterschrieb",
+                        "unterschreibt",
+                    ],
+                    0,
+                ),
+            ],
+        ),
+        (
+            "es",
+            "Spanish",
+            [
+                ("Yo ___ estudiante.", ["soy", "estoy", "es", "eres"], 0),
+                ("¿Dónde ___ el banco?", ["está", "es", "hay", "son"], 0),
+                ("Ayer ___ al mercado.", ["fui", "iba", "voy", "he ido"], 0),
+                (
+                    "Espero que tú ___ bien.",
+                    ["estés", "estás", "estar", "estarás"],
+                    0,
+                ),
+                (
+                    "Si tuviera dinero, ___ un coche.",
+                    ["compraría", "compro", "compraré", "compré"],
+                    0,
+                ),
+                (
+                    "Me alegro de que ___ venido.",
+                    ["hayas", "has", "habías", "hayan"],
+                    0,
+                ),
+            ],
+        ),
+        (
+            "fr",
+            "French",
+            [
+                (
+                    "Je ___ français.",
+                    ["parle", "parles", "parlons", "parlez"],
+                    0,
+                ),
+                (
+                    "Nous ___ au cinéma hier.",
+                    ["sommes allés", "avons allé", "allons", "irons"],
+                    0,
+                ),
+                (
+                    "Il faut que tu ___ tes devoirs.",
+                    ["fasses", "fais", "feras", "faisais"],
+                    0,
+                ),
+                (
+                    "C'est le livre ___ je t'ai parlé.",
+                    ["dont", "que", "qui", "où"],
+                    0,
+                ),
+                (
+                    "Si j'avais su, je ___ venu.",
+                    ["serais", "suis", "serai", "étais"],
+                    0,
+                ),
+                (
+                    "Bien qu'il ___ tard, elle continue.",
+                    ["soit", "est", "sera", "était"],
+                    0,
+                ),
+            ],
+        ),
+        (
+            "it",
+            "Italian",
+            [
+                (
+                    "Io ___ italiano.",
+                    ["parlo", "parli", "parla", "parliamo"],
+                    0,
+                ),
+                (
+                    "Domani ___ a Roma.",
+                    ["andiamo", "andato", "andare", "andavo"],
+                    0,
+                ),
+                (
+                    "Ieri ___ una pizza.",
+                    ["ho mangiato", "sono mangiato", "mangio", "mangerò"],
+                    0,
+                ),
+                (
+                    "Penso che lui ___ ragione.",
+                    ["abbia", "ha", "avrà", "aveva"],
+                    0,
+                ),
+                (
+                    "Se potessi, ___ in Italia.",
+                    ["vivrei", "vivo", "vivrò", "vissi"],
+                    0,
+                ),
+                (
+                    "Benché ___ stanco, ha finito il lavoro.",
+                    ["fosse", "era", "è", "sarà"],
+                    0,
+                ),
+            ],
+        ),
+    ]
 }

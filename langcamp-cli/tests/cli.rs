@@ -69,6 +69,30 @@ impl Env {
 impl Drop for Env {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.data_dir);
+        // Drop a PostgreSQL test database so runs do not fill the disk.
+        if let (Ok(server), Some(name)) = (
+            std::env::var("TEST_DATABASE_URL"),
+            self.database_url
+                .rsplit('/')
+                .next()
+                .filter(|n| n.starts_with("lc_cli_"))
+                .map(str::to_owned),
+        ) {
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                runtime.block_on(async {
+                    let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
+                    let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                    sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
+                        .await
+                        .ok()
+                })
+            })
+            .join();
+        }
     }
 }
 
@@ -208,6 +232,42 @@ async fn settings_are_read_and_written_as_json() {
     let missing = env.run(&["settings", "get", "nothing_here"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(stderr(&missing).contains("not found"));
+}
+
+#[tokio::test]
+async fn seeding_twice_creates_nothing_the_second_time() {
+    let env = Env::new().await;
+    let first = env.json(&["seed", "--demo", "--json"]);
+    for (kind, minimum) in [
+        ("users", 10),
+        ("courses", 5),
+        ("tests", 3),
+        ("results", 10),
+        ("materials", 2),
+        ("contacts", 4),
+    ] {
+        assert!(
+            first[kind].as_u64().unwrap_or(0) >= minimum,
+            "{kind}: {first}"
+        );
+    }
+    let second = env.json(&["seed", "--demo", "--json"]);
+    for kind in [
+        "settings",
+        "users",
+        "courses",
+        "tests",
+        "results",
+        "materials",
+        "assignments",
+        "contacts",
+    ] {
+        assert_eq!(second[kind], 0, "{kind} created again: {second}");
+    }
+    let users = env.json(&["users", "list", "--json"]);
+    assert_eq!(users["pagination"]["totalItems"], first["users"]);
+    let video = env.run(&["settings", "get", "landing_video_url"]);
+    assert!(String::from_utf8_lossy(&video.stdout).contains("https://"));
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! An in-process read cache for public data that is read far more often than written
-//! (the published-course list, settings by key; later the placement-test list).
+//! (the published-course list, settings by key, the active placement-test list).
 //!
 //! Why: one indexed read through the pool costs most of a request's time, while this data
 //! changes a few times a day.
@@ -28,6 +28,8 @@ use std::time::Duration;
 
 use crate::courses::{Course, CourseFilter};
 use crate::error::Result;
+use crate::page::Page;
+use crate::placement::ProficiencyTest;
 use crate::settings::Setting;
 
 /// How long an entry may be served before it is reloaded, whatever happened elsewhere.
@@ -164,13 +166,19 @@ pub struct Caches {
     pub courses: Cache<CourseFilter, Arc<Vec<Course>>>,
     /// Settings by key; `None` remembers that a key is not set.
     pub settings: Cache<String, Option<Setting>>,
+    /// Pages of the public (active) placement-test list, by filter and page.
+    pub tests: Cache<TestListKey, Arc<Page<ProficiencyTest>>>,
 }
+
+/// The key of a cached page of the public test list: locale, target language, page, limit.
+pub type TestListKey = (Option<String>, Option<String>, u32, u32);
 
 impl Default for Caches {
     fn default() -> Caches {
         Caches {
             courses: Cache::new(PUBLIC_TTL, 64),
             settings: Cache::new(PUBLIC_TTL, 256),
+            tests: Cache::new(PUBLIC_TTL, 256),
         }
     }
 }

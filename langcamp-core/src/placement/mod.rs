@@ -18,6 +18,8 @@ mod draft;
 mod results;
 mod store;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -257,17 +259,50 @@ impl Langcamp {
             filter.target_language.as_deref(),
         );
         problems.finish()?;
+        if admin {
+            return self
+                .load_tests(true, locale.as_deref(), target.as_deref(), page)
+                .await;
+        }
+        // The public list is read far more than written: served from the read cache,
+        // which every test change empties (see `commit_test_change`).
+        let key = (locale, target, page.page, page.limit);
+        let now = self.clock().now_ms();
+        let cached = self
+            .caches()
+            .tests
+            .get_or_load(key.clone(), now, || async {
+                let (locale, target, _, _) = &key;
+                Ok(Arc::new(
+                    self.load_tests(false, locale.as_deref(), target.as_deref(), page)
+                        .await?,
+                ))
+            })
+            .await?;
+        Ok((*cached).clone())
+    }
+
+    async fn load_tests(
+        &self,
+        admin: bool,
+        locale: Option<&str>,
+        target: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<ProficiencyTest>> {
         let mut snapshot = store::read_snapshot(self.db()).await?;
-        let (tests, total) = store::page_of_tests(
-            &mut snapshot,
-            admin,
-            locale.as_deref(),
-            target.as_deref(),
-            page,
-        )
-        .await?;
+        let (tests, total) =
+            store::page_of_tests(&mut snapshot, admin, locale, target, page).await?;
         let list = tests.iter().map(|t| t.view(admin)).collect();
         Ok(Page::new(list, page, total))
+    }
+
+    /// Commits a change to tests and empties the public-list cache whatever the outcome
+    /// (a commit that failed may still have been applied).
+    async fn commit_test_change(&self, tx: crate::db::Tx) -> Result<()> {
+        let committed = tx.commit().await;
+        self.caches().tests.invalidate_all();
+        committed?;
+        Ok(())
     }
 
     /// `GET /proficiency-tests/languages`: target languages having an active test, sorted.
@@ -298,7 +333,7 @@ impl Langcamp {
         let id = new_id();
         store::insert_test(&mut tx, &id, &draft, now).await?;
         let test = store::require_test(&mut tx, &id).await?;
-        tx.commit().await?;
+        self.commit_test_change(tx).await?;
         Ok(test.view(true))
     }
 
@@ -317,7 +352,7 @@ impl Langcamp {
         let new = new_id();
         store::insert_test(&mut tx, &new, &copy, now).await?;
         let test = store::require_test(&mut tx, &new).await?;
-        tx.commit().await?;
+        self.commit_test_change(tx).await?;
         Ok(test.view(true))
     }
 
@@ -339,7 +374,7 @@ impl Langcamp {
         let (draft, children_changed) = draft::from_patch(&existing, input)?;
         store::update_test(&mut tx, id, &draft, children_changed, now).await?;
         let test = store::require_test(&mut tx, id).await?;
-        tx.commit().await?;
+        self.commit_test_change(tx).await?;
         Ok(test.view(true))
     }
 
@@ -351,7 +386,7 @@ impl Langcamp {
         if !store::delete_test(&mut tx, id).await? {
             return Err(Error::not_found("test"));
         }
-        tx.commit().await?;
+        self.commit_test_change(tx).await?;
         Ok(Deleted {
             id: id.to_owned(),
             deleted: true,

@@ -2214,3 +2214,96 @@ async fn every_operation_checks_the_callers_role() {
         .expect(401);
     assert_eq!(bad.code(), "TOKEN_INVALID");
 }
+
+#[tokio::test]
+async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let titles = |page: Value| -> Vec<String> {
+        page["list"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .map(|t| t["title"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    assert!(
+        titles(
+            app.get("/proficiency-tests")
+                .send()
+                .await
+                .expect(200)
+                .data()
+        )
+        .is_empty()
+    );
+    let test = create(&app, &admin, &sample()).await;
+    let test_id = id(&test);
+    let listed = titles(
+        app.get("/proficiency-tests")
+            .send()
+            .await
+            .expect(200)
+            .data(),
+    );
+    assert_eq!(listed.len(), 1, "a new test is listed at once");
+
+    app.patch(&format!("/proficiency-tests/{test_id}"))
+        .bearer(&admin.access)
+        .json(&json!({ "title": "Renamed test" }))
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(
+        titles(
+            app.get("/proficiency-tests")
+                .send()
+                .await
+                .expect(200)
+                .data()
+        ),
+        vec!["Renamed test"]
+    );
+
+    app.patch(&format!("/proficiency-tests/{test_id}"))
+        .bearer(&admin.access)
+        .json(&json!({ "isActive": false }))
+        .send()
+        .await
+        .expect(200);
+    assert!(
+        titles(
+            app.get("/proficiency-tests")
+                .send()
+                .await
+                .expect(200)
+                .data()
+        )
+        .is_empty(),
+        "deactivated"
+    );
+
+    app.patch(&format!("/proficiency-tests/{test_id}"))
+        .bearer(&admin.access)
+        .json(&json!({ "isActive": true }))
+        .send()
+        .await
+        .expect(200);
+    app.get("/proficiency-tests").send().await.expect(200);
+    app.delete(&format!("/proficiency-tests/{test_id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    assert!(
+        titles(
+            app.get("/proficiency-tests")
+                .send()
+                .await
+                .expect(200)
+                .data()
+        )
+        .is_empty(),
+        "deleted"
+    );
+}
