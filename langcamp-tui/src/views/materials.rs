@@ -319,10 +319,18 @@ pub fn render_picker(picker: &Picker, awaiting: bool, frame: &mut Frame, area: R
             Cell::from(u.name.clone().unwrap_or_default()),
         ])
     });
+    let title = match &picker.users.pagination {
+        Some(p) => format!(
+            " Matching users · {} of {} ",
+            picker.users.items.len(),
+            p.total_items
+        ),
+        None => " Matching users ".to_owned(),
+    };
     ui::render_table(
         frame,
         list,
-        " Users ",
+        &title,
         Row::new(["", "E-MAIL", "NAME"]),
         rows,
         &[

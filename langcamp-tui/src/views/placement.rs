@@ -6,7 +6,7 @@ use langcamp_core::placement::{ProficiencyTest, TestResult};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row};
 
 use crate::app::{App, Listing, Overlay, PromptPurpose};
 use crate::input::LineInput;
@@ -240,9 +240,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     );
     let levels = s.tests.selected().map(levels).unwrap_or_default();
     frame.render_widget(
-        Paragraph::new(levels)
-            .wrap(Wrap { trim: false })
-            .block(ui::block(" Level ranges ")),
+        Paragraph::new(levels).block(ui::block(" Level ranges ")),
         levels_area,
     );
 
