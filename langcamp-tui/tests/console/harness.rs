@@ -23,9 +23,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-/// The instant every test starts at: Monday 2026-11-02 09:00 UTC.
+/// The instant every test starts at: Monday 2026-05-04 09:00 UTC. Seeding moves the
+/// clock on by five days and an hour per item, so the school's history spans months.
 pub fn start_time() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 2, 9, 0, 0)
+    Utc.with_ymd_and_hms(2026, 5, 4, 9, 0, 0)
         .single()
         .expect("a valid date")
 }
@@ -68,8 +69,9 @@ impl Console {
         }
     }
 
-    /// A school with staff, students, contact requests, courses and settings, created
-    /// through core as the operator, one hour apart. The console is open on its first view.
+    /// A school with staff, students, contact requests, placement tests and results,
+    /// materials, courses and settings, created through core as the operator, spread over
+    /// four months. The console is open on its first view.
     pub async fn seeded() -> Console {
         let mut console = Console::empty().await;
         console.seed().await;
@@ -79,7 +81,7 @@ impl Console {
     }
 
     fn tick(&self) {
-        self.clock.advance(TimeDelta::hours(1));
+        self.clock.advance(TimeDelta::days(5) + TimeDelta::hours(1));
     }
 
     async fn seed(&self) {
