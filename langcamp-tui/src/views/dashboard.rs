@@ -103,10 +103,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 /// `label      value`, right-aligned in `width` columns.
+/// `label      value` in `width` columns: the value right-aligned and whole, the label
+/// shortened when both do not fit.
 fn stat(label: &str, value: String, width: usize) -> Line<'static> {
-    let pad = width.saturating_sub(label.chars().count() + value.chars().count());
+    let room = width.saturating_sub(value.chars().count() + 1);
+    let label: String = label.chars().take(room).collect();
+    let pad = width
+        .saturating_sub(label.chars().count() + value.chars().count())
+        .max(1);
     Line::from(vec![
-        Span::styled(label.to_owned(), ui::dim()),
+        Span::styled(label, ui::dim()),
         Span::raw(" ".repeat(pad)),
         Span::raw(value),
     ])
@@ -122,18 +128,26 @@ type OverviewColumn = (&'static str, i64, Vec<(String, String)>);
 fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
     let o = &d.overview;
     let count = |n: i64| n.to_string();
+    let mut roles = vec![
+        (String::new(), String::new()),
+        ("Roles".to_owned(), String::new()),
+    ];
+    roles.extend(
+        d.distributions
+            .roles
+            .iter()
+            .map(|r| (r.key.clone(), count(r.count))),
+    );
     let columns: [OverviewColumn; 5] = [
         (
             "Users",
             o.users.total,
             vec![
                 ("admins".into(), count(o.users.admins)),
+                ("registered".into(), count(o.users.registration_completed)),
                 (
-                    "registered".into(),
-                    format!(
-                        "{} ({:.0}%)",
-                        o.users.registration_completed, o.users.completion_rate
-                    ),
+                    "completion".into(),
+                    format!("{:.0}%", o.users.completion_rate),
                 ),
                 ("new 30 days".into(), count(o.users.new_last30_days)),
                 ("growth".into(), growth(o.users.monthly_growth_rate)),
@@ -146,7 +160,7 @@ fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
                 ("taken".into(), count(o.tests.total_submissions)),
                 ("avg score".into(), format!("{:.2}", o.tests.average_score)),
                 (
-                    "taken 30 days".into(),
+                    "last 30 days".into(),
                     count(o.tests.submissions_last30_days),
                 ),
                 ("growth".into(), growth(o.tests.monthly_growth_rate)),
@@ -157,9 +171,10 @@ fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
             o.contacts.total,
             vec![
                 ("pending".into(), count(o.contacts.pending)),
+                ("replied".into(), count(o.contacts.replied)),
                 (
-                    "replied".into(),
-                    format!("{} ({:.0}%)", o.contacts.replied, o.contacts.reply_rate),
+                    "reply rate".into(),
+                    format!("{:.0}%", o.contacts.reply_rate),
                 ),
                 ("new 30 days".into(), count(o.contacts.new_last30_days)),
             ],
@@ -175,20 +190,12 @@ fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
                     format!("{:.2}", o.materials.avg_assignments_per_user),
                 ),
                 (
-                    "new 30 days".into(),
+                    "last 30 days".into(),
                     count(o.materials.assignments_last30_days),
                 ),
             ],
         ),
-        (
-            "Courses",
-            o.courses.total,
-            d.distributions
-                .roles
-                .iter()
-                .map(|r| (format!("role {}", r.key), count(r.count)))
-                .collect(),
-        ),
+        ("Courses", o.courses.total, roles),
     ];
     let areas = Layout::horizontal([Constraint::Fill(1); 5])
         .spacing(2)
