@@ -21,7 +21,9 @@ use crate::request::Ctx;
                        profiles, courses, placement tests, education materials, contact desk, \
                        settings, file storage and an admin dashboard.\n\n\
                        Every JSON answer wears the envelope `{isSuccess, statusCode, data, errors, timestamp}`; \
-                       failures add a stable `code`. Rate limits answer 429 with `Retry-After`.",
+                       failures add a stable `code`. Rate limits answer 429 with `Retry-After`. \
+                       A request body must arrive without a pause over 10 s and within 5 minutes \
+                       of the headers, else 408 and the connection is closed.",
     ),
     paths(handlers::system::root),
     components(schemas(ErrorEnvelope, langcamp_core::Pagination)),
@@ -64,8 +66,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 }
 
 /// Answers every operation can give, documented once here rather than on each handler:
-/// 429 (every route has a rate limit), 503 (the database is unreachable), and 413 where a
-/// body is accepted.
+/// 429 (every route has a rate limit), 503 (the database is unreachable), and 413 and 408
+/// where a body is accepted.
 struct CommonResponses;
 
 impl Modify for CommonResponses {
@@ -76,26 +78,40 @@ impl Modify for CommonResponses {
                 .description(description)
                 .content(
                     "application/json",
-                    ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorEnvelope"))).build(),
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                        .build(),
                 )
                 .build()
         };
         for item in openapi.paths.paths.values_mut() {
-            for operation in [&mut item.get, &mut item.post, &mut item.put, &mut item.patch, &mut item.delete]
-                .into_iter()
-                .flatten()
+            for operation in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.patch,
+                &mut item.delete,
+            ]
+            .into_iter()
+            .flatten()
             {
                 let responses = &mut operation.responses.responses;
-                responses
-                    .entry("429".into())
-                    .or_insert_with(|| failure("Rate limited (RATE_LIMITED); see Retry-After").into());
-                responses
-                    .entry("503".into())
-                    .or_insert_with(|| failure("The database is unreachable (SERVICE_UNAVAILABLE)").into());
+                responses.entry("429".into()).or_insert_with(|| {
+                    failure("Rate limited (RATE_LIMITED); see Retry-After").into()
+                });
+                responses.entry("503".into()).or_insert_with(|| {
+                    failure("The database is unreachable (SERVICE_UNAVAILABLE)").into()
+                });
                 if operation.request_body.is_some() {
-                    responses
-                        .entry("413".into())
-                        .or_insert_with(|| failure("The body is too large (PAYLOAD_TOO_LARGE)").into());
+                    responses.entry("413".into()).or_insert_with(|| {
+                        failure("The body is too large (PAYLOAD_TOO_LARGE)").into()
+                    });
+                    responses.entry("408".into()).or_insert_with(|| {
+                        failure(
+                            "The body did not arrive in time (REQUEST_TIMEOUT); the connection is closed",
+                        )
+                        .into()
+                    });
                 }
             }
         }
