@@ -2,7 +2,9 @@
 
 mod migrate;
 mod openapi;
+mod seed;
 mod serve;
+mod settings;
 mod users;
 
 use std::process::ExitCode;
@@ -36,9 +38,15 @@ enum Command {
         after_help = "Example:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp migrate"
     )]
     Migrate,
+    /// Create what a fresh school needs; `--demo` adds a believable demo school. Idempotent.
+    #[command(after_help = "Examples:\n  langcamp seed\n  langcamp seed --demo --json")]
+    Seed(seed::Args),
     /// Manage users.
     #[command(subcommand)]
     Users(users::UsersCommand),
+    /// Read and write settings.
+    #[command(subcommand)]
+    Settings(settings::SettingsCommand),
     /// Print the OpenAPI document.
     #[command(after_help = "Example:\n  langcamp openapi > openapi.json")]
     Openapi,
@@ -53,7 +61,9 @@ async fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Serve(args) => serve::run(&cli, args).await,
         Command::Migrate => migrate::run(&cli).await,
+        Command::Seed(args) => seed::run(&cli, args).await,
         Command::Users(command) => users::run(&cli, command).await,
+        Command::Settings(command) => settings::run(&cli, command).await,
         Command::Openapi => openapi::run(),
     };
     match result {
@@ -160,6 +170,9 @@ mod tests {
             "langcamp users set-role a@example.com admin --yes",
             "langcamp users delete a@example.com --yes --json",
             "langcamp openapi",
+            "langcamp settings get landing_video_url",
+            "langcamp settings set max_class_size 12",
+            "langcamp settings list --json",
         ] {
             let args = line.split_whitespace();
             assert!(Cli::try_parse_from(args).is_ok(), "{line}");
@@ -176,6 +189,7 @@ mod tests {
             "langcamp users list --role king",
             "langcamp serve --port eighty",
             "langcamp users delete",
+            "langcamp settings set only_key",
         ] {
             let err = Cli::try_parse_from(line.split_whitespace()).expect_err(line);
             assert_eq!(err.exit_code(), 2, "{line}");

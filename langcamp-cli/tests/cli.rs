@@ -69,6 +69,30 @@ impl Env {
 impl Drop for Env {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.data_dir);
+        // Drop a PostgreSQL test database so runs do not fill the disk.
+        if let (Ok(server), Some(name)) = (
+            std::env::var("TEST_DATABASE_URL"),
+            self.database_url
+                .rsplit('/')
+                .next()
+                .filter(|n| n.starts_with("lc_cli_"))
+                .map(str::to_owned),
+        ) {
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                runtime.block_on(async {
+                    let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
+                    let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                    sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
+                        .await
+                        .ok()
+                })
+            })
+            .join();
+        }
     }
 }
 
@@ -172,6 +196,78 @@ async fn the_last_superadmin_cannot_be_demoted_from_the_command_line() {
     let out = env.run(&["users", "set-role", "root@example.com", "user", "--yes"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("last superadmin"));
+}
+
+#[tokio::test]
+async fn settings_are_read_and_written_as_json() {
+    let env = Env::new().await;
+    env.json(&["migrate", "--json"]);
+    let set = env.json(&[
+        "settings",
+        "set",
+        "landing_video_url",
+        "\"https://videos.example/intro.mp4\"",
+        "--json",
+    ]);
+    assert_eq!(set["value"], "https://videos.example/intro.mp4");
+    let out = env.run(&["settings", "get", "landing_video_url"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "\"https://videos.example/intro.mp4\""
+    );
+    env.json(&["settings", "set", "levels", "{\"max\": 6}", "--json"]);
+    assert_eq!(
+        env.json(&["settings", "list", "--json"])
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    let not_json = env.run(&["settings", "set", "levels", "{oops"]);
+    assert_eq!(not_json.status.code(), Some(2));
+    assert!(stderr(&not_json).contains("JSON"));
+    let bad_key = env.run(&["settings", "set", "Bad Key", "1"]);
+    assert_eq!(bad_key.status.code(), Some(1));
+    let missing = env.run(&["settings", "get", "nothing_here"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("not found"));
+}
+
+#[tokio::test]
+async fn seeding_twice_creates_nothing_the_second_time() {
+    let env = Env::new().await;
+    let first = env.json(&["seed", "--demo", "--json"]);
+    for (kind, minimum) in [
+        ("users", 10),
+        ("courses", 5),
+        ("tests", 3),
+        ("results", 10),
+        ("materials", 2),
+        ("contacts", 4),
+    ] {
+        assert!(
+            first[kind].as_u64().unwrap_or(0) >= minimum,
+            "{kind}: {first}"
+        );
+    }
+    let second = env.json(&["seed", "--demo", "--json"]);
+    for kind in [
+        "settings",
+        "users",
+        "courses",
+        "tests",
+        "results",
+        "materials",
+        "assignments",
+        "contacts",
+    ] {
+        assert_eq!(second[kind], 0, "{kind} created again: {second}");
+    }
+    let users = env.json(&["users", "list", "--json"]);
+    assert_eq!(users["pagination"]["totalItems"], first["users"]);
+    let video = env.run(&["settings", "get", "landing_video_url"]);
+    assert!(String::from_utf8_lossy(&video.stdout).contains("https://"));
 }
 
 #[test]

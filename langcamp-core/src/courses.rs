@@ -1,1 +1,780 @@
-//! Filled in by its issue.
+//! Courses (CONTRACT §5): the public catalogue and its administration.
+//!
+//! The public list of published courses is served from [`crate::cache`]; every write here
+//! invalidates it after its transaction commits, so a change is visible on the next read.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::Langcamp;
+use crate::actor::{Actor, Role};
+use crate::db::{bit, flag};
+use crate::error::{Error, Result};
+use crate::id::{looks_like_id, new_id};
+use crate::page::UNPAGED_CAP;
+use crate::time::Timestamp;
+use crate::users::Deleted;
+use crate::validate::{self, Patch, Problems};
+
+/// The longest title; a duplicate's title is shortened to stay within it.
+pub const TITLE_MAX: usize = 200;
+pub const SUMMARY_MAX: usize = 1000;
+pub const DESCRIPTION_MAX: usize = 20_000;
+pub const LOCATION_MAX: usize = 200;
+/// The CEFR levels, lowest first.
+pub const LEVELS: [&str; 6] = ["A1", "A2", "B1", "B2", "C1", "C2"];
+const COPY_SUFFIX: &str = " (copy)";
+
+/// Every query that returns courses selects these columns, in this order.
+macro_rules! select_courses {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, title, summary, description, target_language, level, locale, image_url, \
+             location, start_date, end_date, price, currency, capacity, is_published, sort_order, \
+             created_at, updated_at FROM courses ",
+            $rest
+        )
+    };
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Course {
+    pub id: String,
+    #[schema(example = "German for beginners")]
+    pub title: String,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    /// The language taught (a language code).
+    #[schema(example = "de")]
+    pub target_language: Option<String>,
+    /// CEFR level: `A1`, `A2`, `B1`, `B2`, `C1` or `C2`.
+    #[schema(example = "A1")]
+    pub level: Option<String>,
+    /// The language the course is described and held in (a language code).
+    #[schema(example = "en")]
+    pub locale: Option<String>,
+    pub image_url: Option<String>,
+    pub location: Option<String>,
+    /// `YYYY-MM-DD`.
+    #[schema(example = "2026-09-01")]
+    pub start_date: Option<String>,
+    /// `YYYY-MM-DD`, not before `startDate`.
+    #[schema(example = "2026-12-18")]
+    pub end_date: Option<String>,
+    /// In `currency`; at least 0.
+    #[schema(example = 490.0)]
+    pub price: Option<f64>,
+    /// ISO 4217 code, upper-case.
+    #[schema(example = "EUR")]
+    pub currency: Option<String>,
+    /// Seats; at least 0.
+    pub capacity: Option<i64>,
+    pub is_published: bool,
+    /// Lists are ordered by this, then by creation time.
+    pub sort_order: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Course {
+    fn from_row(row: &AnyRow) -> std::result::Result<Course, sqlx::Error> {
+        Ok(Course {
+            id: row.try_get("id")?,
+            title: row.try_get("title")?,
+            summary: row.try_get("summary")?,
+            description: row.try_get("description")?,
+            target_language: row.try_get("target_language")?,
+            level: row.try_get("level")?,
+            locale: row.try_get("locale")?,
+            image_url: row.try_get("image_url")?,
+            location: row.try_get("location")?,
+            start_date: row.try_get("start_date")?,
+            end_date: row.try_get("end_date")?,
+            price: row.try_get("price")?,
+            currency: row.try_get("currency")?,
+            capacity: row.try_get("capacity")?,
+            is_published: flag(row.try_get("is_published")?),
+            sort_order: row.try_get("sort_order")?,
+            created_at: Timestamp::from_millis(row.try_get("created_at")?),
+            updated_at: Timestamp::from_millis(row.try_get("updated_at")?),
+        })
+    }
+}
+
+/// The body of `POST /courses` and `PATCH /courses/{id}`.
+///
+/// Create: `title` is required; absent fields get their defaults (`isPublished` false,
+/// `sortOrder` 0, the rest null). Update: absent fields stay as they are, `null` clears an
+/// optional field; `null` for `title`, `isPublished` or `sortOrder` is refused. An empty
+/// string clears an optional text field like `null`.
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CourseInput {
+    /// 1 to 200 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "German for beginners")]
+    pub title: Patch<String>,
+    /// Up to 1000 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub summary: Patch<String>,
+    /// Up to 20000 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub description: Patch<String>,
+    /// A language code such as `de` or `pt-BR`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "de")]
+    pub target_language: Patch<String>,
+    /// `A1`..`C2` (lower-case is accepted and upper-cased).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "A1")]
+    pub level: Patch<String>,
+    /// A language code.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "en")]
+    pub locale: Patch<String>,
+    /// An `http://` or `https://` address.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "https://cdn.example.com/course.jpg")]
+    pub image_url: Patch<String>,
+    /// Up to 200 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "Berlin")]
+    pub location: Patch<String>,
+    /// `YYYY-MM-DD`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "2026-09-01")]
+    pub start_date: Patch<String>,
+    /// `YYYY-MM-DD`, not before `startDate`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "2026-12-18")]
+    pub end_date: Patch<String>,
+    /// A number of at least 0; needs `currency`.
+    #[serde(default)]
+    #[schema(value_type = Option<f64>, example = 490.0)]
+    pub price: Patch<f64>,
+    /// ISO 4217, three letters (upper-cased).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "EUR")]
+    pub currency: Patch<String>,
+    /// A whole number of at least 0.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, example = 12)]
+    pub capacity: Patch<i64>,
+    /// Default false.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub is_published: Patch<bool>,
+    /// Default 0.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub sort_order: Patch<i64>,
+}
+
+/// The query of `GET /courses`.
+#[derive(Clone, Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct CourseQuery {
+    /// Only courses in this locale (a language code).
+    pub locale: Option<String>,
+    /// Only courses teaching this language (a language code).
+    pub target_language: Option<String>,
+}
+
+/// A validated [`CourseQuery`]; the key of the public list cache.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CourseFilter {
+    pub locale: Option<String>,
+    pub target_language: Option<String>,
+}
+
+impl CourseQuery {
+    fn parse(&self) -> Result<CourseFilter> {
+        let mut problems = Problems::new();
+        let mut tag = |field: &str, raw: Option<&str>| match raw.map(str::trim) {
+            None | Some("") => None,
+            Some(v) => problems.take(validate::language_tag(field, v)),
+        };
+        let filter = CourseFilter {
+            locale: tag("locale", self.locale.as_deref()),
+            target_language: tag("targetLanguage", self.target_language.as_deref()),
+        };
+        problems.finish()?;
+        Ok(filter)
+    }
+}
+
+/// One parsed field of a course body.
+#[derive(Debug)]
+enum Field<T> {
+    /// Absent: keep the current value (or the default on create).
+    Keep,
+    Set(T),
+    /// Refused; its message is already recorded.
+    Invalid,
+}
+
+impl<T> Field<T> {
+    /// Applies the field to `slot`; false when it was invalid.
+    fn apply(self, slot: &mut T) -> bool {
+        match self {
+            Field::Keep => true,
+            Field::Set(v) => {
+                *slot = v;
+                true
+            }
+            Field::Invalid => false,
+        }
+    }
+}
+
+/// A field that may be cleared: `null` or an empty string clears it.
+fn optional<T>(
+    problems: &mut Problems,
+    value: Patch<T>,
+    parse: impl FnOnce(T) -> std::result::Result<Option<String>, String>,
+) -> Field<Option<String>> {
+    match value {
+        Patch::Absent => Field::Keep,
+        Patch::Null => Field::Set(None),
+        Patch::Value(v) => problems.take(parse(v)).map_or(Field::Invalid, Field::Set),
+    }
+}
+
+/// A field that may be cleared with `null`, with a parse of its value.
+fn nullable<T, U>(
+    problems: &mut Problems,
+    value: Patch<T>,
+    parse: impl FnOnce(T) -> std::result::Result<U, String>,
+) -> Field<Option<U>> {
+    match value {
+        Patch::Absent => Field::Keep,
+        Patch::Null => Field::Set(None),
+        Patch::Value(v) => problems
+            .take(parse(v))
+            .map_or(Field::Invalid, |u| Field::Set(Some(u))),
+    }
+}
+
+/// A field that is required or has a default: `null` is refused.
+fn required<T, U>(
+    problems: &mut Problems,
+    field: &str,
+    value: Patch<T>,
+    parse: impl FnOnce(T) -> std::result::Result<U, String>,
+) -> Field<U> {
+    match value {
+        Patch::Absent => Field::Keep,
+        Patch::Null => {
+            problems.add(format!("{field} cannot be null"));
+            Field::Invalid
+        }
+        Patch::Value(v) => problems.take(parse(v)).map_or(Field::Invalid, Field::Set),
+    }
+}
+
+/// Text: trimmed, empty is `None`.
+fn text(field: &'static str, max: usize) -> impl FnOnce(String) -> Result<Option<String>, String> {
+    move |v| validate::optional_text(field, Some(&v), max)
+}
+
+/// Applies an optional-text parse `then` to a non-empty trimmed value.
+fn non_empty(
+    raw: &str,
+    then: impl FnOnce(&str) -> std::result::Result<String, String>,
+) -> std::result::Result<Option<String>, String> {
+    match raw.trim() {
+        "" => Ok(None),
+        v => then(v).map(Some),
+    }
+}
+
+fn check_level(raw: &str) -> std::result::Result<String, String> {
+    let level = raw.trim().to_ascii_uppercase();
+    if LEVELS.contains(&level.as_str()) {
+        Ok(level)
+    } else {
+        Err(format!(
+            "level must be one of {} or null",
+            LEVELS.join(", ")
+        ))
+    }
+}
+
+fn check_currency(raw: &str) -> std::result::Result<String, String> {
+    let code = raw.trim();
+    if code.len() == 3 && code.chars().all(|c| c.is_ascii_alphabetic()) {
+        Ok(code.to_ascii_uppercase())
+    } else {
+        Err("currency must be a three-letter ISO 4217 code such as EUR".into())
+    }
+}
+
+/// A calendar date written `YYYY-MM-DD`.
+fn check_date(field: &str, raw: &str) -> std::result::Result<String, String> {
+    let date = raw.trim();
+    let shaped = date.len() == 10
+        && date.char_indices().all(|(i, c)| match i {
+            4 | 7 => c == '-',
+            _ => c.is_ascii_digit(),
+        });
+    if shaped && chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok() {
+        Ok(date.to_owned())
+    } else {
+        Err(format!("{field} must be a date written YYYY-MM-DD"))
+    }
+}
+
+fn check_price(price: f64) -> std::result::Result<f64, String> {
+    if price.is_finite() && price >= 0.0 {
+        Ok(price)
+    } else {
+        Err("price must be a number of at least 0".into())
+    }
+}
+
+fn check_capacity(capacity: i64) -> std::result::Result<i64, String> {
+    if capacity >= 0 {
+        Ok(capacity)
+    } else {
+        Err("capacity must be a whole number of at least 0".into())
+    }
+}
+
+/// The editable columns of a course.
+#[derive(Clone, Debug, Default)]
+struct CourseValues {
+    title: String,
+    summary: Option<String>,
+    description: Option<String>,
+    target_language: Option<String>,
+    level: Option<String>,
+    locale: Option<String>,
+    image_url: Option<String>,
+    location: Option<String>,
+    start_date: Option<String>,
+    end_date: Option<String>,
+    price: Option<f64>,
+    currency: Option<String>,
+    capacity: Option<i64>,
+    is_published: bool,
+    sort_order: i64,
+}
+
+impl From<&Course> for CourseValues {
+    fn from(c: &Course) -> CourseValues {
+        CourseValues {
+            title: c.title.clone(),
+            summary: c.summary.clone(),
+            description: c.description.clone(),
+            target_language: c.target_language.clone(),
+            level: c.level.clone(),
+            locale: c.locale.clone(),
+            image_url: c.image_url.clone(),
+            location: c.location.clone(),
+            start_date: c.start_date.clone(),
+            end_date: c.end_date.clone(),
+            price: c.price,
+            currency: c.currency.clone(),
+            capacity: c.capacity,
+            is_published: c.is_published,
+            sort_order: c.sort_order,
+        }
+    }
+}
+
+/// A parsed course body: each field kept, set or refused.
+#[derive(Debug)]
+struct CourseChange {
+    title: Field<String>,
+    summary: Field<Option<String>>,
+    description: Field<Option<String>>,
+    target_language: Field<Option<String>>,
+    level: Field<Option<String>>,
+    locale: Field<Option<String>>,
+    image_url: Field<Option<String>>,
+    location: Field<Option<String>>,
+    start_date: Field<Option<String>>,
+    end_date: Field<Option<String>>,
+    price: Field<Option<f64>>,
+    currency: Field<Option<String>>,
+    capacity: Field<Option<i64>>,
+    is_published: Field<bool>,
+    sort_order: Field<i64>,
+}
+
+impl CourseInput {
+    fn parse(self, problems: &mut Problems) -> CourseChange {
+        let p = problems;
+        CourseChange {
+            title: required(p, "title", self.title, |v: String| {
+                validate::bounded("title", &v, 1, TITLE_MAX)
+            }),
+            summary: optional(p, self.summary, text("summary", SUMMARY_MAX)),
+            description: optional(p, self.description, text("description", DESCRIPTION_MAX)),
+            target_language: optional(p, self.target_language, |v: String| {
+                non_empty(&v, |t| validate::language_tag("targetLanguage", t))
+            }),
+            level: optional(p, self.level, |v: String| non_empty(&v, check_level)),
+            locale: optional(p, self.locale, |v: String| {
+                non_empty(&v, |t| validate::language_tag("locale", t))
+            }),
+            image_url: optional(p, self.image_url, |v: String| {
+                non_empty(&v, |u| validate::http_url("imageUrl", u))
+            }),
+            location: optional(p, self.location, text("location", LOCATION_MAX)),
+            start_date: optional(p, self.start_date, |v: String| {
+                non_empty(&v, |d| check_date("startDate", d))
+            }),
+            end_date: optional(p, self.end_date, |v: String| {
+                non_empty(&v, |d| check_date("endDate", d))
+            }),
+            price: nullable(p, self.price, check_price),
+            currency: optional(p, self.currency, |v: String| non_empty(&v, check_currency)),
+            capacity: nullable(p, self.capacity, check_capacity),
+            is_published: required(p, "isPublished", self.is_published, Ok),
+            sort_order: required(p, "sortOrder", self.sort_order, Ok),
+        }
+    }
+}
+
+impl CourseChange {
+    /// Applies the change to `values` and checks the rules that span fields.
+    fn apply(self, values: &mut CourseValues, problems: &mut Problems) {
+        self.title.apply(&mut values.title);
+        self.summary.apply(&mut values.summary);
+        self.description.apply(&mut values.description);
+        self.target_language.apply(&mut values.target_language);
+        self.level.apply(&mut values.level);
+        self.locale.apply(&mut values.locale);
+        self.image_url.apply(&mut values.image_url);
+        self.location.apply(&mut values.location);
+        let start_ok = self.start_date.apply(&mut values.start_date);
+        let end_ok = self.end_date.apply(&mut values.end_date);
+        let price_ok = self.price.apply(&mut values.price);
+        let currency_ok = self.currency.apply(&mut values.currency);
+        self.capacity.apply(&mut values.capacity);
+        self.is_published.apply(&mut values.is_published);
+        self.sort_order.apply(&mut values.sort_order);
+
+        if start_ok
+            && end_ok
+            && let (Some(start), Some(end)) = (&values.start_date, &values.end_date)
+            && end < start
+        {
+            problems.add("endDate must not be before startDate");
+        }
+        if price_ok && currency_ok && values.price.is_some() && values.currency.is_none() {
+            problems.add("currency is required when price is set");
+        }
+    }
+}
+
+/// `<title> (copy)`, the title shortened so the whole stays within [`TITLE_MAX`] characters.
+pub fn copy_title(title: &str) -> String {
+    let room = TITLE_MAX - COPY_SUFFIX.chars().count();
+    let kept: String = title.chars().take(room).collect();
+    format!("{}{COPY_SUFFIX}", kept.trim_end())
+}
+
+async fn find_course(conn: &mut AnyConnection, id: &str) -> Result<Option<Course>> {
+    if !looks_like_id(id) {
+        return Ok(None);
+    }
+    let row = sqlx::query(select_courses!("WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    Ok(row.as_ref().map(Course::from_row).transpose()?)
+}
+
+async fn require_course(conn: &mut AnyConnection, id: &str) -> Result<Course> {
+    find_course(conn, id)
+        .await?
+        .ok_or_else(|| Error::not_found("course"))
+}
+
+async fn insert_course(conn: &mut AnyConnection, v: &CourseValues, now: i64) -> Result<Course> {
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO courses (id, title, summary, description, target_language, level, locale,
+                image_url, location, start_date, end_date, price, currency, capacity, is_published,
+                sort_order, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)",
+    )
+    .bind(&id)
+    .bind(&v.title)
+    .bind(v.summary.as_deref())
+    .bind(v.description.as_deref())
+    .bind(v.target_language.as_deref())
+    .bind(v.level.as_deref())
+    .bind(v.locale.as_deref())
+    .bind(v.image_url.as_deref())
+    .bind(v.location.as_deref())
+    .bind(v.start_date.as_deref())
+    .bind(v.end_date.as_deref())
+    .bind(v.price)
+    .bind(v.currency.as_deref())
+    .bind(v.capacity)
+    .bind(bit(v.is_published))
+    .bind(v.sort_order)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    require_course(conn, &id).await
+}
+
+async fn load_courses(
+    conn: &mut AnyConnection,
+    published_only: bool,
+    filter: &CourseFilter,
+) -> Result<Vec<Course>> {
+    let published = published_only.then_some(bit(true));
+    let rows = sqlx::query(select_courses!(
+        "WHERE ($1 IS NULL OR is_published = $1)
+           AND ($2 IS NULL OR locale = $2)
+           AND ($3 IS NULL OR target_language = $3)
+         ORDER BY sort_order, created_at, id LIMIT $4"
+    ))
+    .bind(published)
+    .bind(filter.locale.as_deref())
+    .bind(filter.target_language.as_deref())
+    .bind(UNPAGED_CAP)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(Course::from_row)
+        .collect::<std::result::Result<_, _>>()?)
+}
+
+impl Langcamp {
+    /// Called after every committed (or possibly committed) change to courses.
+    fn courses_changed(&self) {
+        self.caches().courses.invalidate_all();
+    }
+
+    /// Commits a course change and drops the cached lists, whatever the outcome of the
+    /// commit (a failed commit may still have been applied).
+    async fn commit_courses(&self, tx: crate::db::Tx) -> Result<()> {
+        let committed = tx.commit().await;
+        self.courses_changed();
+        Ok(committed?)
+    }
+
+    /// `GET /courses`: published courses (every course for admins), by `sortOrder` then
+    /// creation time, at most [`UNPAGED_CAP`]. The public list comes from the cache.
+    #[tracing::instrument(skip_all)]
+    pub async fn list_courses(
+        &self,
+        actor: &Actor,
+        query: &CourseQuery,
+    ) -> Result<Arc<Vec<Course>>> {
+        let filter = query.parse()?;
+        if actor.is_admin() {
+            let mut conn = self.db().reader().acquire().await?;
+            return Ok(Arc::new(load_courses(&mut conn, false, &filter).await?));
+        }
+        let now = self.clock().now_ms();
+        self.caches()
+            .courses
+            .get_or_load(filter.clone(), now, || async {
+                let mut conn = self.db().reader().acquire().await?;
+                Ok(Arc::new(load_courses(&mut conn, true, &filter).await?))
+            })
+            .await
+    }
+
+    /// `GET /courses/{id}`: an unpublished course is not found unless the caller is an admin.
+    #[tracing::instrument(skip_all)]
+    pub async fn get_course(&self, actor: &Actor, id: &str) -> Result<Course> {
+        let mut conn = self.db().reader().acquire().await?;
+        match find_course(&mut conn, id).await? {
+            Some(course) if course.is_published || actor.is_admin() => Ok(course),
+            _ => Err(Error::not_found("course")),
+        }
+    }
+
+    /// `POST /courses`.
+    #[tracing::instrument(skip_all)]
+    pub async fn create_course(&self, actor: &Actor, input: CourseInput) -> Result<Course> {
+        actor.require(Role::Admin)?;
+        let mut problems = Problems::new();
+        if input.title.is_absent() {
+            problems.add("title is required");
+        }
+        let change = input.parse(&mut problems);
+        let mut values = CourseValues::default();
+        change.apply(&mut values, &mut problems);
+        problems.finish()?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let course = insert_course(&mut tx, &values, now).await?;
+        self.commit_courses(tx).await?;
+        Ok(course)
+    }
+
+    /// `POST /courses/{id}/duplicate`: an unpublished copy titled `<title> (copy)`.
+    #[tracing::instrument(skip_all)]
+    pub async fn duplicate_course(&self, actor: &Actor, id: &str) -> Result<Course> {
+        actor.require(Role::Admin)?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let original = require_course(&mut tx, id).await?;
+        let mut values = CourseValues::from(&original);
+        values.title = copy_title(&original.title);
+        values.is_published = false;
+        let copy = insert_course(&mut tx, &values, now).await?;
+        self.commit_courses(tx).await?;
+        Ok(copy)
+    }
+
+    /// `PATCH /courses/{id}`.
+    #[tracing::instrument(skip_all)]
+    pub async fn update_course(
+        &self,
+        actor: &Actor,
+        id: &str,
+        input: CourseInput,
+    ) -> Result<Course> {
+        actor.require(Role::Admin)?;
+        let mut problems = Problems::new();
+        let change = input.parse(&mut problems);
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let course = require_course(&mut tx, id).await?;
+        let mut v = CourseValues::from(&course);
+        change.apply(&mut v, &mut problems);
+        problems.finish()?;
+        sqlx::query(
+            "UPDATE courses SET title = $1, summary = $2, description = $3, target_language = $4,
+                    level = $5, locale = $6, image_url = $7, location = $8, start_date = $9,
+                    end_date = $10, price = $11, currency = $12, capacity = $13, is_published = $14,
+                    sort_order = $15, updated_at = $16
+             WHERE id = $17",
+        )
+        .bind(&v.title)
+        .bind(v.summary.as_deref())
+        .bind(v.description.as_deref())
+        .bind(v.target_language.as_deref())
+        .bind(v.level.as_deref())
+        .bind(v.locale.as_deref())
+        .bind(v.image_url.as_deref())
+        .bind(v.location.as_deref())
+        .bind(v.start_date.as_deref())
+        .bind(v.end_date.as_deref())
+        .bind(v.price)
+        .bind(v.currency.as_deref())
+        .bind(v.capacity)
+        .bind(bit(v.is_published))
+        .bind(v.sort_order)
+        .bind(now)
+        .bind(&course.id)
+        .execute(&mut *tx)
+        .await?;
+        let course = require_course(&mut tx, &course.id).await?;
+        self.commit_courses(tx).await?;
+        Ok(course)
+    }
+
+    /// `DELETE /courses/{id}`.
+    #[tracing::instrument(skip_all)]
+    pub async fn delete_course(&self, actor: &Actor, id: &str) -> Result<Deleted> {
+        actor.require(Role::Admin)?;
+        if !looks_like_id(id) {
+            return Err(Error::not_found("course"));
+        }
+        let mut tx = self.db().begin().await?;
+        let deleted = sqlx::query("DELETE FROM courses WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if deleted == 0 {
+            return Err(Error::not_found("course"));
+        }
+        self.commit_courses(tx).await?;
+        Ok(Deleted {
+            id: id.to_owned(),
+            deleted: true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> (CourseValues, Vec<String>) {
+        let input: CourseInput = serde_json::from_str(json).expect("valid JSON");
+        let mut problems = Problems::new();
+        let mut values = CourseValues::default();
+        input.parse(&mut problems).apply(&mut values, &mut problems);
+        let messages = match problems.finish() {
+            Ok(()) => Vec::new(),
+            Err(Error::Validation(m)) => m,
+            Err(other) => panic!("unexpected {other:?}"),
+        };
+        (values, messages)
+    }
+
+    #[test]
+    fn copy_titles_stay_within_200_characters() {
+        assert_eq!(copy_title("German A1"), "German A1 (copy)");
+        let long = "é".repeat(200);
+        let copy = copy_title(&long);
+        assert_eq!(copy.chars().count(), 200);
+        assert!(copy.starts_with(&"é".repeat(193)));
+        assert!(copy.ends_with(" (copy)"));
+        let exact = "x".repeat(193);
+        assert_eq!(copy_title(&exact), format!("{exact} (copy)"));
+        let spaced = format!("{}  {}", "x".repeat(191), "y".repeat(7));
+        assert_eq!(copy_title(&spaced), format!("{} (copy)", "x".repeat(191)));
+    }
+
+    #[test]
+    fn values_are_normalized() {
+        let (v, problems) = parse(
+            r#"{"title":"  German ","level":"b1","currency":"eur","price":10,
+                "targetLanguage":"DE","locale":"pt-br","summary":"  ","startDate":"2026-09-01",
+                "endDate":"2026-09-01"}"#,
+        );
+        assert_eq!(problems, Vec::<String>::new());
+        assert_eq!(v.title, "German");
+        assert_eq!(v.level.as_deref(), Some("B1"));
+        assert_eq!(v.currency.as_deref(), Some("EUR"));
+        assert_eq!(v.target_language.as_deref(), Some("de"));
+        assert_eq!(v.locale.as_deref(), Some("pt-BR"));
+        assert_eq!(v.summary, None);
+    }
+
+    #[test]
+    fn every_bad_field_has_one_message() {
+        let (_, problems) = parse(
+            r#"{"title":"","level":"D1","currency":"EURO","price":-1,"targetLanguage":"german",
+                "locale":"x","imageUrl":"ftp://x","startDate":"2026-02-30","endDate":"01.09.2026",
+                "capacity":-3,"isPublished":null,"sortOrder":null}"#,
+        );
+        assert_eq!(problems.len(), 12, "{problems:?}");
+    }
+
+    #[test]
+    fn cross_field_rules_are_checked_once() {
+        let (_, problems) = parse(r#"{"title":"t","price":5}"#);
+        assert_eq!(problems, vec!["currency is required when price is set"]);
+        let (_, problems) = parse(r#"{"title":"t","price":5,"currency":"12"}"#);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let (_, problems) =
+            parse(r#"{"title":"t","startDate":"2026-09-02","endDate":"2026-09-01"}"#);
+        assert_eq!(problems, vec!["endDate must not be before startDate"]);
+        let (_, problems) = parse(r#"{"title":"t","currency":"usd"}"#);
+        assert!(problems.is_empty(), "a currency without a price is fine");
+    }
+}

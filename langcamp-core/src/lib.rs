@@ -6,6 +6,7 @@
 
 pub mod actor;
 pub mod auth;
+pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod contacts;
@@ -38,6 +39,7 @@ pub use time::Timestamp;
 
 use crate::crypto::Keys;
 use crate::db::Db;
+use crate::storage::FileStore;
 
 /// The handle every operation goes through. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -51,8 +53,12 @@ struct Inner {
     db: Db,
     clock: Clock,
     keys: Keys,
+    /// Where uploaded files' bytes live (local disk under `DATA_DIR/files` by default).
+    files: Arc<dyn FileStore>,
     /// Wakes the mail worker when a transaction queued mail.
     mail_wakeup: Notify,
+    /// Read caches of public data; every write of that data invalidates them.
+    caches: cache::Caches,
 }
 
 impl Langcamp {
@@ -60,13 +66,16 @@ impl Langcamp {
     pub async fn connect(config: Config, clock: Clock) -> Result<Langcamp> {
         let db = Db::connect(&config).await?;
         let keys = Keys::derive(config.jwt_secret.expose());
+        let files = storage::default_store(&config);
         Ok(Langcamp {
             inner: Arc::new(Inner {
                 config,
                 db,
                 clock,
                 keys,
+                files,
                 mail_wakeup: Notify::new(),
+                caches: cache::Caches::default(),
             }),
         })
     }
@@ -90,6 +99,16 @@ impl Langcamp {
 
     pub(crate) fn keys(&self) -> &Keys {
         &self.inner.keys
+    }
+
+    /// The read caches of public data (see [`cache`]).
+    pub fn caches(&self) -> &cache::Caches {
+        &self.inner.caches
+    }
+
+    /// The file store holding uploaded files' bytes.
+    pub fn files(&self) -> &Arc<dyn FileStore> {
+        &self.inner.files
     }
 
     pub(crate) fn mail_wakeup(&self) -> &Notify {

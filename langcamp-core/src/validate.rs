@@ -33,6 +33,15 @@ impl Problems {
         }
     }
 
+    /// How many problems were recorded so far.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Succeeds when nothing was recorded.
     pub fn finish(self) -> Result<()> {
         if self.0.is_empty() {

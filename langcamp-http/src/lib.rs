@@ -6,6 +6,7 @@
 pub mod docs;
 mod handlers;
 pub mod limits;
+pub mod multipart;
 pub mod reply;
 pub mod request;
 mod router;

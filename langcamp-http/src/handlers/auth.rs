@@ -60,7 +60,7 @@ pub fn routes(r: &mut Routes) {
 pub struct Api;
 
 /// Send a one-time sign-in code by mail. Answers the same for every address.
-#[utoipa::path(post, path = "/auth/otp/request", tag = "auth", request_body = OtpRequestInput,
+#[utoipa::path(post, operation_id = "request_otp", path = "/auth/otp/request", tag = "auth", request_body = OtpRequestInput,
     responses(
         (status = 200, description = "A code is on its way if the address can receive mail", body = Envelope<OtpRequested>),
         (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
@@ -73,7 +73,7 @@ pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Exchange the code for tokens. An unknown address creates a user with incomplete registration.
-#[utoipa::path(post, path = "/auth/otp/verify", tag = "auth", request_body = OtpVerifyInput,
+#[utoipa::path(post, operation_id = "verify_otp", path = "/auth/otp/verify", tag = "auth", request_body = OtpVerifyInput,
     params(("accept-language" = Option<String>, Header, description = "Sets a new user's locale (first tag)")),
     responses(
         (status = 200, description = "Signed in", body = Envelope<SignedIn>),
@@ -91,7 +91,7 @@ pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Rotate the refresh token and get a new access token.
-#[utoipa::path(post, path = "/auth/refresh", tag = "auth", request_body = RefreshInput,
+#[utoipa::path(post, operation_id = "refresh_tokens", path = "/auth/refresh", tag = "auth", request_body = RefreshInput,
     responses(
         (status = 200, description = "New tokens; the presented refresh token is used up", body = Envelope<TokenPair>),
         (status = 400, description = "refreshToken missing", body = ErrorEnvelope),
@@ -105,7 +105,7 @@ pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// End the sign-in of the access token; the token and its refresh token stop working.
-#[utoipa::path(post, path = "/auth/logout", tag = "auth", request_body(content = Option<LogoutInput>),
+#[utoipa::path(post, operation_id = "logout", path = "/auth/logout", tag = "auth", request_body(content = Option<LogoutInput>),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "Signed out", body = Envelope<Message>),
@@ -122,7 +122,7 @@ pub async fn logout(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Whether the caller has completed registration.
-#[utoipa::path(get, path = "/auth/registration-status", tag = "auth", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "get_registration_status", path = "/auth/registration-status", tag = "auth", security(("bearer" = [])),
     responses(
         (status = 200, description = "Registration state", body = Envelope<RegistrationStatus>),
         (status = 401, description = "No valid access token", body = ErrorEnvelope),
@@ -133,7 +133,7 @@ pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Complete the profile after the first sign-in. Requires name, age, gender, country, countryCode, phoneNumber.
-#[utoipa::path(post, path = "/auth/complete-registration", tag = "auth", request_body = ProfileInput,
+#[utoipa::path(post, operation_id = "complete_registration", path = "/auth/complete-registration", tag = "auth", request_body = ProfileInput,
     security(("bearer" = [])),
     responses(
         (status = 200, description = "Registration complete", body = Envelope<CompletedRegistration>),
@@ -151,7 +151,7 @@ pub async fn complete_registration(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Works with or without a token; any invalid token counts as anonymous.
-#[utoipa::path(get, path = "/auth/optional", tag = "auth", security((), ("bearer" = [])),
+#[utoipa::path(get, operation_id = "optional_auth", path = "/auth/optional", tag = "auth", security((), ("bearer" = [])),
     responses((status = 200, description = "Who is calling", body = Envelope<OptionalAuth>)))]
 pub async fn optional(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.optional_actor().await?;
@@ -159,7 +159,7 @@ pub async fn optional(ctx: Ctx) -> Result<Reply> {
 }
 
 /// The caller's own profile.
-#[utoipa::path(get, path = "/me", tag = "auth", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "get_own_profile", path = "/me", tag = "auth", security(("bearer" = [])),
     responses(
         (status = 200, description = "Own profile", body = Envelope<User>),
         (status = 401, description = "No valid access token", body = ErrorEnvelope),
@@ -170,7 +170,7 @@ pub async fn me(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change any subset of the own profile; `email` and `role` are refused.
-#[utoipa::path(patch, path = "/me/profile", tag = "auth", request_body = ProfileInput, security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "update_own_profile", path = "/me/profile", tag = "auth", request_body = ProfileInput, security(("bearer" = [])),
     responses(
         (status = 200, description = "Updated profile", body = Envelope<User>),
         (status = 400, description = "Invalid fields, or email/role present", body = ErrorEnvelope),

@@ -1,11 +1,160 @@
-//! Handlers of this resource: filled in by its issue.
+//! Courses (CONTRACT §5): the public catalogue and its administration.
 
+use hyper::Method;
+use langcamp_core::courses::{Course, CourseInput, CourseQuery};
+use langcamp_core::users::Deleted;
+use langcamp_core::{Result, Role};
 use utoipa::OpenApi;
 
+use crate::limits::RateRule;
+use crate::reply::{Envelope, ErrorEnvelope, Reply};
+use crate::request::Ctx;
 use crate::router::Routes;
 
-pub fn routes(_r: &mut Routes) {}
+pub fn routes(r: &mut Routes) {
+    r.add(Method::GET, "/courses", RateRule::Default, list)
+        .add(Method::POST, "/courses", RateRule::Default, create)
+        .add(Method::GET, "/courses/{id}", RateRule::Default, get)
+        .add(Method::PATCH, "/courses/{id}", RateRule::Default, update)
+        .add(Method::DELETE, "/courses/{id}", RateRule::Default, delete)
+        .add(
+            Method::POST,
+            "/courses/{id}/duplicate",
+            RateRule::Default,
+            duplicate,
+        );
+}
 
 #[derive(OpenApi)]
-#[openapi()]
+#[openapi(
+    paths(list, get, create, duplicate, update, delete),
+    components(schemas(Course, CourseInput, Deleted)),
+    tags((name = "courses", description = "The course catalogue: public reading, admin editing. \
+        Without a token the caller is anonymous; a token that is presented must be valid (401 otherwise)."))
+)]
 pub struct Api;
+
+/// List courses.
+///
+/// Ordered by `sortOrder`, then creation time; at most 1000. The public sees published
+/// courses only, admins see all. The public list is served from a short-lived cache that
+/// every change on this server clears at once; other servers sharing the database catch
+/// up within 5 seconds.
+#[utoipa::path(get, path = "/courses", tag = "courses", operation_id = "listCourses",
+    params(CourseQuery),
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The courses", body = Envelope<Vec<Course>>),
+        (status = 400, description = "A filter is not a language code", body = ErrorEnvelope),
+        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
+    ))]
+pub async fn list(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let query = CourseQuery {
+        locale: ctx.query("locale").map(str::to_owned),
+        target_language: ctx.query("targetLanguage").map(str::to_owned),
+    };
+    let courses = ctx.app.list_courses(&actor, &query).await?;
+    Ok(Reply::ok(&*courses))
+}
+
+/// One course.
+///
+/// An unpublished course is not found (404) unless the caller is an admin.
+#[utoipa::path(get, path = "/courses/{id}", tag = "courses", operation_id = "getCourse",
+    params(("id" = String, Path, description = "Course id")),
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The course", body = Envelope<Course>),
+        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
+        (status = 404, description = "No such course, or unpublished", body = ErrorEnvelope),
+    ))]
+pub async fn get(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.get_course(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// Create a course.
+///
+/// `title` is required; `isPublished` defaults to false, `sortOrder` to 0, the rest to null.
+#[utoipa::path(post, path = "/courses", tag = "courses", operation_id = "createCourse", security(("bearer" = [])),
+    request_body = CourseInput,
+    responses(
+        (status = 201, description = "Created", body = Envelope<Course>),
+        (status = 400, description = "Invalid fields, one message each", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn create(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    // Who may do this is settled before the body is read: 401/403 win over 400.
+    actor.require(Role::Admin)?;
+    let input = ctx.json().await?;
+    Ok(Reply::created(&ctx.app.create_course(&actor, input).await?))
+}
+
+/// Duplicate a course.
+///
+/// The copy is unpublished and titled `<title> (copy)`, the original title shortened if
+/// needed so the new one stays within 200 characters.
+#[utoipa::path(post, path = "/courses/{id}/duplicate", tag = "courses", operation_id = "duplicateCourse", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Course id")),
+    responses(
+        (status = 201, description = "The copy", body = Envelope<Course>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such course", body = ErrorEnvelope),
+    ))]
+pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::created(
+        &ctx.app.duplicate_course(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// Change a course.
+///
+/// Absent fields stay as they are, `null` clears an optional field; `null` for `title`,
+/// `isPublished` or `sortOrder` is 400.
+#[utoipa::path(patch, path = "/courses/{id}", tag = "courses", operation_id = "updateCourse", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Course id")), request_body = CourseInput,
+    responses(
+        (status = 200, description = "The updated course", body = Envelope<Course>),
+        (status = 400, description = "Invalid fields, one message each", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such course", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn update(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    // Who may do this is settled before the body is read: 401/403 win over 400.
+    actor.require(Role::Admin)?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .update_course(&actor, ctx.param("id"), input)
+            .await?,
+    ))
+}
+
+/// Delete a course.
+#[utoipa::path(delete, path = "/courses/{id}", tag = "courses", operation_id = "deleteCourse", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Course id")),
+    responses(
+        (status = 200, description = "Deleted", body = Envelope<Deleted>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such course", body = ErrorEnvelope),
+    ))]
+pub async fn delete(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.delete_course(&actor, ctx.param("id")).await?,
+    ))
+}

@@ -1,11 +1,433 @@
-//! Handlers of this resource: filled in by its issue.
+//! Education materials (CONTRACT §7). Create and update take either JSON or a multipart
+//! form whose `pdfs` parts are streamed into the file store as they arrive.
 
-use utoipa::OpenApi;
+use hyper::Method;
+use langcamp_core::materials::{
+    AssignInput, AssignResult, AssignedMaterial, MAX_PDFS, Material, MaterialInput, MaterialPdf,
+    MaterialUpdate, MaterialVideo, Unassigned, VideoInput,
+};
+use langcamp_core::storage::{Accept, StagedFile};
+use langcamp_core::users::Deleted;
+use langcamp_core::{Actor, Error, Langcamp, Page, Result, Role};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use utoipa::{OpenApi, ToSchema};
 
+use crate::limits::RateRule;
+use crate::multipart::{Form, is_multipart};
+use crate::reply::{Envelope, ErrorEnvelope, Reply};
+use crate::request::{Ctx, parse_json};
 use crate::router::Routes;
 
-pub fn routes(_r: &mut Routes) {}
+/// A text part of a material form holds at most this many bytes.
+const TEXT_PART_LIMIT: usize = 256 * 1024;
+/// Text fields of the create form; the update form adds `removePdfIds`.
+const CREATE_FIELDS: [&str; 6] = [
+    "title",
+    "description",
+    "locale",
+    "targetLanguage",
+    "level",
+    "videos",
+];
+const UPDATE_FIELDS: [&str; 7] = [
+    "title",
+    "description",
+    "locale",
+    "targetLanguage",
+    "level",
+    "videos",
+    "removePdfIds",
+];
+/// Fields whose text is JSON.
+const JSON_FIELDS: [&str; 2] = ["videos", "removePdfIds"];
+
+pub fn routes(r: &mut Routes) {
+    r.add(
+        Method::POST,
+        "/education-materials",
+        RateRule::Default,
+        create,
+    )
+    .add(Method::GET, "/education-materials", RateRule::Default, list)
+    .add(
+        Method::GET,
+        "/education-materials/my-materials",
+        RateRule::Default,
+        mine,
+    )
+    .add(
+        Method::GET,
+        "/education-materials/user/{userId}",
+        RateRule::Default,
+        of_user,
+    )
+    .add(
+        Method::GET,
+        "/education-materials/{id}",
+        RateRule::Default,
+        get,
+    )
+    .add(
+        Method::PATCH,
+        "/education-materials/{id}",
+        RateRule::Default,
+        update,
+    )
+    .add(
+        Method::DELETE,
+        "/education-materials/{id}",
+        RateRule::Default,
+        delete,
+    )
+    .add(
+        Method::POST,
+        "/education-materials/{id}/assign",
+        RateRule::Default,
+        assign,
+    )
+    .add(
+        Method::DELETE,
+        "/education-materials/{id}/assign/{userId}",
+        RateRule::Default,
+        unassign,
+    );
+}
 
 #[derive(OpenApi)]
-#[openapi()]
+#[openapi(
+    paths(create, list, mine, of_user, get, update, delete, assign, unassign),
+    components(schemas(
+        Material, MaterialPdf, MaterialVideo, MaterialInput, MaterialUpdate, VideoInput,
+        MaterialForm, MaterialUpdateForm, AssignInput, AssignResult, AssignedMaterial,
+        Unassigned, Deleted
+    )),
+    tags((name = "education-materials", description = "PDFs and videos that admins assign to users"))
+)]
 pub struct Api;
+
+/// The multipart form of `POST /education-materials`.
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct MaterialForm {
+    /// 1 to 200 characters.
+    title: String,
+    /// Up to 5000 characters.
+    description: Option<String>,
+    /// BCP 47 language tag.
+    locale: Option<String>,
+    /// BCP 47 language tag.
+    target_language: Option<String>,
+    /// `A1` to `C2`.
+    level: Option<String>,
+    /// A JSON array of `{title, url}` (http(s) addresses).
+    #[schema(
+        example = "[{\"title\":\"Greetings\",\"url\":\"https://video.example.com/greetings\"}]"
+    )]
+    videos: Option<String>,
+    /// Any number of PDF documents (each checked from its content; another type is 415),
+    /// each at most `UPLOAD_MAX_BYTES`.
+    #[schema(value_type = Option<Vec<String>>, format = Binary)]
+    pdfs: Option<Vec<Vec<u8>>>,
+}
+
+/// The multipart form of `PATCH /education-materials/{id}`: any subset; an empty text
+/// clears an optional field.
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct MaterialUpdateForm {
+    title: Option<String>,
+    description: Option<String>,
+    locale: Option<String>,
+    target_language: Option<String>,
+    level: Option<String>,
+    /// A JSON array of `{id?, title, url}`: replaces the videos.
+    videos: Option<String>,
+    /// A JSON array of PDF ids of this material to remove.
+    #[schema(example = "[\"0190f1a2-0000-7000-8000-0000000000ab\"]")]
+    remove_pdf_ids: Option<String>,
+    /// PDF documents to append.
+    #[schema(value_type = Option<Vec<String>>, format = Binary)]
+    pdfs: Option<Vec<Vec<u8>>>,
+}
+
+/// Reads a material form: text fields become the JSON object `T` is parsed from (so a
+/// form and a JSON body are checked alike), `pdfs` parts are staged as they arrive. On
+/// any failure the staged PDFs are removed again.
+async fn read_form<T: DeserializeOwned>(
+    app: &Langcamp,
+    actor: &Actor,
+    form: &mut Form,
+    allowed: &[&str],
+) -> Result<(T, Vec<StagedFile>)> {
+    let mut pdfs: Vec<StagedFile> = Vec::new();
+    let read: Result<T> = async {
+        let mut fields = serde_json::Map::new();
+        while let Some(part) = form.next_part().await? {
+            let name = part.name().to_owned();
+            if name == "pdfs" {
+                if pdfs.len() >= MAX_PDFS {
+                    return Err(Error::invalid(format!(
+                        "a material holds at most {MAX_PDFS} PDFs"
+                    )));
+                }
+                let file_name = part.file_name().map(str::to_owned);
+                let staged = app
+                    .stage_file(actor, Accept::Pdf, file_name.as_deref(), part.into_stream())
+                    .await?;
+                pdfs.push(staged);
+                continue;
+            }
+            if !allowed.contains(&name.as_str()) {
+                return Err(Error::invalid(format!("unknown field: {name}")));
+            }
+            if fields.contains_key(&name) {
+                return Err(Error::invalid(format!("{name} is given more than once")));
+            }
+            let text = part.text(TEXT_PART_LIMIT).await?;
+            let value = if JSON_FIELDS.contains(&name.as_str()) {
+                if text.trim().is_empty() {
+                    continue;
+                }
+                serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .filter(Value::is_array)
+                    .ok_or_else(|| Error::invalid(format!("{name} must be a JSON array")))?
+            } else {
+                Value::String(text)
+            };
+            fields.insert(name, value);
+        }
+        parse_json(&serde_json::to_vec(&fields)?)
+    }
+    .await;
+    match read {
+        Ok(input) => Ok((input, pdfs)),
+        Err(e) => {
+            app.discard_staged(pdfs).await;
+            Err(e)
+        }
+    }
+}
+
+fn neither_json_nor_form() -> Error {
+    Error::UnsupportedMediaType(
+        "expected Content-Type: multipart/form-data or application/json".into(),
+    )
+}
+
+/// Create a material from a multipart form (with `pdfs` file parts) or from JSON
+/// (without files).
+#[utoipa::path(post, path = "/education-materials", tag = "education-materials",
+    security(("bearer" = [])),
+    request_body(content(
+        (MaterialForm = "multipart/form-data"),
+        (MaterialInput = "application/json"),
+    )),
+    responses(
+        (status = 201, description = "Created", body = Envelope<Material>),
+        (status = 400, description = "Invalid or unknown fields, a malformed form, an empty file", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 413, description = "A PDF over UPLOAD_MAX_BYTES, or a body over 50 MB", body = ErrorEnvelope),
+        (status = 415, description = "Neither multipart/form-data nor JSON, or a `pdfs` part that is not a PDF (nothing is stored)", body = ErrorEnvelope),
+    ))]
+pub async fn create(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    // Refuse before a single byte of a file is stored.
+    actor.require(Role::Admin)?;
+    if ctx.has_content_type("application/json") {
+        let input = ctx.json().await?;
+        let material = ctx.app.create_material(&actor, input, Vec::new()).await?;
+        return Ok(Reply::created(&material));
+    }
+    if !is_multipart(&ctx) {
+        return Err(neither_json_nor_form());
+    }
+    let mut form = Form::from_ctx(&mut ctx)?;
+    let read = read_form::<MaterialInput>(&ctx.app, &actor, &mut form, &CREATE_FIELDS).await;
+    form.linger();
+    let (input, pdfs) = read?;
+    Ok(Reply::created(
+        &ctx.app.create_material(&actor, input, pdfs).await?,
+    ))
+}
+
+/// List materials, newest first.
+#[utoipa::path(get, path = "/education-materials", tag = "education-materials",
+    security(("bearer" = [])),
+    params(
+        ("locale" = Option<String>, Query, description = "Only materials of this locale"),
+        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, description = "1..=100, default 10"),
+    ),
+    responses(
+        (status = 200, description = "A page of materials", body = Envelope<Page<Material>>),
+        (status = 400, description = "Bad locale or pagination", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+    ))]
+pub async fn list(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let page = ctx.page()?;
+    Ok(Reply::ok(
+        &ctx.app
+            .list_materials(&actor, ctx.query("locale"), page)
+            .await?,
+    ))
+}
+
+/// The caller's assigned materials, newest assignment first.
+#[utoipa::path(get, path = "/education-materials/my-materials", tag = "education-materials",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Assigned materials", body = Envelope<Vec<AssignedMaterial>>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+    ))]
+pub async fn mine(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(&ctx.app.my_materials(&actor).await?))
+}
+
+/// A user's assigned materials, newest assignment first.
+#[utoipa::path(get, path = "/education-materials/user/{userId}", tag = "education-materials",
+    security(("bearer" = [])),
+    params(("userId" = String, Path, description = "User id")),
+    responses(
+        (status = 200, description = "Assigned materials", body = Envelope<Vec<AssignedMaterial>>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such user", body = ErrorEnvelope),
+    ))]
+pub async fn of_user(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.user_materials(&actor, ctx.param("userId")).await?,
+    ))
+}
+
+/// One material: any for admins; for users only one assigned to them.
+#[utoipa::path(get, path = "/education-materials/{id}", tag = "education-materials",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Material id")),
+    responses(
+        (status = 200, description = "The material", body = Envelope<Material>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 404, description = "No such material, or not assigned to the calling user", body = ErrorEnvelope),
+    ))]
+pub async fn get(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.get_material(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// Update a material from a multipart form or JSON: fields given change, `videos`
+/// replaces the list, `pdfs` parts are appended, `removePdfIds` removes PDFs (their
+/// files too).
+#[utoipa::path(patch, path = "/education-materials/{id}", tag = "education-materials",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Material id")),
+    request_body(content(
+        (MaterialUpdateForm = "multipart/form-data"),
+        (MaterialUpdate = "application/json"),
+    )),
+    responses(
+        (status = 200, description = "Updated", body = Envelope<Material>),
+        (status = 400, description = "Invalid or unknown fields, an id in removePdfIds that is not a PDF of this material", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such material", body = ErrorEnvelope),
+        (status = 413, description = "A PDF over UPLOAD_MAX_BYTES, or a body over 50 MB", body = ErrorEnvelope),
+        (status = 415, description = "Neither multipart/form-data nor JSON, or a `pdfs` part that is not a PDF (nothing is changed)", body = ErrorEnvelope),
+    ))]
+pub async fn update(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    actor.require(Role::Admin)?;
+    let id = ctx.param("id").to_owned();
+    if ctx.has_content_type("application/json") {
+        let input = ctx.json().await?;
+        let material = ctx
+            .app
+            .update_material(&actor, &id, input, Vec::new())
+            .await?;
+        return Ok(Reply::ok(&material));
+    }
+    if !is_multipart(&ctx) {
+        return Err(neither_json_nor_form());
+    }
+    let mut form = Form::from_ctx(&mut ctx)?;
+    let read = read_form::<MaterialUpdate>(&ctx.app, &actor, &mut form, &UPDATE_FIELDS).await;
+    form.linger();
+    let (input, pdfs) = read?;
+    Ok(Reply::ok(
+        &ctx.app.update_material(&actor, &id, input, pdfs).await?,
+    ))
+}
+
+/// Delete a material with its assignments and its PDFs (records and files).
+#[utoipa::path(delete, path = "/education-materials/{id}", tag = "education-materials",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Material id")),
+    responses(
+        (status = 200, description = "Deleted", body = Envelope<Deleted>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such material", body = ErrorEnvelope),
+    ))]
+pub async fn delete(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.delete_material(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// Assign a material to users, all or nothing: an unknown user id is 404 (naming it)
+/// and nothing is assigned. Each newly assigned user gets one mail with the link
+/// `{FRONTEND_BASE_URL}/materials/{id}`; users who already had it count as
+/// `alreadyAssigned` and get no mail.
+#[utoipa::path(post, path = "/education-materials/{id}/assign", tag = "education-materials",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Material id")),
+    request_body = AssignInput,
+    responses(
+        (status = 200, description = "Assigned", body = Envelope<AssignResult>),
+        (status = 400, description = "userIds missing, empty or too long", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such material, or an unknown user id (named)", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn assign(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .assign_material(&actor, ctx.param("id"), input)
+            .await?,
+    ))
+}
+
+/// Take a material away from a user.
+#[utoipa::path(delete, path = "/education-materials/{id}/assign/{userId}", tag = "education-materials",
+    security(("bearer" = [])),
+    params(
+        ("id" = String, Path, description = "Material id"),
+        ("userId" = String, Path, description = "User id"),
+    ),
+    responses(
+        (status = 200, description = "Unassigned", body = Envelope<Unassigned>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such material, or not assigned to that user", body = ErrorEnvelope),
+    ))]
+pub async fn unassign(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .unassign_material(&actor, ctx.param("id"), ctx.param("userId"))
+            .await?,
+    ))
+}

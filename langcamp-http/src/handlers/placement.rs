@@ -1,11 +1,403 @@
-//! Handlers of this resource: filled in by its issue.
+//! Placement tests and their results (CONTRACT §6).
+//!
+//! The static routes (`/proficiency-tests/languages`, `/results/me`, `/admin/results`)
+//! sit beside `/proficiency-tests/{id}`; matchit prefers the static segment.
 
+use hyper::Method;
+use langcamp_core::placement::{
+    AnswerOption, DetailedAnswer, DetailedResult, LastResult, LevelRange, LevelRangeInput,
+    OptionInput, ProficiencyTest, Question, QuestionInput, ResultAnswer, ResultFilter, ResultList,
+    ResultTest, ResultUser, SubmitInput, SubmittedAnswer, TestFilter, TestInput, TestPatch,
+    TestResult, TestStatus,
+};
+use langcamp_core::users::Deleted;
+use langcamp_core::{Page, Result};
 use utoipa::OpenApi;
 
+use crate::limits::RateRule;
+use crate::reply::{Envelope, ErrorEnvelope, Reply};
+use crate::request::Ctx;
 use crate::router::Routes;
 
-pub fn routes(_r: &mut Routes) {}
+pub fn routes(r: &mut Routes) {
+    r.add(
+        Method::GET,
+        "/proficiency-tests",
+        RateRule::Default,
+        list_tests,
+    )
+    .add(
+        Method::POST,
+        "/proficiency-tests",
+        RateRule::Default,
+        create_test,
+    )
+    .add(
+        Method::GET,
+        "/proficiency-tests/languages",
+        RateRule::Default,
+        test_languages,
+    )
+    .add(
+        Method::GET,
+        "/proficiency-tests/{id}",
+        RateRule::Default,
+        get_test,
+    )
+    .add(
+        Method::PATCH,
+        "/proficiency-tests/{id}",
+        RateRule::Default,
+        update_test,
+    )
+    .add(
+        Method::DELETE,
+        "/proficiency-tests/{id}",
+        RateRule::Default,
+        delete_test,
+    )
+    .add(
+        Method::POST,
+        "/proficiency-tests/{id}/duplicate",
+        RateRule::Default,
+        duplicate_test,
+    )
+    .add(
+        Method::POST,
+        "/proficiency-tests/{id}/submit",
+        RateRule::Default,
+        submit_test,
+    )
+    .add(
+        Method::GET,
+        "/proficiency-tests/{id}/status",
+        RateRule::Default,
+        test_status,
+    )
+    .add(
+        Method::GET,
+        "/proficiency-tests/results/me",
+        RateRule::Default,
+        my_results,
+    )
+    .add(
+        Method::GET,
+        "/proficiency-tests/results/me/{resultId}",
+        RateRule::Default,
+        my_result,
+    )
+    .add(
+        Method::GET,
+        "/proficiency-tests/admin/results",
+        RateRule::Default,
+        list_results,
+    )
+    .add(
+        Method::GET,
+        "/proficiency-tests/admin/results/{resultId}",
+        RateRule::Default,
+        get_result,
+    )
+    .add(
+        Method::DELETE,
+        "/proficiency-tests/admin/results/{resultId}",
+        RateRule::Default,
+        delete_result,
+    )
+    .add(
+        Method::GET,
+        "/proficiency-tests/admin/results/user/{userId}",
+        RateRule::Default,
+        user_results,
+    );
+}
 
 #[derive(OpenApi)]
-#[openapi()]
+#[openapi(
+    paths(
+        list_tests, test_languages, get_test, create_test, duplicate_test, update_test,
+        delete_test, submit_test, test_status, my_results, my_result, list_results,
+        get_result, delete_result, user_results
+    ),
+    components(schemas(
+        ProficiencyTest, Question, AnswerOption, LevelRange, TestInput, TestPatch,
+        QuestionInput, OptionInput, LevelRangeInput, SubmitInput, SubmittedAnswer, TestResult,
+        ResultAnswer, DetailedResult, DetailedAnswer, ResultUser, ResultTest, TestStatus,
+        LastResult, ResultList, Deleted
+    )),
+    tags((name = "placement", description = "Placement tests: authoring (admin), taking them \
+        (user) and results. Only admins ever see which option is correct."))
+)]
 pub struct Api;
+
+/// List placement tests, newest first. Anyone sees the active ones; admins see all, with
+/// each question's `correctOptionIndex`.
+#[utoipa::path(get, path = "/proficiency-tests", tag = "placement", operation_id = "listProficiencyTests",
+    security((), ("bearer" = [])),
+    params(TestFilter,
+        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+    responses(
+        (status = 200, description = "A page of tests", body = Envelope<Page<ProficiencyTest>>),
+        (status = 400, description = "Bad language code or pagination", body = ErrorEnvelope),
+        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
+    ))]
+pub async fn list_tests(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let page = ctx.page()?;
+    let filter = TestFilter {
+        locale: ctx.query("locale").map(str::to_owned),
+        target_language: ctx.query("targetLanguage").map(str::to_owned),
+    };
+    Ok(Reply::ok(&ctx.app.list_tests(&actor, &filter, page).await?))
+}
+
+/// Target-language codes that have an active test, sorted.
+#[utoipa::path(get, path = "/proficiency-tests/languages", tag = "placement",
+    operation_id = "listProficiencyTestLanguages",
+    responses(
+        (status = 200, description = "Language codes", body = Envelope<Vec<String>>),
+    ))]
+pub async fn test_languages(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.optional_actor().await?;
+    Ok(Reply::ok(&ctx.app.test_languages(&actor).await?))
+}
+
+/// One placement test. An inactive test is not found unless the caller is an admin;
+/// `correctOptionIndex` is present for admins only.
+#[utoipa::path(get, path = "/proficiency-tests/{id}", tag = "placement", operation_id = "getProficiencyTest",
+    security((), ("bearer" = [])),
+    params(("id" = String, Path, description = "Test id")),
+    responses(
+        (status = 200, description = "The test", body = Envelope<ProficiencyTest>),
+        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
+        (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
+    ))]
+pub async fn get_test(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(&ctx.app.get_test(&actor, ctx.param("id")).await?))
+}
+
+/// Create a placement test. Every problem of the body is reported, one message each.
+#[utoipa::path(post, path = "/proficiency-tests", tag = "placement", operation_id = "createProficiencyTest",
+    security(("bearer" = [])), request_body = TestInput,
+    responses(
+        (status = 201, description = "Created", body = Envelope<ProficiencyTest>),
+        (status = 400, description = "Invalid test: questions, options, points or level ranges", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn create_test(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::created(&ctx.app.create_test(&actor, input).await?))
+}
+
+/// Copy a test: `<title> (copy)`, inactive, with new question and option ids.
+#[utoipa::path(post, path = "/proficiency-tests/{id}/duplicate", tag = "placement",
+    operation_id = "duplicateProficiencyTest", security(("bearer" = [])),
+    params(("id" = String, Path, description = "Test id")),
+    responses(
+        (status = 201, description = "The copy", body = Envelope<ProficiencyTest>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such test", body = ErrorEnvelope),
+    ))]
+pub async fn duplicate_test(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::created(
+        &ctx.app.duplicate_test(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// Change a test. Absent fields stay; `questions` and `levelRanges` replace the whole
+/// list, and a question or option that carries its `id` keeps it.
+#[utoipa::path(patch, path = "/proficiency-tests/{id}", tag = "placement", operation_id = "updateProficiencyTest",
+    security(("bearer" = [])), request_body = TestPatch,
+    params(("id" = String, Path, description = "Test id")),
+    responses(
+        (status = 200, description = "Updated test", body = Envelope<ProficiencyTest>),
+        (status = 400, description = "Invalid change", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such test", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn update_test(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(
+        &ctx.app.update_test(&actor, ctx.param("id"), input).await?,
+    ))
+}
+
+/// Delete a test. Its results remain, with the title and details they were given with.
+#[utoipa::path(delete, path = "/proficiency-tests/{id}", tag = "placement", operation_id = "deleteProficiencyTest",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Test id")),
+    responses(
+        (status = 200, description = "Deleted", body = Envelope<Deleted>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such test", body = ErrorEnvelope),
+    ))]
+pub async fn delete_test(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.delete_test(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// Submit answers and get the scored result. Each submission is a new result (retakes
+/// are allowed); unanswered questions score 0.
+#[utoipa::path(post, path = "/proficiency-tests/{id}/submit", tag = "placement", operation_id = "submitProficiencyTest",
+    security(("bearer" = [])), request_body = SubmitInput,
+    params(("id" = String, Path, description = "Test id")),
+    responses(
+        (status = 201, description = "The result", body = Envelope<TestResult>),
+        (status = 400, description = "answers missing, not an array or empty; an index out of range or negative; a question answered twice", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn submit_test(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let input = ctx.json().await?;
+    Ok(Reply::created(
+        &ctx.app.submit_test(&actor, ctx.param("id"), input).await?,
+    ))
+}
+
+/// Whether the caller has taken this test, and their latest result of it.
+#[utoipa::path(get, path = "/proficiency-tests/{id}/status", tag = "placement", operation_id = "getProficiencyTestStatus",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Test id")),
+    responses(
+        (status = 200, description = "Status", body = Envelope<TestStatus>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
+    ))]
+pub async fn test_status(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.test_status(&actor, ctx.param("id")).await?,
+    ))
+}
+
+/// The caller's results, newest first (at most 1000).
+#[utoipa::path(get, path = "/proficiency-tests/results/me", tag = "placement", operation_id = "listMyTestResults",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Own results", body = Envelope<Vec<TestResult>>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+    ))]
+pub async fn my_results(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(&ctx.app.my_test_results(&actor).await?))
+}
+
+/// One of the caller's results, with each question's text, points and the chosen option
+/// (the correct option only when the caller is an admin).
+#[utoipa::path(get, path = "/proficiency-tests/results/me/{resultId}", tag = "placement",
+    operation_id = "getMyTestResult", security(("bearer" = [])),
+    params(("resultId" = String, Path, description = "Result id")),
+    responses(
+        (status = 200, description = "The result", body = Envelope<DetailedResult>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 404, description = "No such result of the caller", body = ErrorEnvelope),
+    ))]
+pub async fn my_result(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .my_test_result(&actor, ctx.param("resultId"))
+            .await?,
+    ))
+}
+
+/// All results, newest first.
+#[utoipa::path(get, path = "/proficiency-tests/admin/results", tag = "placement", operation_id = "listTestResults",
+    security(("bearer" = [])),
+    params(ResultFilter,
+        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+    responses(
+        (status = 200, description = "A page of results", body = Envelope<Page<TestResult>>),
+        (status = 400, description = "Bad language code or pagination", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+    ))]
+pub async fn list_results(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let page = ctx.page()?;
+    let filter = ResultFilter {
+        test_id: ctx.query("testId").map(str::to_owned),
+        user_id: ctx.query("userId").map(str::to_owned),
+        level: ctx.query("level").map(str::to_owned),
+        target_language: ctx.query("targetLanguage").map(str::to_owned),
+    };
+    Ok(Reply::ok(
+        &ctx.app.list_test_results(&actor, &filter, page).await?,
+    ))
+}
+
+/// One result with the correct option of each question.
+#[utoipa::path(get, path = "/proficiency-tests/admin/results/{resultId}", tag = "placement",
+    operation_id = "getTestResult", security(("bearer" = [])),
+    params(("resultId" = String, Path, description = "Result id")),
+    responses(
+        (status = 200, description = "The result", body = Envelope<DetailedResult>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such result", body = ErrorEnvelope),
+    ))]
+pub async fn get_result(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .get_test_result(&actor, ctx.param("resultId"))
+            .await?,
+    ))
+}
+
+/// Delete a result.
+#[utoipa::path(delete, path = "/proficiency-tests/admin/results/{resultId}", tag = "placement",
+    operation_id = "deleteTestResult", security(("bearer" = [])),
+    params(("resultId" = String, Path, description = "Result id")),
+    responses(
+        (status = 200, description = "Deleted", body = Envelope<Deleted>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such result", body = ErrorEnvelope),
+    ))]
+pub async fn delete_result(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .delete_test_result(&actor, ctx.param("resultId"))
+            .await?,
+    ))
+}
+
+/// A user's results, newest first (at most 1000).
+#[utoipa::path(get, path = "/proficiency-tests/admin/results/user/{userId}", tag = "placement",
+    operation_id = "listUserTestResults", security(("bearer" = [])),
+    params(("userId" = String, Path, description = "User id")),
+    responses(
+        (status = 200, description = "The user's results", body = Envelope<ResultList>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such user", body = ErrorEnvelope),
+    ))]
+pub async fn user_results(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .user_test_results(&actor, ctx.param("userId"))
+            .await?,
+    ))
+}

@@ -1,11 +1,100 @@
-//! Handlers of this resource: filled in by its issue.
+//! Settings (CONTRACT §9): public reading by key, admin editing.
 
+use hyper::Method;
+use langcamp_core::settings::{DeletedSetting, Setting, SettingInput};
+use langcamp_core::{Actor, Result, Role};
 use utoipa::OpenApi;
 
+use crate::limits::RateRule;
+use crate::reply::{Envelope, ErrorEnvelope, Reply};
+use crate::request::Ctx;
 use crate::router::Routes;
 
-pub fn routes(_r: &mut Routes) {}
+pub fn routes(r: &mut Routes) {
+    r.add(Method::GET, "/settings", RateRule::Default, list)
+        .add(Method::PUT, "/settings", RateRule::Default, put)
+        .add(Method::GET, "/settings/{key}", RateRule::Default, get)
+        .add(Method::DELETE, "/settings/{key}", RateRule::Default, delete);
+}
 
 #[derive(OpenApi)]
-#[openapi()]
+#[openapi(
+    paths(get, list, put, delete),
+    components(schemas(Setting, SettingInput, DeletedSetting)),
+    tags((name = "settings", description = "Key/value settings read by the frontend. \
+        Keys are `[a-z0-9_.-]{1,100}`; a value is any JSON value but null. \
+        Well-known key: `landing_video_url`, a string holding the landing page's video address."))
+)]
 pub struct Api;
+
+/// Read one setting (public).
+///
+/// The frontend reads `landing_video_url` (the landing page's video address, a string)
+/// here; like any key it answers 404 until an admin sets it. Served from a short-lived
+/// cache that every change on this server clears at once; other servers sharing the
+/// database (and the `langcamp settings set` command) show within 5 seconds.
+#[utoipa::path(get, path = "/settings/{key}", tag = "settings", operation_id = "getSetting",
+    params(("key" = String, Path, description = "Setting key, e.g. `landing_video_url`")),
+    responses(
+        (status = 200, description = "The setting", body = Envelope<Setting>),
+        (status = 404, description = "No such setting", body = ErrorEnvelope),
+    ))]
+pub async fn get(ctx: Ctx) -> Result<Reply> {
+    Ok(Reply::ok(
+        &ctx.app
+            .get_setting(&Actor::Anonymous, ctx.param("key"))
+            .await?,
+    ))
+}
+
+/// List every setting.
+///
+/// Ordered by key; at most 1000.
+#[utoipa::path(get, path = "/settings", tag = "settings", operation_id = "listSettings", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The settings", body = Envelope<Vec<Setting>>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+    ))]
+pub async fn list(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(&ctx.app.list_settings(&actor).await?))
+}
+
+/// Create or replace a setting.
+///
+/// The key is `[a-z0-9_.-]{1,100}`; the value any JSON value but null. To remove a
+/// setting, delete it.
+#[utoipa::path(put, path = "/settings", tag = "settings", operation_id = "putSetting", security(("bearer" = [])),
+    request_body = SettingInput,
+    responses(
+        (status = 200, description = "The stored setting", body = Envelope<Setting>),
+        (status = 400, description = "Bad key, missing or null value", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
+    ))]
+pub async fn put(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    // Who may do this is settled before the body is read: 401/403 win over 400.
+    actor.require(Role::Admin)?;
+    let input = ctx.json().await?;
+    Ok(Reply::ok(&ctx.app.put_setting(&actor, input).await?))
+}
+
+/// Delete a setting.
+#[utoipa::path(delete, path = "/settings/{key}", tag = "settings", operation_id = "deleteSetting", security(("bearer" = [])),
+    params(("key" = String, Path, description = "Setting key")),
+    responses(
+        (status = 200, description = "Deleted", body = Envelope<DeletedSetting>),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+        (status = 404, description = "No such setting", body = ErrorEnvelope),
+    ))]
+pub async fn delete(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.delete_setting(&actor, ctx.param("key")).await?,
+    ))
+}

@@ -45,7 +45,7 @@ pub fn routes(r: &mut Routes) {
 pub struct Api;
 
 /// List users, newest first.
-#[utoipa::path(get, path = "/users", tag = "users", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "list_users", path = "/users", tag = "users", security(("bearer" = [])),
     params(UserFilter,
         ("page" = Option<u32>, Query, description = "1-based page, default 1"),
         ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
@@ -67,7 +67,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 }
 
 /// One user.
-#[utoipa::path(get, path = "/users/{id}", tag = "users", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "get_user", path = "/users/{id}", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "The user", body = Envelope<User>),
@@ -82,7 +82,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 
 /// Delete a user with their sessions, results and assignments. Admins and superadmins
 /// can only be deleted by a superadmin; the last superadmin cannot be deleted.
-#[utoipa::path(delete, path = "/users/{id}", tag = "users", security(("bearer" = [])),
+#[utoipa::path(delete, operation_id = "delete_user", path = "/users/{id}", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
@@ -99,7 +99,7 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change a user's role (superadmin only).
-#[utoipa::path(patch, path = "/users/{id}/role", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "set_user_role", path = "/users/{id}/role", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")), request_body = RoleInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
@@ -119,7 +119,7 @@ pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change a user's e-mail address.
-#[utoipa::path(patch, path = "/users/{id}/email", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "set_user_email", path = "/users/{id}/email", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")), request_body = EmailInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
@@ -141,7 +141,7 @@ pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Edit a user's profile (any subset; note `phone`, not `phoneNumber`).
-#[utoipa::path(patch, path = "/admin/users/{id}/profile", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "admin_update_user_profile", path = "/admin/users/{id}/profile", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")), request_body = AdminProfileInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<UserEnvelope>),

@@ -1,1 +1,817 @@
-//! Tests of this resource: filled in by its issue.
+//! Courses (CONTRACT §5) and the public list cache.
+
+use chrono::{TimeDelta, TimeZone, Utc};
+use langcamp_core::courses::CourseInput;
+use langcamp_core::{Actor, Langcamp};
+use serde_json::{Value, json};
+
+use crate::helpers::{Session, TestApp};
+
+const UNKNOWN_ID: &str = "0190a0c4-0000-7000-8000-000000000000";
+
+async fn create(app: &TestApp, admin: &Session, body: Value) -> Value {
+    app.post("/courses")
+        .bearer(&admin.access)
+        .json(&body)
+        .send()
+        .await
+        .expect(201)
+        .data()
+}
+
+async fn patch(app: &TestApp, admin: &Session, id: &str, body: Value) -> Value {
+    app.patch(&format!("/courses/{id}"))
+        .bearer(&admin.access)
+        .json(&body)
+        .send()
+        .await
+        .expect(200)
+        .data()
+}
+
+/// The titles of `GET path` as the given caller sees them.
+async fn titles(app: &TestApp, path: &str, token: Option<&str>) -> Vec<String> {
+    let mut call = app.get(path);
+    if let Some(token) = token {
+        call = call.bearer(token);
+    }
+    call.send()
+        .await
+        .expect(200)
+        .data()
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|c| c["title"].as_str().expect("title").to_owned())
+        .collect()
+}
+
+fn id_of(course: &Value) -> String {
+    course["id"].as_str().expect("id").to_owned()
+}
+
+/// The error messages of a failed response.
+fn errors(response: &crate::helpers::TestResponse) -> Vec<String> {
+    response.json()["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|m| m.as_str().expect("message").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn admins_create_read_update_and_delete_courses() {
+    let start = Utc
+        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
+        .single()
+        .expect("time");
+    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let admin = app.admin().await;
+
+    let created = create(
+        &app,
+        &admin,
+        json!({
+            "title": "  German for beginners ",
+            "summary": "Start speaking in week one",
+            "description": "Twelve weeks, four evenings a week.",
+            "targetLanguage": "DE",
+            "level": "a1",
+            "locale": "en",
+            "imageUrl": "https://cdn.example.com/german.jpg",
+            "location": "Berlin",
+            "startDate": "2026-09-01",
+            "endDate": "2026-12-18",
+            "price": 490.5,
+            "currency": "eur",
+            "capacity": 12,
+            "isPublished": true,
+            "sortOrder": 3
+        }),
+    )
+    .await;
+    let id = id_of(&created);
+    assert_eq!(
+        created,
+        json!({
+            "id": id,
+            "title": "German for beginners",
+            "summary": "Start speaking in week one",
+            "description": "Twelve weeks, four evenings a week.",
+            "targetLanguage": "de",
+            "level": "A1",
+            "locale": "en",
+            "imageUrl": "https://cdn.example.com/german.jpg",
+            "location": "Berlin",
+            "startDate": "2026-09-01",
+            "endDate": "2026-12-18",
+            "price": 490.5,
+            "currency": "EUR",
+            "capacity": 12,
+            "isPublished": true,
+            "sortOrder": 3,
+            "createdAt": "2026-11-22T10:00:00.000Z",
+            "updatedAt": "2026-11-22T10:00:00.000Z"
+        })
+    );
+    let read = app
+        .get(&format!("/courses/{id}"))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(read, created);
+
+    app.clock.advance(TimeDelta::minutes(5));
+    let updated = patch(
+        &app,
+        &admin,
+        &id,
+        json!({ "title": "German A1", "summary": null, "location": "", "level": "A2", "capacity": 0 }),
+    )
+    .await;
+    assert_eq!(updated["title"], "German A1");
+    assert_eq!(updated["summary"], Value::Null, "null clears");
+    assert_eq!(updated["location"], Value::Null, "an empty string clears");
+    assert_eq!(updated["level"], "A2");
+    assert_eq!(updated["capacity"], 0);
+    assert_eq!(
+        updated["description"], "Twelve weeks, four evenings a week.",
+        "absent fields stay"
+    );
+    assert_eq!(updated["price"], 490.5);
+    assert_eq!(updated["isPublished"], true);
+    assert_eq!(updated["sortOrder"], 3);
+    assert_eq!(updated["createdAt"], "2026-11-22T10:00:00.000Z");
+    assert_eq!(updated["updatedAt"], "2026-11-22T10:05:00.000Z");
+
+    let minimal = create(&app, &admin, json!({ "title": "Italian" })).await;
+    for field in [
+        "summary",
+        "description",
+        "targetLanguage",
+        "level",
+        "locale",
+        "imageUrl",
+        "location",
+        "startDate",
+        "endDate",
+        "price",
+        "currency",
+        "capacity",
+    ] {
+        assert_eq!(minimal[field], Value::Null, "{field}");
+    }
+    assert_eq!(minimal["isPublished"], false, "unpublished by default");
+    assert_eq!(minimal["sortOrder"], 0);
+
+    let deleted = app
+        .delete(&format!("/courses/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(deleted, json!({ "id": id, "deleted": true }));
+    app.get(&format!("/courses/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(404);
+    app.delete(&format!("/courses/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(404);
+    assert_eq!(
+        titles(&app, "/courses", Some(&admin.access)).await,
+        ["Italian"]
+    );
+}
+
+#[tokio::test]
+async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_characters() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let original = create(
+        &app,
+        &admin,
+        json!({
+            "title": "Spanish B1", "targetLanguage": "es", "level": "B1", "locale": "en",
+            "price": 300, "currency": "USD", "capacity": 8, "startDate": "2027-01-10",
+            "endDate": "2027-03-10", "isPublished": true, "sortOrder": 7,
+            "summary": "Intermediate", "imageUrl": "http://img.example.com/es.png"
+        }),
+    )
+    .await;
+    let copy = app
+        .post(&format!("/courses/{}/duplicate", id_of(&original)))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(201)
+        .data();
+    assert_ne!(copy["id"], original["id"]);
+    assert_eq!(copy["title"], "Spanish B1 (copy)");
+    assert_eq!(copy["isPublished"], false);
+    for field in [
+        "summary",
+        "targetLanguage",
+        "level",
+        "locale",
+        "imageUrl",
+        "startDate",
+        "endDate",
+        "price",
+        "currency",
+        "capacity",
+        "sortOrder",
+    ] {
+        assert_eq!(copy[field], original[field], "{field} is copied");
+    }
+    // The copy is a course of its own; the original is untouched.
+    let read = app
+        .get(&format!("/courses/{}", id_of(&copy)))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(read, copy);
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        ["Spanish B1"],
+        "the copy is not published"
+    );
+
+    let long_title = format!("{}{}", "Ä".repeat(190), "z".repeat(10));
+    assert_eq!(long_title.chars().count(), 200);
+    let long = create(&app, &admin, json!({ "title": long_title })).await;
+    let long_copy = app
+        .post(&format!("/courses/{}/duplicate", id_of(&long)))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(201)
+        .data();
+    let expected = format!("{}zzz (copy)", "Ä".repeat(190));
+    assert_eq!(long_copy["title"], expected.as_str());
+    assert_eq!(expected.chars().count(), 200);
+
+    // A copy of a full-length copy is shortened again: never longer than 200.
+    let copy_of_copy = app
+        .post(&format!("/courses/{}/duplicate", id_of(&long_copy)))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(201)
+        .data();
+    let title = copy_of_copy["title"].as_str().expect("title");
+    assert_eq!(title.chars().count(), 200);
+    assert_eq!(title, expected);
+}
+
+#[tokio::test]
+async fn unpublished_courses_are_hidden_from_the_public_but_not_from_admins() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let root = app.superadmin().await;
+    let student = app.student("student@example.com").await;
+    let public = create(
+        &app,
+        &admin,
+        json!({ "title": "Public", "isPublished": true, "sortOrder": 1 }),
+    )
+    .await;
+    let draft = create(&app, &admin, json!({ "title": "Draft", "sortOrder": 2 })).await;
+
+    assert_eq!(titles(&app, "/courses", None).await, ["Public"]);
+    assert_eq!(
+        titles(&app, "/courses", Some(&student.access)).await,
+        ["Public"]
+    );
+    assert_eq!(
+        titles(&app, "/courses", Some(&admin.access)).await,
+        ["Public", "Draft"]
+    );
+    assert_eq!(
+        titles(&app, "/courses", Some(&root.access)).await,
+        ["Public", "Draft"]
+    );
+
+    let draft_path = format!("/courses/{}", id_of(&draft));
+    app.get(&draft_path).send().await.expect(404);
+    let hidden = app
+        .get(&draft_path)
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(404);
+    assert_eq!(hidden.code(), "NOT_FOUND");
+    assert_eq!(errors(&hidden), ["course not found"]);
+    app.get(&draft_path)
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    app.get(&draft_path)
+        .bearer(&root.access)
+        .send()
+        .await
+        .expect(200);
+    app.get(&format!("/courses/{}", id_of(&public)))
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200);
+
+    // A token that is sent must be valid, on public routes too.
+    let bad = app
+        .get("/courses")
+        .bearer("not-a-token")
+        .send()
+        .await
+        .expect(401);
+    assert_eq!(bad.code(), "TOKEN_INVALID");
+}
+
+#[tokio::test]
+async fn lists_filter_by_locale_and_target_language_ordered_by_sort_order_then_age() {
+    let start = Utc
+        .with_ymd_and_hms(2026, 1, 5, 8, 0, 0)
+        .single()
+        .expect("time");
+    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let admin = app.admin().await;
+    for (title, locale, target, sort) in [
+        ("de-en late", "en", "de", 1),
+        ("fr-en", "en", "fr", 0),
+        ("de-pt", "pt-BR", "de", 1),
+        ("de-en early", "en", "de", -5),
+        ("es-en", "en", "es", 1),
+    ] {
+        create(
+            &app,
+            &admin,
+            json!({
+                "title": title, "locale": locale, "targetLanguage": target,
+                "sortOrder": sort, "isPublished": true
+            }),
+        )
+        .await;
+        app.clock.advance(TimeDelta::seconds(1));
+    }
+    // Same sortOrder and creation time: the creation order (ids are time-ordered) decides.
+    create(
+        &app,
+        &admin,
+        json!({ "title": "same time 1", "locale": "it", "isPublished": true }),
+    )
+    .await;
+    create(
+        &app,
+        &admin,
+        json!({ "title": "same time 2", "locale": "it", "isPublished": true }),
+    )
+    .await;
+
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        [
+            "de-en early",
+            "fr-en",
+            "same time 1",
+            "same time 2",
+            "de-en late",
+            "de-pt",
+            "es-en"
+        ]
+    );
+    assert_eq!(
+        titles(&app, "/courses?targetLanguage=de", None).await,
+        ["de-en early", "de-en late", "de-pt"]
+    );
+    assert_eq!(
+        titles(&app, "/courses?locale=EN&targetLanguage=de", None).await,
+        ["de-en early", "de-en late"],
+        "filters are language codes, compared normalized"
+    );
+    assert_eq!(
+        titles(&app, "/courses?locale=pt-br", Some(&admin.access)).await,
+        ["de-pt"]
+    );
+    assert_eq!(
+        titles(&app, "/courses?locale=ja", None).await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        titles(&app, "/courses?locale=&targetLanguage=", None)
+            .await
+            .len(),
+        7,
+        "empty filters are no filters"
+    );
+    for bad in [
+        "/courses?locale=english",
+        "/courses?targetLanguage=1",
+        "/courses?locale=x&targetLanguage=y",
+    ] {
+        let response = app.get(bad).send().await.expect(400);
+        assert_eq!(response.code(), "VALIDATION_FAILED", "{bad}");
+    }
+    let both = app
+        .get("/courses?locale=x&targetLanguage=y")
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(errors(&both).len(), 2, "one message per bad filter");
+}
+
+#[tokio::test]
+async fn invalid_course_fields_get_one_message_each() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+
+    let response = app
+        .post("/courses")
+        .bearer(&admin.access)
+        .json(&json!({
+            "title": " ",
+            "targetLanguage": "german",
+            "locale": "e",
+            "level": "D1",
+            "price": -1,
+            "currency": "EURO",
+            "startDate": "2026-02-30",
+            "endDate": "01.09.2026",
+            "capacity": -3,
+            "imageUrl": "ftp://cdn.example.com/x.jpg",
+            "summary": "s".repeat(1001),
+            "location": "l".repeat(201)
+        }))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(response.code(), "VALIDATION_FAILED");
+    let messages = errors(&response);
+    assert_eq!(messages.len(), 12, "{messages:?}");
+    for field in [
+        "title",
+        "targetLanguage",
+        "locale",
+        "level",
+        "price",
+        "currency",
+        "startDate",
+        "endDate",
+        "capacity",
+        "imageUrl",
+        "summary",
+        "location",
+    ] {
+        assert_eq!(
+            messages.iter().filter(|m| m.starts_with(field)).count(),
+            1,
+            "one message for {field}: {messages:?}"
+        );
+    }
+
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({}), "title is required"),
+        (json!({ "title": null }), "title cannot be null"),
+        (
+            json!({ "title": "t".repeat(201) }),
+            "title must be 1 to 200 characters long",
+        ),
+        (
+            json!({ "title": "t", "isPublished": null }),
+            "isPublished cannot be null",
+        ),
+        (
+            json!({ "title": "t", "sortOrder": null }),
+            "sortOrder cannot be null",
+        ),
+        (
+            json!({ "title": "t", "price": 10 }),
+            "currency is required when price is set",
+        ),
+        (
+            json!({ "title": "t", "startDate": "2026-09-02", "endDate": "2026-09-01" }),
+            "endDate must not be before startDate",
+        ),
+        (
+            json!({ "title": "t", "color": "red" }),
+            "unknown field `color`",
+        ),
+    ];
+    for (body, expected) in cases {
+        let response = app
+            .post("/courses")
+            .bearer(&admin.access)
+            .json(&body)
+            .send()
+            .await
+            .expect(400);
+        let messages = errors(&response);
+        assert_eq!(messages.len(), 1, "{body}: {messages:?}");
+        assert!(
+            messages[0].starts_with(expected),
+            "{body}: {messages:?} should start with {expected:?}"
+        );
+    }
+    for body in [
+        json!({ "title": 5 }),
+        json!({ "title": "t", "price": "12.50" }),
+        json!({ "title": "t", "capacity": 1.5 }),
+        json!({ "title": "t", "isPublished": "yes" }),
+        json!([]),
+    ] {
+        app.post("/courses")
+            .bearer(&admin.access)
+            .json(&body)
+            .send()
+            .await
+            .expect(400);
+    }
+    app.post("/courses")
+        .bearer(&admin.access)
+        .body("text/plain", "title=x")
+        .send()
+        .await
+        .expect(415);
+    assert_eq!(
+        titles(&app, "/courses", Some(&admin.access)).await.len(),
+        0,
+        "nothing was created"
+    );
+
+    // Updates: null for required or defaulted fields, and the rules across fields, which
+    // are checked against the stored values.
+    let course = create(
+        &app,
+        &admin,
+        json!({
+            "title": "Kept", "price": 100, "currency": "GBP",
+            "startDate": "2026-09-01", "endDate": "2026-09-30"
+        }),
+    )
+    .await;
+    let path = format!("/courses/{}", id_of(&course));
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({ "title": null }), "title cannot be null"),
+        (json!({ "isPublished": null }), "isPublished cannot be null"),
+        (json!({ "sortOrder": null }), "sortOrder cannot be null"),
+        (
+            json!({ "currency": null }),
+            "currency is required when price is set",
+        ),
+        (
+            json!({ "endDate": "2026-08-31" }),
+            "endDate must not be before startDate",
+        ),
+        (
+            json!({ "startDate": "2026-10-01" }),
+            "endDate must not be before startDate",
+        ),
+        (json!({ "id": "x" }), "unknown field `id`"),
+        (json!({ "createdAt": "x" }), "unknown field `createdAt`"),
+    ];
+    for (body, expected) in cases {
+        let response = app
+            .patch(&path)
+            .bearer(&admin.access)
+            .json(&body)
+            .send()
+            .await
+            .expect(400);
+        let messages = errors(&response);
+        assert_eq!(messages.len(), 1, "{body}: {messages:?}");
+        assert!(
+            messages[0].starts_with(expected),
+            "{body}: {messages:?} should start with {expected:?}"
+        );
+    }
+    let unchanged = app
+        .get(&path)
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(unchanged, course, "failed updates change nothing");
+
+    // Clearing both sides of a rule together is fine.
+    let cleared = patch(
+        &app,
+        &admin,
+        &id_of(&course),
+        json!({ "price": null, "currency": null, "startDate": null }),
+    )
+    .await;
+    assert_eq!(
+        (
+            &cleared["price"],
+            &cleared["currency"],
+            &cleared["startDate"]
+        ),
+        (&Value::Null, &Value::Null, &Value::Null)
+    );
+    assert_eq!(cleared["endDate"], "2026-09-30");
+}
+
+#[tokio::test]
+async fn unknown_or_malformed_course_ids_are_404() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    for id in [UNKNOWN_ID, "not-an-id", "%27%20OR%201=1"] {
+        let path = format!("/courses/{id}");
+        assert_eq!(app.get(&path).send().await.expect(404).code(), "NOT_FOUND");
+        app.get(&path)
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(404);
+        app.patch(&path)
+            .bearer(&admin.access)
+            .json(&json!({ "title": "x" }))
+            .send()
+            .await
+            .expect(404);
+        app.delete(&path)
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(404);
+        app.post(&format!("{path}/duplicate"))
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(404);
+    }
+}
+
+#[tokio::test]
+async fn only_admins_change_courses() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("student@example.com").await;
+    let course = create(
+        &app,
+        &admin,
+        json!({ "title": "Mine", "isPublished": true }),
+    )
+    .await;
+    let path = format!("/courses/{}", id_of(&course));
+    let duplicate = format!("{path}/duplicate");
+    let operations: Vec<(&str, &str, Value)> = vec![
+        ("POST", "/courses", json!({ "title": "New" })),
+        // Even a bad body is refused for the caller first.
+        ("POST", "/courses", json!({ "nonsense": true })),
+        ("PATCH", &path, json!({ "title": "Changed" })),
+        ("DELETE", &path, Value::Null),
+        ("POST", &duplicate, Value::Null),
+    ];
+    for (method, path, body) in &operations {
+        for (who, token, expected) in [
+            ("anonymous", None, 401),
+            ("user", Some(&student.access), 403),
+        ] {
+            let mut call = app.call(method.parse().expect("method"), path);
+            if let Some(token) = token {
+                call = call.bearer(token);
+            }
+            if !body.is_null() {
+                call = call.json(body);
+            }
+            let response = call.send().await;
+            assert_eq!(response.status, expected, "{method} {path} as {who}");
+            let code = if expected == 401 {
+                "UNAUTHORIZED"
+            } else {
+                "FORBIDDEN"
+            };
+            assert_eq!(response.code(), code, "{method} {path} as {who}");
+        }
+    }
+    assert_eq!(
+        titles(&app, "/courses", Some(&admin.access)).await,
+        ["Mine"],
+        "nothing changed"
+    );
+}
+
+#[tokio::test]
+async fn the_public_list_shows_every_change_on_the_next_read() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    assert_eq!(titles(&app, "/courses", None).await, Vec::<String>::new());
+    assert_eq!(
+        titles(&app, "/courses?targetLanguage=de", None).await,
+        Vec::<String>::new()
+    );
+
+    let course = create(
+        &app,
+        &admin,
+        json!({ "title": "German", "targetLanguage": "de", "isPublished": true }),
+    )
+    .await;
+    let id = id_of(&course);
+    assert_eq!(titles(&app, "/courses", None).await, ["German"], "create");
+    assert_eq!(
+        titles(&app, "/courses?targetLanguage=de", None).await,
+        ["German"],
+        "create, filtered list"
+    );
+
+    patch(&app, &admin, &id, json!({ "title": "German A1" })).await;
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        ["German A1"],
+        "update"
+    );
+
+    patch(&app, &admin, &id, json!({ "isPublished": false })).await;
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        Vec::<String>::new(),
+        "unpublish"
+    );
+    app.get(&format!("/courses/{id}")).send().await.expect(404);
+
+    patch(&app, &admin, &id, json!({ "isPublished": true })).await;
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        ["German A1"],
+        "publish"
+    );
+    app.get(&format!("/courses/{id}")).send().await.expect(200);
+
+    let copy = app
+        .post(&format!("/courses/{id}/duplicate"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(201)
+        .data();
+    patch(&app, &admin, &id_of(&copy), json!({ "isPublished": true })).await;
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        ["German A1", "German A1 (copy)"],
+        "duplicate, then publish"
+    );
+
+    app.delete(&format!("/courses/{id}"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        ["German A1 (copy)"],
+        "delete"
+    );
+    assert_eq!(
+        titles(&app, "/courses?targetLanguage=de", None).await,
+        ["German A1 (copy)"],
+        "delete, filtered list"
+    );
+}
+
+#[tokio::test]
+async fn changes_made_by_another_server_show_within_five_seconds() {
+    let start = Utc
+        .with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
+        .single()
+        .expect("time");
+    let app = TestApp::builder().manual_clock(start).spawn().await;
+    // A second server on the same database: its writes cannot clear this server's cache.
+    let other = Langcamp::connect(app.core.config().clone(), app.clock.clone())
+        .await
+        .expect("a second instance");
+    assert_eq!(titles(&app, "/courses", None).await, Vec::<String>::new());
+
+    let input: CourseInput = serde_json::from_value(json!({
+        "title": "Written elsewhere", "isPublished": true
+    }))
+    .expect("input");
+    other
+        .create_course(&Actor::Operator, input)
+        .await
+        .expect("create on the other server");
+
+    app.clock.advance(TimeDelta::milliseconds(4_999));
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        Vec::<String>::new(),
+        "still the cached list"
+    );
+    app.clock.advance(TimeDelta::milliseconds(1));
+    assert_eq!(
+        titles(&app, "/courses", None).await,
+        ["Written elsewhere"],
+        "reloaded after five seconds"
+    );
+    other.db().close().await;
+}

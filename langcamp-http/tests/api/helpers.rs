@@ -65,7 +65,10 @@ impl TestAppBuilder {
         let data_dir =
             std::env::temp_dir().join(format!("langcamp-test-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&data_dir).expect("temporary data directory");
-        let database_url = test_database_url(&data_dir).await;
+        let database_url = match self.vars.get("DATABASE_URL") {
+            Some(url) => url.clone(),
+            None => test_database_url(&data_dir).await,
+        };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind port 0");
@@ -162,7 +165,36 @@ impl Drop for TestApp {
             let _ = stop.send(());
         }
         let _ = std::fs::remove_dir_all(&self.data_dir);
+        drop_test_database(self.core.config().database_url.expose());
     }
+}
+
+/// Drops a PostgreSQL test database (no-op for SQLite), so runs do not fill the disk.
+pub fn drop_test_database(url: &str) {
+    let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
+        return;
+    };
+    let Some(name) = url.split('?').next().and_then(|u| u.rsplit('/').next()) else {
+        return;
+    };
+    if !name.starts_with("lc_test_") {
+        return;
+    }
+    let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+    // Drop runs inside the test's runtime: do the async work on a thread of its own.
+    let _ = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        runtime.block_on(async {
+            let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
+            sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
+                .await
+                .ok()
+        })
+    })
+    .join();
 }
 
 /// A response, fully read.

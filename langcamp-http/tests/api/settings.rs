@@ -1,1 +1,406 @@
-//! Tests of this resource: filled in by its issue.
+//! Settings (CONTRACT §9) and their read cache.
+
+use chrono::{TimeDelta, TimeZone, Utc};
+use langcamp_core::settings::SettingInput;
+use langcamp_core::{Actor, Langcamp};
+use serde_json::{Value, json};
+
+use crate::helpers::{Call, Session, TestApp};
+
+async fn put(app: &TestApp, admin: &Session, key: &str, value: Value) -> Value {
+    app.put("/settings")
+        .bearer(&admin.access)
+        .json(&json!({ "key": key, "value": value }))
+        .send()
+        .await
+        .expect(200)
+        .data()
+}
+
+fn as_caller<'a>(call: Call<'a>, token: Option<&str>) -> Call<'a> {
+    match token {
+        Some(t) => call.bearer(t),
+        None => call,
+    }
+}
+
+/// The value of a setting as the public reads it, or `None` for 404.
+async fn public_value(app: &TestApp, key: &str) -> Option<Value> {
+    let response = app.get(&format!("/settings/{key}")).send().await;
+    match response.status {
+        200 => Some(response.data()["value"].clone()),
+        404 => {
+            assert_eq!(response.code(), "NOT_FOUND");
+            None
+        }
+        other => panic!("unexpected status {other}: {}", response.text()),
+    }
+}
+
+#[tokio::test]
+async fn settings_round_trip_any_json_value_but_null() {
+    let start = Utc
+        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
+        .single()
+        .expect("time");
+    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let admin = app.admin().await;
+    let values = [
+        ("a.string", json!("hello")),
+        ("b.integer", json!(42)),
+        ("c.decimal", json!(-3.25)),
+        (
+            "d.object",
+            json!({ "nested": { "list": [1, "two", null] }, "on": true }),
+        ),
+        ("e.array", json!(["x", 2, { "y": false }])),
+        ("f.true", json!(true)),
+        ("g.false", json!(false)),
+        ("h.empty-string", json!("")),
+        ("i.zero", json!(0)),
+    ];
+    for (key, value) in &values {
+        let stored = put(&app, &admin, key, value.clone()).await;
+        assert_eq!(
+            stored,
+            json!({ "key": key, "value": value, "updatedAt": "2026-11-22T10:00:00.000Z" })
+        );
+        let read = app
+            .get(&format!("/settings/{key}"))
+            .send()
+            .await
+            .expect(200)
+            .data();
+        assert_eq!(read, stored, "{key}");
+    }
+
+    app.clock.advance(TimeDelta::minutes(1));
+    let replaced = put(&app, &admin, "a.string", json!({ "now": "an object" })).await;
+    assert_eq!(
+        replaced,
+        json!({ "key": "a.string", "value": { "now": "an object" }, "updatedAt": "2026-11-22T10:01:00.000Z" })
+    );
+
+    let all = app
+        .get("/settings")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    let all = all.as_array().expect("an array");
+    assert_eq!(all.len(), values.len(), "replacing did not add a setting");
+    let keys: Vec<&str> = all
+        .iter()
+        .map(|s| s["key"].as_str().expect("key"))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "a.string",
+            "b.integer",
+            "c.decimal",
+            "d.object",
+            "e.array",
+            "f.true",
+            "g.false",
+            "h.empty-string",
+            "i.zero"
+        ],
+        "sorted by key"
+    );
+    assert_eq!(all[0], replaced);
+    assert_eq!(all[3]["value"], values[3].1);
+}
+
+#[tokio::test]
+async fn the_landing_video_url_is_readable_by_anyone_once_set() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("student@example.com").await;
+    assert_eq!(public_value(&app, "landing_video_url").await, None);
+
+    put(
+        &app,
+        &admin,
+        "landing_video_url",
+        json!("https://video.example.com/landing.mp4"),
+    )
+    .await;
+    assert_eq!(
+        public_value(&app, "landing_video_url").await,
+        Some(json!("https://video.example.com/landing.mp4"))
+    );
+    let as_student = app
+        .get("/settings/landing_video_url")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(as_student["value"], "https://video.example.com/landing.mp4");
+}
+
+#[tokio::test]
+async fn bad_keys_missing_or_null_values_and_unknown_fields_are_refused() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let long_key = "k".repeat(101);
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (json!({ "key": "Landing", "value": 1 }), vec!["key must be"]),
+        (json!({ "key": "a b", "value": 1 }), vec!["key must be"]),
+        (json!({ "key": "a/b", "value": 1 }), vec!["key must be"]),
+        (json!({ "key": "", "value": 1 }), vec!["key must be"]),
+        (json!({ "key": long_key, "value": 1 }), vec!["key must be"]),
+        (json!({ "value": 1 }), vec!["key is required"]),
+        (
+            json!({ "key": "ok", "value": null }),
+            vec!["value cannot be null"],
+        ),
+        (json!({ "key": "ok" }), vec!["value is required"]),
+        (
+            json!({ "key": "BAD", "value": null }),
+            vec!["key must be", "value cannot be null"],
+        ),
+        (
+            json!({ "key": "ok", "value": 1, "updatedAt": "x" }),
+            vec!["unknown field `updatedAt`"],
+        ),
+        (json!({ "key": 5, "value": 1 }), vec!["invalid type"]),
+    ];
+    for (body, expected) in cases {
+        let response = app
+            .put("/settings")
+            .bearer(&admin.access)
+            .json(&body)
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(response.code(), "VALIDATION_FAILED");
+        let messages: Vec<String> = response.json()["errors"]
+            .as_array()
+            .expect("errors")
+            .iter()
+            .map(|m| m.as_str().expect("message").to_owned())
+            .collect();
+        assert_eq!(messages.len(), expected.len(), "{body}: {messages:?}");
+        for (message, prefix) in messages.iter().zip(&expected) {
+            assert!(message.starts_with(prefix), "{body}: {messages:?}");
+        }
+    }
+    app.put("/settings")
+        .bearer(&admin.access)
+        .body("text/plain", "key=value")
+        .send()
+        .await
+        .expect(415);
+    // A key with surrounding spaces is trimmed.
+    let trimmed = put(&app, &admin, "  spaced.key ", json!(1)).await;
+    assert_eq!(trimmed["key"], "spaced.key");
+    assert_eq!(
+        app.get("/settings")
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(200)
+            .data()
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "only the valid setting was stored"
+    );
+
+    assert_eq!(public_value(&app, "never.set").await, None);
+    assert_eq!(public_value(&app, "Not%20A%20Key").await, None);
+    app.delete("/settings/never.set")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(404);
+}
+
+#[tokio::test]
+async fn only_admins_write_or_list_settings() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let root = app.superadmin().await;
+    let student = app.student("student@example.com").await;
+    put(&app, &admin, "site.name", json!("Langcamp")).await;
+    let body = json!({ "key": "site.name", "value": "Hacked" });
+    for (who, token, expected, code) in [
+        ("anonymous", None, 401, "UNAUTHORIZED"),
+        ("user", Some(&student.access), 403, "FORBIDDEN"),
+    ] {
+        let with = |call| as_caller(call, token.map(String::as_str));
+        let response = with(app.put("/settings")).json(&body).send().await;
+        assert_eq!(
+            (response.status, response.code().as_str()),
+            (expected, code),
+            "PUT as {who}"
+        );
+        let response = with(app.put("/settings"))
+            .json(&json!({ "key": "BAD", "value": null }))
+            .send()
+            .await;
+        assert_eq!(
+            response.status, expected,
+            "bad PUT as {who}: the caller is checked first"
+        );
+        let response = with(app.get("/settings")).send().await;
+        assert_eq!(
+            (response.status, response.code().as_str()),
+            (expected, code),
+            "list as {who}"
+        );
+        let response = with(app.delete("/settings/site.name")).send().await;
+        assert_eq!(
+            (response.status, response.code().as_str()),
+            (expected, code),
+            "DELETE as {who}"
+        );
+    }
+    assert_eq!(
+        public_value(&app, "site.name").await,
+        Some(json!("Langcamp"))
+    );
+    put(&app, &root, "site.name", json!("Langcamp Berlin")).await;
+    assert_eq!(
+        public_value(&app, "site.name").await,
+        Some(json!("Langcamp Berlin")),
+        "a superadmin passes admin checks"
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_setting_is_gone_on_the_next_read() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    put(
+        &app,
+        &admin,
+        "promo.banner",
+        json!({ "text": "Spring sale" }),
+    )
+    .await;
+    assert_eq!(
+        public_value(&app, "promo.banner").await,
+        Some(json!({ "text": "Spring sale" }))
+    );
+    let deleted = app
+        .delete("/settings/promo.banner")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(deleted, json!({ "key": "promo.banner", "deleted": true }));
+    assert_eq!(public_value(&app, "promo.banner").await, None);
+    app.delete("/settings/promo.banner")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(404);
+    assert_eq!(
+        app.get("/settings")
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(200)
+            .data(),
+        json!([])
+    );
+}
+
+#[tokio::test]
+async fn a_setting_change_is_visible_on_the_next_read() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    // Read first, so "not set" is what the cache holds.
+    assert_eq!(public_value(&app, "landing_video_url").await, None);
+    put(
+        &app,
+        &admin,
+        "landing_video_url",
+        json!("https://v.example.com/1"),
+    )
+    .await;
+    assert_eq!(
+        public_value(&app, "landing_video_url").await,
+        Some(json!("https://v.example.com/1")),
+        "create"
+    );
+    put(
+        &app,
+        &admin,
+        "landing_video_url",
+        json!("https://v.example.com/2"),
+    )
+    .await;
+    assert_eq!(
+        public_value(&app, "landing_video_url").await,
+        Some(json!("https://v.example.com/2")),
+        "replace"
+    );
+    // A write to another key leaves this one correct.
+    put(&app, &admin, "other", json!(1)).await;
+    assert_eq!(
+        public_value(&app, "landing_video_url").await,
+        Some(json!("https://v.example.com/2"))
+    );
+    app.delete("/settings/landing_video_url")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(
+        public_value(&app, "landing_video_url").await,
+        None,
+        "delete"
+    );
+}
+
+#[tokio::test]
+async fn settings_written_by_another_server_show_within_five_seconds() {
+    let start = Utc
+        .with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
+        .single()
+        .expect("time");
+    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let admin = app.admin().await;
+    put(
+        &app,
+        &admin,
+        "landing_video_url",
+        json!("https://v.example.com/old"),
+    )
+    .await;
+    assert_eq!(
+        public_value(&app, "landing_video_url").await,
+        Some(json!("https://v.example.com/old"))
+    );
+    // The `langcamp settings set` command, or a second server, on the same database.
+    let other = Langcamp::connect(app.core.config().clone(), app.clock.clone())
+        .await
+        .expect("a second instance");
+    other
+        .put_setting(
+            &Actor::Operator,
+            SettingInput::new("landing_video_url", json!("https://v.example.com/new")),
+        )
+        .await
+        .expect("write on the other server");
+
+    app.clock.advance(TimeDelta::milliseconds(4_999));
+    assert_eq!(
+        public_value(&app, "landing_video_url").await,
+        Some(json!("https://v.example.com/old")),
+        "still cached"
+    );
+    app.clock.advance(TimeDelta::milliseconds(1));
+    assert_eq!(
+        public_value(&app, "landing_video_url").await,
+        Some(json!("https://v.example.com/new")),
+        "reloaded after five seconds"
+    );
+    other.db().close().await;
+}

@@ -1,0 +1,411 @@
+//! Placement (proficiency) tests and their results (CONTRACT §6).
+//!
+//! Admins author tests: questions with options and points, and level ranges that turn a
+//! total score into a level and a message. Anyone reads active tests; a signed-in user
+//! submits answers and gets a scored result.
+//!
+//! Two rules shape this module:
+//! * the answer key (`correctOptionIndex`, which option is correct) is only ever put into
+//!   a response for an admin: the public views are built without it, not filtered after;
+//! * a result is a snapshot: the test's title, target language and the per-question detail
+//!   are copied into `test_results` at submission, so editing or deleting the test later
+//!   changes nothing about results already given.
+//!
+//! Questions and options keep their ids across edits when the update carries them, so a
+//! result's `questionId` still names the same question after the test was edited.
+
+mod draft;
+mod results;
+mod store;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::Langcamp;
+use crate::actor::{Actor, Role};
+use crate::error::{Error, Result};
+use crate::id::new_id;
+use crate::page::{Page, PageRequest};
+use crate::time::Timestamp;
+use crate::users::Deleted;
+use crate::validate::{self, Patch, Problems};
+
+pub use results::{
+    DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList, ResultTest,
+    ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,
+};
+
+/// Bounds of authoring input; they also keep the coverage check of level ranges cheap
+/// (at most `MAX_QUESTIONS * MAX_POINTS` possible scores).
+pub const MAX_QUESTIONS: usize = 200;
+pub const MAX_OPTIONS: usize = 20;
+pub const MAX_POINTS: i64 = 1000;
+pub const MAX_LEVEL_RANGES: usize = 50;
+pub const TITLE_MAX: usize = 200;
+
+/// A placement test. `correctOptionIndex` of each question is present for admins only.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProficiencyTest {
+    pub id: String,
+    #[schema(example = "German placement test")]
+    pub title: String,
+    pub description: Option<String>,
+    /// Language of the test's texts.
+    #[schema(example = "en")]
+    pub locale: Option<String>,
+    /// The language the test places people in.
+    #[schema(example = "de")]
+    pub target_language: Option<String>,
+    pub time_limit_minutes: Option<i64>,
+    pub is_active: bool,
+    pub questions: Vec<Question>,
+    pub level_ranges: Vec<LevelRange>,
+    pub question_count: i64,
+    /// The sum of the points of all questions.
+    pub max_score: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Question {
+    pub id: String,
+    pub text: String,
+    pub points: i64,
+    pub options: Vec<AnswerOption>,
+    /// Zero-based index of the correct option; only in responses to admins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correct_option_index: Option<i64>,
+}
+
+/// One answer option of a question.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerOption {
+    pub id: String,
+    pub text: String,
+}
+
+/// A score band: a total score from `minScore` to `maxScore` (both inclusive) gets
+/// `level` and `message`.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LevelRange {
+    #[schema(example = "B1")]
+    pub level: String,
+    pub min_score: i64,
+    pub max_score: i64,
+    pub message: String,
+}
+
+/// A new test. `questions` and `levelRanges` are required: at least one question, each
+/// with 2 to 20 options and a `correctOptionIndex` in range; level ranges must not overlap
+/// and must cover every score a taker can reach, from 0 to `maxScore`.
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TestInput {
+    /// 1 to 200 characters.
+    #[schema(value_type = String, required = true, example = "German placement test")]
+    pub title: Option<String>,
+    /// Up to 5000 characters.
+    pub description: Option<String>,
+    /// Language code of the test's texts.
+    #[schema(example = "en")]
+    pub locale: Option<String>,
+    /// Language code of the language tested.
+    #[schema(example = "de")]
+    pub target_language: Option<String>,
+    /// 1 to 1440, or null for no limit.
+    #[schema(minimum = 1, maximum = 1440)]
+    pub time_limit_minutes: Option<i64>,
+    /// Default true.
+    pub is_active: Option<bool>,
+    /// 1 to 200 questions.
+    #[schema(value_type = Vec<QuestionInput>, required = true, min_items = 1, max_items = 200)]
+    pub questions: Option<Vec<QuestionInput>>,
+    /// 1 to 50 ranges.
+    #[schema(value_type = Vec<LevelRangeInput>, required = true, min_items = 1, max_items = 50)]
+    pub level_ranges: Option<Vec<LevelRangeInput>>,
+}
+
+/// A change to a test: absent fields stay. `questions` and `levelRanges`, when present,
+/// replace the whole list; a question or option that carries its `id` keeps it, any
+/// other is new. The result must pass the same checks as a new test.
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TestPatch {
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub title: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub locale: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub target_language: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    pub time_limit_minutes: Patch<i64>,
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub is_active: Patch<bool>,
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<QuestionInput>>)]
+    pub questions: Patch<Vec<QuestionInput>>,
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<LevelRangeInput>>)]
+    pub level_ranges: Patch<Vec<LevelRangeInput>>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QuestionInput {
+    /// On update: the id of an existing question of this test, to keep it.
+    pub id: Option<String>,
+    /// 1 to 2000 characters.
+    #[schema(value_type = String, required = true)]
+    pub text: Option<String>,
+    /// A whole number from 1 to 1000; default 1.
+    #[serde(default)]
+    #[schema(value_type = i64, minimum = 1, maximum = 1000, example = 1)]
+    pub points: Patch<i64>,
+    /// 2 to 20 options.
+    #[schema(value_type = Vec<OptionInput>, required = true, min_items = 2, max_items = 20)]
+    pub options: Option<Vec<OptionInput>>,
+    /// Zero-based index of the correct option.
+    #[schema(value_type = i64, required = true, minimum = 0)]
+    pub correct_option_index: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OptionInput {
+    /// On update: the id of an existing option of this question, to keep it.
+    pub id: Option<String>,
+    /// 1 to 500 characters.
+    #[schema(value_type = String, required = true)]
+    pub text: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LevelRangeInput {
+    /// 1 to 50 characters, such as a CEFR level.
+    #[schema(value_type = String, required = true, example = "B1")]
+    pub level: Option<String>,
+    /// 0 or more.
+    #[schema(value_type = i64, required = true, minimum = 0)]
+    pub min_score: Option<i64>,
+    /// `minScore` or more.
+    #[schema(value_type = i64, required = true, minimum = 0)]
+    pub max_score: Option<i64>,
+    /// Up to 2000 characters; default empty.
+    pub message: Option<String>,
+}
+
+/// Query of the test list.
+#[derive(Clone, Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct TestFilter {
+    /// Language code of the test's texts.
+    pub locale: Option<String>,
+    /// Language code of the language tested.
+    pub target_language: Option<String>,
+}
+
+/// A language-code filter: absent or empty is no filter, anything else must be a tag.
+pub(crate) fn language_filter(
+    problems: &mut Problems,
+    field: &str,
+    raw: Option<&str>,
+) -> Option<String> {
+    match raw.map(str::trim) {
+        None | Some("") => None,
+        Some(tag) => problems.take(validate::language_tag(field, tag)),
+    }
+}
+
+/// `<title> (copy)`, the original shortened when needed to stay within the title limit.
+fn copy_title(title: &str) -> String {
+    const SUFFIX: &str = " (copy)";
+    let room = TITLE_MAX - SUFFIX.chars().count();
+    let kept: String = title.chars().take(room).collect();
+    format!("{}{SUFFIX}", kept.trim_end())
+}
+
+impl Langcamp {
+    /// `GET /proficiency-tests`: newest first; active tests only unless the caller is admin.
+    #[tracing::instrument(skip_all)]
+    pub async fn list_tests(
+        &self,
+        actor: &Actor,
+        filter: &TestFilter,
+        page: PageRequest,
+    ) -> Result<Page<ProficiencyTest>> {
+        let admin = actor.is_admin();
+        let mut problems = Problems::new();
+        let locale = language_filter(&mut problems, "locale", filter.locale.as_deref());
+        let target = language_filter(
+            &mut problems,
+            "targetLanguage",
+            filter.target_language.as_deref(),
+        );
+        problems.finish()?;
+        if admin {
+            return self
+                .load_tests(true, locale.as_deref(), target.as_deref(), page)
+                .await;
+        }
+        // The public list is read far more than written: served from the read cache,
+        // which every test change empties (see `commit_test_change`).
+        let key = (locale, target, page.page, page.limit);
+        let now = self.clock().now_ms();
+        let cached = self
+            .caches()
+            .tests
+            .get_or_load(key.clone(), now, || async {
+                let (locale, target, _, _) = &key;
+                Ok(Arc::new(
+                    self.load_tests(false, locale.as_deref(), target.as_deref(), page)
+                        .await?,
+                ))
+            })
+            .await?;
+        Ok((*cached).clone())
+    }
+
+    async fn load_tests(
+        &self,
+        admin: bool,
+        locale: Option<&str>,
+        target: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<ProficiencyTest>> {
+        let mut snapshot = store::read_snapshot(self.db()).await?;
+        let (tests, total) =
+            store::page_of_tests(&mut snapshot, admin, locale, target, page).await?;
+        let list = tests.iter().map(|t| t.view(admin)).collect();
+        Ok(Page::new(list, page, total))
+    }
+
+    /// Commits a change to tests and empties the public-list cache whatever the outcome
+    /// (a commit that failed may still have been applied).
+    async fn commit_test_change(&self, tx: crate::db::Tx) -> Result<()> {
+        let committed = tx.commit().await;
+        self.caches().tests.invalidate_all();
+        committed?;
+        Ok(())
+    }
+
+    /// `GET /proficiency-tests/languages`: target languages having an active test, sorted.
+    #[tracing::instrument(skip_all)]
+    pub async fn test_languages(&self, _actor: &Actor) -> Result<Vec<String>> {
+        let mut conn = self.db().reader().acquire().await?;
+        store::active_languages(&mut conn).await
+    }
+
+    /// `GET /proficiency-tests/{id}`: an inactive test is not found unless the caller is admin.
+    #[tracing::instrument(skip_all)]
+    pub async fn get_test(&self, actor: &Actor, id: &str) -> Result<ProficiencyTest> {
+        let admin = actor.is_admin();
+        let mut snapshot = store::read_snapshot(self.db()).await?;
+        match store::find_test(&mut snapshot, id).await? {
+            Some(test) if test.is_active || admin => Ok(test.view(admin)),
+            _ => Err(Error::not_found("test")),
+        }
+    }
+
+    /// `POST /proficiency-tests`.
+    #[tracing::instrument(skip_all)]
+    pub async fn create_test(&self, actor: &Actor, input: TestInput) -> Result<ProficiencyTest> {
+        actor.require(Role::Admin)?;
+        let draft = draft::from_input(input)?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let id = new_id();
+        store::insert_test(&mut tx, &id, &draft, now).await?;
+        let test = store::require_test(&mut tx, &id).await?;
+        self.commit_test_change(tx).await?;
+        Ok(test.view(true))
+    }
+
+    /// `POST /proficiency-tests/{id}/duplicate`: an inactive copy with new ids.
+    #[tracing::instrument(skip_all)]
+    pub async fn duplicate_test(&self, actor: &Actor, id: &str) -> Result<ProficiencyTest> {
+        actor.require(Role::Admin)?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        store::repeatable_reads(self.db(), &mut tx).await?;
+        let original = store::require_test(&mut tx, id).await?;
+        let mut copy = draft::from_stored(&original);
+        copy.title = copy_title(&original.title);
+        copy.is_active = false;
+        copy.renew_ids();
+        let new = new_id();
+        store::insert_test(&mut tx, &new, &copy, now).await?;
+        let test = store::require_test(&mut tx, &new).await?;
+        self.commit_test_change(tx).await?;
+        Ok(test.view(true))
+    }
+
+    /// `PATCH /proficiency-tests/{id}`.
+    #[tracing::instrument(skip_all)]
+    pub async fn update_test(
+        &self,
+        actor: &Actor,
+        id: &str,
+        input: TestPatch,
+    ) -> Result<ProficiencyTest> {
+        actor.require(Role::Admin)?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        if !store::lock_test(&mut tx, id).await? {
+            return Err(Error::not_found("test"));
+        }
+        let existing = store::require_test(&mut tx, id).await?;
+        let (draft, children_changed) = draft::from_patch(&existing, input)?;
+        store::update_test(&mut tx, id, &draft, children_changed, now).await?;
+        let test = store::require_test(&mut tx, id).await?;
+        self.commit_test_change(tx).await?;
+        Ok(test.view(true))
+    }
+
+    /// `DELETE /proficiency-tests/{id}`: its results remain, with their snapshots.
+    #[tracing::instrument(skip_all)]
+    pub async fn delete_test(&self, actor: &Actor, id: &str) -> Result<Deleted> {
+        actor.require(Role::Admin)?;
+        let mut tx = self.db().begin().await?;
+        if !store::delete_test(&mut tx, id).await? {
+            return Err(Error::not_found("test"));
+        }
+        self.commit_test_change(tx).await?;
+        Ok(Deleted {
+            id: id.to_owned(),
+            deleted: true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_titles_stay_within_the_limit() {
+        assert_eq!(copy_title("German"), "German (copy)");
+        let long = "x".repeat(TITLE_MAX);
+        let copy = copy_title(&long);
+        assert_eq!(copy.chars().count(), TITLE_MAX);
+        assert!(copy.ends_with(" (copy)"));
+        let wide = "ü".repeat(TITLE_MAX);
+        assert_eq!(copy_title(&wide).chars().count(), TITLE_MAX);
+    }
+}

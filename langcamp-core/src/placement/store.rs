@@ -1,0 +1,566 @@
+//! The SQL of tests: a test with its questions, options and level ranges, pages of tests,
+//! and writes. Children are loaded for a whole page in three queries (one per table), not
+//! per test; a page is read in one snapshot so a concurrent edit is seen whole or not at all.
+
+use std::collections::HashMap;
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::draft::TestDraft;
+use super::{AnswerOption, LevelRange, ProficiencyTest, Question};
+use crate::db::{Backend, Db, Tx, bit, flag};
+use crate::error::{Error, Result};
+use crate::id::{looks_like_id, new_id};
+use crate::page::{PageRequest, UNPAGED_CAP};
+use crate::time::Timestamp;
+
+#[derive(Clone, Debug)]
+pub(super) struct StoredOption {
+    pub id: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct StoredQuestion {
+    pub id: String,
+    pub text: String,
+    pub points: i64,
+    pub correct_option_id: String,
+    pub options: Vec<StoredOption>,
+}
+
+impl StoredQuestion {
+    pub fn correct_index(&self) -> Option<usize> {
+        self.options
+            .iter()
+            .position(|o| o.id == self.correct_option_id)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct StoredRange {
+    pub level: String,
+    pub min_score: i64,
+    pub max_score: i64,
+    pub message: String,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct StoredTest {
+    pub id: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub locale: Option<String>,
+    pub target_language: Option<String>,
+    pub time_limit_minutes: Option<i64>,
+    pub is_active: bool,
+    pub question_count: i64,
+    pub max_score: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub questions: Vec<StoredQuestion>,
+    pub level_ranges: Vec<StoredRange>,
+}
+
+impl StoredTest {
+    /// The wire form; the answer key only when `admin`.
+    pub fn view(&self, admin: bool) -> ProficiencyTest {
+        ProficiencyTest {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            locale: self.locale.clone(),
+            target_language: self.target_language.clone(),
+            time_limit_minutes: self.time_limit_minutes,
+            is_active: self.is_active,
+            questions: self
+                .questions
+                .iter()
+                .map(|q| Question {
+                    id: q.id.clone(),
+                    text: q.text.clone(),
+                    points: q.points,
+                    options: q
+                        .options
+                        .iter()
+                        .map(|o| AnswerOption {
+                            id: o.id.clone(),
+                            text: o.text.clone(),
+                        })
+                        .collect(),
+                    correct_option_index: if admin {
+                        q.correct_index().and_then(|i| i64::try_from(i).ok())
+                    } else {
+                        None
+                    },
+                })
+                .collect(),
+            level_ranges: self
+                .level_ranges
+                .iter()
+                .map(|r| LevelRange {
+                    level: r.level.clone(),
+                    min_score: r.min_score,
+                    max_score: r.max_score,
+                    message: r.message.clone(),
+                })
+                .collect(),
+            question_count: self.question_count,
+            max_score: self.max_score,
+            created_at: Timestamp::from_millis(self.created_at),
+            updated_at: Timestamp::from_millis(self.updated_at),
+        }
+    }
+
+    /// The level range holding `score`.
+    pub fn range_for(&self, score: i64) -> Option<&StoredRange> {
+        self.level_ranges
+            .iter()
+            .find(|r| r.min_score <= score && score <= r.max_score)
+    }
+}
+
+macro_rules! test_columns {
+    () => {
+        "id, title, description, locale, target_language, time_limit_minutes, is_active, \
+         question_count, max_score, created_at, updated_at"
+    };
+}
+
+/// The tests anyone may list; `is_active = 1` leads so the (is_active, created_at) index serves it.
+macro_rules! public_tests {
+    () => {
+        "FROM proficiency_tests WHERE is_active = 1 \
+         AND ($1 IS NULL OR locale = $1) AND ($2 IS NULL OR target_language = $2)"
+    };
+}
+
+macro_rules! all_tests {
+    () => {
+        "FROM proficiency_tests WHERE ($1 IS NULL OR locale = $1) \
+         AND ($2 IS NULL OR target_language = $2)"
+    };
+}
+
+macro_rules! newest_page {
+    () => {
+        " ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+    };
+}
+
+macro_rules! questions_where {
+    ($($cond:tt)+) => {
+        concat!(
+            "SELECT q.id, q.test_id, q.text, q.points, q.correct_option_id FROM test_questions q \
+             WHERE q.test_id ", $($cond)+, " ORDER BY q.test_id, q.position"
+        )
+    };
+}
+
+macro_rules! options_where {
+    ($($cond:tt)+) => {
+        concat!(
+            "SELECT o.id, o.question_id, o.text FROM test_options o \
+             JOIN test_questions q ON q.id = o.question_id \
+             WHERE q.test_id ", $($cond)+, " ORDER BY o.question_id, o.position"
+        )
+    };
+}
+
+macro_rules! ranges_where {
+    ($($cond:tt)+) => {
+        concat!(
+            "SELECT q.test_id, q.level, q.min_score, q.max_score, q.message FROM test_level_ranges q \
+             WHERE q.test_id ", $($cond)+, " ORDER BY q.test_id, q.position"
+        )
+    };
+}
+
+/// The statements of one kind of list (public or admin).
+struct ListSql {
+    count: &'static str,
+    page: &'static str,
+    questions: &'static str,
+    options: &'static str,
+    ranges: &'static str,
+}
+
+const PUBLIC_LIST: ListSql = ListSql {
+    count: concat!("SELECT COUNT(*) ", public_tests!()),
+    page: concat!(
+        "SELECT ",
+        test_columns!(),
+        " ",
+        public_tests!(),
+        newest_page!()
+    ),
+    questions: questions_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
+    options: options_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
+    ranges: ranges_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
+};
+
+const ADMIN_LIST: ListSql = ListSql {
+    count: concat!("SELECT COUNT(*) ", all_tests!()),
+    page: concat!(
+        "SELECT ",
+        test_columns!(),
+        " ",
+        all_tests!(),
+        newest_page!()
+    ),
+    questions: questions_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
+    options: options_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
+    ranges: ranges_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
+};
+
+/// A read-only transaction on the reader pool: one consistent view for several statements.
+pub(super) async fn read_snapshot(db: &Db) -> Result<Tx> {
+    Ok(match db.backend() {
+        Backend::Sqlite => db.reader().begin().await?,
+        Backend::Postgres => {
+            db.reader()
+                .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .await?
+        }
+    })
+}
+
+/// Makes the reads of a write transaction see one snapshot. SQLite's `BEGIN IMMEDIATE`
+/// already holds every other writer off; PostgreSQL's default (read committed) would let a
+/// test edited halfway through our reads show old questions with new options.
+pub(super) async fn repeatable_reads(db: &Db, tx: &mut Tx) -> Result<()> {
+    if db.backend() == Backend::Postgres {
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Takes the test's row lock before reading it, so two edits of one test run one after
+/// the other, the second on the result of the first. Whether the test exists.
+pub(super) async fn lock_test(conn: &mut AnyConnection, id: &str) -> Result<bool> {
+    if !looks_like_id(id) {
+        return Ok(false);
+    }
+    let locked = sqlx::query("UPDATE proficiency_tests SET updated_at = updated_at WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(locked.rows_affected() > 0)
+}
+
+fn test_from_row(row: &AnyRow) -> std::result::Result<StoredTest, sqlx::Error> {
+    Ok(StoredTest {
+        id: row.try_get("id")?,
+        title: row.try_get("title")?,
+        description: row.try_get("description")?,
+        locale: row.try_get("locale")?,
+        target_language: row.try_get("target_language")?,
+        time_limit_minutes: row.try_get("time_limit_minutes")?,
+        is_active: flag(row.try_get("is_active")?),
+        question_count: row.try_get("question_count")?,
+        max_score: row.try_get("max_score")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        questions: Vec::new(),
+        level_ranges: Vec::new(),
+    })
+}
+
+/// Puts question, option and range rows (each ordered by position) under their tests.
+fn assemble(
+    tests: &mut [StoredTest],
+    questions: &[AnyRow],
+    options: &[AnyRow],
+    ranges: &[AnyRow],
+) -> std::result::Result<(), sqlx::Error> {
+    let mut options_of: HashMap<String, Vec<StoredOption>> = HashMap::new();
+    for row in options {
+        let question_id: String = row.try_get("question_id")?;
+        options_of
+            .entry(question_id)
+            .or_default()
+            .push(StoredOption {
+                id: row.try_get("id")?,
+                text: row.try_get("text")?,
+            });
+    }
+    let mut questions_of: HashMap<String, Vec<StoredQuestion>> = HashMap::new();
+    for row in questions {
+        let id: String = row.try_get("id")?;
+        let test_id: String = row.try_get("test_id")?;
+        let options = options_of.remove(&id).unwrap_or_default();
+        questions_of
+            .entry(test_id)
+            .or_default()
+            .push(StoredQuestion {
+                id,
+                text: row.try_get("text")?,
+                points: row.try_get("points")?,
+                correct_option_id: row.try_get("correct_option_id")?,
+                options,
+            });
+    }
+    let mut ranges_of: HashMap<String, Vec<StoredRange>> = HashMap::new();
+    for row in ranges {
+        let test_id: String = row.try_get("test_id")?;
+        ranges_of.entry(test_id).or_default().push(StoredRange {
+            level: row.try_get("level")?,
+            min_score: row.try_get("min_score")?,
+            max_score: row.try_get("max_score")?,
+            message: row.try_get("message")?,
+        });
+    }
+    for test in tests {
+        test.questions = questions_of.remove(&test.id).unwrap_or_default();
+        test.level_ranges = ranges_of.remove(&test.id).unwrap_or_default();
+    }
+    Ok(())
+}
+
+/// One test with everything in it; `None` for an unknown or malformed id.
+pub(super) async fn find_test(conn: &mut AnyConnection, id: &str) -> Result<Option<StoredTest>> {
+    if !looks_like_id(id) {
+        return Ok(None);
+    }
+    let Some(row) = sqlx::query(concat!(
+        "SELECT ",
+        test_columns!(),
+        " FROM proficiency_tests WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    else {
+        return Ok(None);
+    };
+    let mut tests = [test_from_row(&row)?];
+    let questions = sqlx::query(questions_where!("= $1"))
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
+    let options = sqlx::query(options_where!("= $1"))
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
+    let ranges = sqlx::query(ranges_where!("= $1"))
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
+    assemble(&mut tests, &questions, &options, &ranges)?;
+    let [test] = tests;
+    Ok(Some(test))
+}
+
+pub(super) async fn require_test(conn: &mut AnyConnection, id: &str) -> Result<StoredTest> {
+    find_test(conn, id)
+        .await?
+        .ok_or_else(|| Error::not_found("test"))
+}
+
+/// A page of tests, newest first, and the number of tests matching.
+pub(super) async fn page_of_tests(
+    conn: &mut AnyConnection,
+    admin: bool,
+    locale: Option<&str>,
+    target_language: Option<&str>,
+    page: PageRequest,
+) -> Result<(Vec<StoredTest>, i64)> {
+    let sql = if admin { &ADMIN_LIST } else { &PUBLIC_LIST };
+    let total: i64 = sqlx::query_scalar(sql.count)
+        .bind(locale)
+        .bind(target_language)
+        .fetch_one(&mut *conn)
+        .await?;
+    if page.offset() >= total {
+        return Ok((Vec::new(), total));
+    }
+    let rows = sqlx::query(sql.page)
+        .bind(locale)
+        .bind(target_language)
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut tests = rows
+        .iter()
+        .map(test_from_row)
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut children = Vec::with_capacity(3);
+    for statement in [sql.questions, sql.options, sql.ranges] {
+        children.push(
+            sqlx::query(statement)
+                .bind(locale)
+                .bind(target_language)
+                .bind(page.limit())
+                .bind(page.offset())
+                .fetch_all(&mut *conn)
+                .await?,
+        );
+    }
+    assemble(&mut tests, &children[0], &children[1], &children[2])?;
+    Ok((tests, total))
+}
+
+/// Target languages that have an active test, sorted.
+pub(super) async fn active_languages(conn: &mut AnyConnection) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT target_language FROM proficiency_tests
+         WHERE is_active = 1 AND target_language IS NOT NULL
+         ORDER BY target_language LIMIT $1",
+    )
+    .bind(UNPAGED_CAP)
+    .fetch_all(conn)
+    .await?)
+}
+
+pub(super) async fn insert_test(
+    conn: &mut AnyConnection,
+    id: &str,
+    draft: &TestDraft,
+    now: i64,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO proficiency_tests (id, title, description, locale, target_language,
+             time_limit_minutes, is_active, question_count, max_score, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)",
+    )
+    .bind(id)
+    .bind(&draft.title)
+    .bind(draft.description.as_deref())
+    .bind(draft.locale.as_deref())
+    .bind(draft.target_language.as_deref())
+    .bind(draft.time_limit_minutes)
+    .bind(bit(draft.is_active))
+    .bind(question_count(draft))
+    .bind(draft.max_score())
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    insert_children(conn, id, draft).await
+}
+
+fn question_count(draft: &TestDraft) -> i64 {
+    i64::try_from(draft.questions.len()).unwrap_or(i64::MAX)
+}
+
+async fn insert_children(conn: &mut AnyConnection, test_id: &str, draft: &TestDraft) -> Result<()> {
+    for (position, question) in (0i64..).zip(&draft.questions) {
+        let correct = question
+            .options
+            .get(question.correct_index)
+            .ok_or_else(|| Error::internal("correct option index out of range after validation"))?;
+        sqlx::query(
+            "INSERT INTO test_questions (id, test_id, position, text, points, correct_option_id)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&question.id)
+        .bind(test_id)
+        .bind(position)
+        .bind(&question.text)
+        .bind(question.points)
+        .bind(&correct.id)
+        .execute(&mut *conn)
+        .await?;
+        for (option_position, option) in (0i64..).zip(&question.options) {
+            sqlx::query(
+                "INSERT INTO test_options (id, question_id, position, text) VALUES ($1, $2, $3, $4)",
+            )
+            .bind(&option.id)
+            .bind(&question.id)
+            .bind(option_position)
+            .bind(&option.text)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    for (position, range) in (0i64..).zip(&draft.level_ranges) {
+        sqlx::query(
+            "INSERT INTO test_level_ranges (id, test_id, position, level, min_score, max_score, message)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(new_id())
+        .bind(test_id)
+        .bind(position)
+        .bind(&range.level)
+        .bind(range.min_score)
+        .bind(range.max_score)
+        .bind(&range.message)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+async fn delete_children(conn: &mut AnyConnection, test_id: &str) -> Result<()> {
+    sqlx::query(
+        "DELETE FROM test_options WHERE question_id IN
+             (SELECT id FROM test_questions WHERE test_id = $1)",
+    )
+    .bind(test_id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM test_questions WHERE test_id = $1")
+        .bind(test_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM test_level_ranges WHERE test_id = $1")
+        .bind(test_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Writes the draft over the stored test; questions, options and ranges are rewritten
+/// (kept ids and all) only when they changed.
+pub(super) async fn update_test(
+    conn: &mut AnyConnection,
+    id: &str,
+    draft: &TestDraft,
+    children_changed: bool,
+    now: i64,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE proficiency_tests SET title = $1, description = $2, locale = $3,
+             target_language = $4, time_limit_minutes = $5, is_active = $6,
+             question_count = $7, max_score = $8, updated_at = $9
+         WHERE id = $10",
+    )
+    .bind(&draft.title)
+    .bind(draft.description.as_deref())
+    .bind(draft.locale.as_deref())
+    .bind(draft.target_language.as_deref())
+    .bind(draft.time_limit_minutes)
+    .bind(bit(draft.is_active))
+    .bind(question_count(draft))
+    .bind(draft.max_score())
+    .bind(now)
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    if children_changed {
+        delete_children(conn, id).await?;
+        insert_children(conn, id, draft).await?;
+    }
+    Ok(())
+}
+
+/// Deletes a test and its questions; its results stay (their `test_id` becomes NULL, the
+/// snapshot keeps the rest). Whether the test existed.
+pub(super) async fn delete_test(conn: &mut AnyConnection, id: &str) -> Result<bool> {
+    if !looks_like_id(id) {
+        return Ok(false);
+    }
+    sqlx::query("UPDATE test_results SET test_id = NULL WHERE test_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    delete_children(conn, id).await?;
+    let deleted = sqlx::query("DELETE FROM proficiency_tests WHERE id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(deleted.rows_affected() > 0)
+}
