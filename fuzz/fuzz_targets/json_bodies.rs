@@ -1,5 +1,6 @@
 //! JSON request bodies: arbitrary bytes through `parse_json::<T>` for every input type of
-//! the core that a handler reads with `ctx.json()` / `ctx.optional_json()`.
+//! the core that a handler reads with `ctx.json()` / `ctx.optional_json()` (or, for the
+//! materials, builds from a multipart form).
 //!
 //! A parse either succeeds or yields a 400 (`Error::Validation`) with at least one
 //! non-empty message; anything else (a panic, a stack overflow, another error) is a bug.
@@ -8,6 +9,10 @@
 use langcamp_core::Error;
 use langcamp_core::auth::{LogoutInput, OtpRequestInput, OtpVerifyInput, RefreshInput};
 use langcamp_core::contacts::{ContactInput, ContactStatusInput, ReplyInput};
+use langcamp_core::courses::CourseInput;
+use langcamp_core::materials::{AssignInput, MaterialInput, MaterialUpdate};
+use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
+use langcamp_core::settings::SettingInput;
 use langcamp_core::users::{AdminProfileInput, EmailInput, ProfileInput, RoleInput};
 use langcamp_http::request::parse_json;
 use libfuzzer_sys::fuzz_target;
@@ -43,6 +48,15 @@ fuzz_target!(|data: &[u8]| {
     check::<ContactInput>(data);
     check::<ReplyInput>(data);
     check::<ContactStatusInput>(data);
+    // courses, placement tests, materials, settings
+    check::<CourseInput>(data);
+    check::<TestInput>(data);
+    check::<TestPatch>(data);
+    check::<SubmitInput>(data);
+    check::<MaterialInput>(data);
+    check::<MaterialUpdate>(data);
+    check::<AssignInput>(data);
+    check::<SettingInput>(data);
     // Any JSON value at all (the shape the nesting limit protects).
     check::<serde_json::Value>(data);
 });

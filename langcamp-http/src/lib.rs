@@ -32,7 +32,7 @@ use tokio::sync::Notify;
 
 use crate::limits::{RateLimits, client_ip};
 use crate::reply::{Body, HttpError, empty, failure_with, http_failure};
-use crate::request::{BODY_LIMIT, Ctx, TimedBody};
+use crate::request::{BODY_LIMIT, Ctx, RequestBody, TimedBody};
 use crate::router::{Lookup, Routes};
 
 /// A client has this long to send its request headers (for the first request of a
@@ -145,7 +145,7 @@ impl Server {
         let (parts, body) = request.into_parts();
         let body_timed_out = Arc::new(AtomicBool::new(false));
         let body = TimedBody::new(
-            body,
+            RequestBody::Incoming(body),
             self.options.body_idle_timeout,
             self.options.body_read_timeout,
             Arc::clone(&body_timed_out),

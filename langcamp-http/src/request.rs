@@ -25,6 +25,68 @@ pub const JSON_LIMIT: usize = 1024 * 1024;
 /// A request body as handlers get it: at most [`BODY_LIMIT`] bytes, arriving in time.
 pub type LimitedBody = Limited<TimedBody>;
 
+/// The bytes under a [`LimitedBody`]: hyper's stream from the client, or chunks already in
+/// memory (for tools and the fuzz targets, which run the real body parsers without a
+/// connection).
+pub enum RequestBody {
+    Incoming(Incoming),
+    Chunks(std::collections::VecDeque<Bytes>),
+}
+
+impl RequestBody {
+    /// A body that yields `chunks` one by one, as a client sending them would.
+    pub fn chunks(chunks: impl IntoIterator<Item = Bytes>) -> RequestBody {
+        RequestBody::Chunks(chunks.into_iter().collect())
+    }
+}
+
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Bytes>, hyper::Error>>> {
+        match self.get_mut() {
+            RequestBody::Incoming(body) => Pin::new(body).poll_frame(cx),
+            RequestBody::Chunks(chunks) => {
+                Poll::Ready(chunks.pop_front().map(|c| Ok(Frame::data(c))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            RequestBody::Incoming(body) => body.is_end_stream(),
+            RequestBody::Chunks(chunks) => chunks.is_empty(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            RequestBody::Incoming(body) => body.size_hint(),
+            RequestBody::Chunks(chunks) => {
+                SizeHint::with_exact(chunks.iter().map(|c| c.len() as u64).sum())
+            }
+        }
+    }
+}
+
+/// A [`LimitedBody`] over chunks in memory, with the server's default limits. Must be
+/// called inside a tokio runtime with timers (the body's timeouts are tokio sleeps).
+pub fn body_from_chunks(chunks: impl IntoIterator<Item = Bytes>) -> LimitedBody {
+    Limited::new(
+        TimedBody::new(
+            RequestBody::chunks(chunks),
+            crate::BODY_IDLE_TIMEOUT,
+            crate::BODY_READ_TIMEOUT,
+            Arc::new(AtomicBool::new(false)),
+        ),
+        BODY_LIMIT,
+    )
+}
+
 /// The error a [`TimedBody`] yields when the client is too slow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyTimeout;
@@ -42,7 +104,7 @@ impl std::error::Error for BodyTimeout {}
 /// of the headers). The timers run only while a handler reads the body, so a handler
 /// that is slow for other reasons never trips them, and bodies that nobody reads cost
 /// nothing. `timed_out` tells the server afterwards, whatever the handler made of it.
-pub struct TimedBody<B = Incoming> {
+pub struct TimedBody<B = RequestBody> {
     inner: B,
     idle: Duration,
     idle_timer: Option<Pin<Box<tokio::time::Sleep>>>,
