@@ -46,6 +46,9 @@ pub struct MailConfig {
     pub security: MailSecurity,
     pub from_name: String,
     pub from_address: String,
+    /// Longest time one delivery attempt may take, connecting included (`MAIL_TIMEOUT`).
+    /// A server that accepts but never answers costs one attempt this long, then a retry.
+    pub timeout: Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -164,6 +167,7 @@ impl Config {
             security,
             from_name: get("MAIL_FROM_NAME").unwrap_or_else(|| "Langcamp".into()),
             from_address,
+            timeout: duration("MAIL_TIMEOUT", Duration::from_secs(30))?,
         };
 
         let frontend_base_url = get("FRONTEND_BASE_URL")
@@ -307,6 +311,7 @@ mod tests {
         assert_eq!(config.otp_ttl, Duration::from_secs(600));
         assert_eq!(config.mail.port, 587);
         assert_eq!(config.mail.host, None);
+        assert_eq!(config.mail.timeout, Duration::from_secs(30));
         assert_eq!(config.upload_max_bytes, 20 * 1024 * 1024);
         assert!(config.trust_forwarded_for);
         assert!(config.jwt_secret_generated);
@@ -327,11 +332,20 @@ mod tests {
     }
 
     #[test]
+    fn the_smtp_timeout_takes_the_duration_syntax() {
+        let config = load(&[("MAIL_TIMEOUT", "1500ms")]).expect("valid");
+        assert_eq!(config.mail.timeout, Duration::from_millis(1500));
+        let config = load(&[("MAIL_TIMEOUT", "2m")]).expect("valid");
+        assert_eq!(config.mail.timeout, Duration::from_secs(120));
+    }
+
+    #[test]
     fn a_bad_value_names_its_variable() {
         for (name, value) in [
             ("PORT", "eighty"),
             ("JWT_EXPIRATION", "forever"),
             ("OTP_TTL", "10 parsecs"),
+            ("MAIL_TIMEOUT", "0s"),
             ("MAIL_SECURE", "maybe"),
             ("TRUST_FORWARDED_FOR", "perhaps"),
             ("DATABASE_URL", "mysql://x"),

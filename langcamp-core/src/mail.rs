@@ -117,7 +117,8 @@ pub fn html_document(title: &str, body_html: &str) -> String {
 
 /// Where mail goes.
 enum Transport {
-    Smtp(AsyncSmtpTransport<Tokio1Executor>),
+    /// The transport, and the longest time one delivery attempt may take.
+    Smtp(AsyncSmtpTransport<Tokio1Executor>, Duration),
     /// Development: `.eml` files in this folder.
     Files(PathBuf),
 }
@@ -135,9 +136,8 @@ impl Transport {
             )),
         }
         .map_err(Error::internal)?;
-        let mut builder = builder
-            .port(mail.port)
-            .timeout(Some(Duration::from_secs(30)));
+        // lettre's own timeout only bounds the TCP connect on tokio; `send` bounds the rest.
+        let mut builder = builder.port(mail.port).timeout(Some(mail.timeout));
         if let Some(user) = &mail.user {
             let pass = mail
                 .pass
@@ -146,16 +146,22 @@ impl Transport {
                 .unwrap_or_default();
             builder = builder.credentials(Credentials::new(user.clone(), pass));
         }
-        Ok(Transport::Smtp(builder.build()))
+        Ok(Transport::Smtp(builder.build(), mail.timeout))
     }
 
     async fn send(&self, id: &str, message: Message) -> std::result::Result<(), String> {
         match self {
-            Transport::Smtp(smtp) => smtp
-                .send(message)
-                .await
-                .map(drop)
-                .map_err(|e| e.to_string()),
+            // A server that accepts and then never answers would otherwise hold the worker
+            // (and every mail behind this one) forever: the whole attempt is bounded.
+            Transport::Smtp(smtp, timeout) => {
+                match tokio::time::timeout(*timeout, smtp.send(message)).await {
+                    Ok(sent) => sent.map(drop).map_err(|e| e.to_string()),
+                    Err(_) => Err(format!(
+                        "the SMTP server did not complete the delivery within {} ms (MAIL_TIMEOUT)",
+                        timeout.as_millis()
+                    )),
+                }
+            }
             Transport::Files(dir) => {
                 tokio::fs::create_dir_all(dir)
                     .await

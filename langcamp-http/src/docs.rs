@@ -21,7 +21,9 @@ use crate::request::Ctx;
                        profiles, courses, placement tests, education materials, contact desk, \
                        settings, file storage and an admin dashboard.\n\n\
                        Every JSON answer wears the envelope `{isSuccess, statusCode, data, errors, timestamp}`; \
-                       failures add a stable `code`. Rate limits answer 429 with `Retry-After`.",
+                       failures add a stable `code`. Rate limits answer 429 with `Retry-After`. \
+                       A request body must arrive without a pause over 10 s and within 5 minutes \
+                       of the headers, else 408 and the connection is closed.",
     ),
     paths(handlers::system::root),
     components(schemas(ErrorEnvelope, langcamp_core::Pagination)),
@@ -64,8 +66,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 }
 
 /// Answers every operation can give, documented once here rather than on each handler:
-/// 429 (every route has a rate limit), 503 (the database is unreachable), and 413 where a
-/// body is accepted.
+/// 429 (every route has a rate limit), 503 (the database is unreachable), and 413 and 408
+/// where a body is accepted.
 struct CommonResponses;
 
 impl Modify for CommonResponses {
@@ -103,6 +105,12 @@ impl Modify for CommonResponses {
                 if operation.request_body.is_some() {
                     responses.entry("413".into()).or_insert_with(|| {
                         failure("The body is too large (PAYLOAD_TOO_LARGE)").into()
+                    });
+                    responses.entry("408".into()).or_insert_with(|| {
+                        failure(
+                            "The body did not arrive in time (REQUEST_TIMEOUT); the connection is closed",
+                        )
+                        .into()
                     });
                 }
             }

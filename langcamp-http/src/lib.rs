@@ -15,6 +15,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use http_body_util::Limited;
@@ -27,18 +28,48 @@ use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use langcamp_core::Langcamp;
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 
 use crate::limits::{RateLimits, client_ip};
-use crate::reply::{Body, HttpError, empty, http_failure};
-use crate::request::{BODY_LIMIT, Ctx};
+use crate::reply::{Body, HttpError, empty, failure_with, http_failure};
+use crate::request::{BODY_LIMIT, Ctx, RequestBody, TimedBody};
 use crate::router::{Lookup, Routes};
 
-/// A client has this long to send its request headers.
+/// A client has this long to send its request headers (for the first request of a
+/// connection: counted from the connection's opening).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// While a handler reads a request body, the client may pause this long at most.
+pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The whole request body must have arrived this long after the headers.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// After shutdown is asked for, in-flight requests get this long to finish.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// How often idle rate-limit keys are forgotten.
 const LIMITER_CLEANUP_EVERY: Duration = Duration::from_secs(60);
+
+/// The server's protections against slow clients; [`serve`] uses the defaults, tests
+/// shorten them through [`serve_with`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServeOptions {
+    /// [`HEADER_READ_TIMEOUT`] by default. A connection whose (first) request head has not
+    /// arrived in time is closed without an answer.
+    pub header_read_timeout: Duration,
+    /// [`BODY_IDLE_TIMEOUT`] by default.
+    pub body_idle_timeout: Duration,
+    /// [`BODY_READ_TIMEOUT`] by default. A body too slow for either limit gets 408
+    /// `REQUEST_TIMEOUT` and the connection is closed.
+    pub body_read_timeout: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            body_idle_timeout: BODY_IDLE_TIMEOUT,
+            body_read_timeout: BODY_READ_TIMEOUT,
+        }
+    }
+}
 
 /// Everything a request needs, shared by all connections.
 pub struct Server {
@@ -46,16 +77,22 @@ pub struct Server {
     routes: Routes,
     limits: RateLimits,
     trust_forwarded_for: bool,
+    options: ServeOptions,
 }
 
 impl Server {
     pub fn new(app: Langcamp) -> Server {
+        Server::with_options(app, ServeOptions::default())
+    }
+
+    pub fn with_options(app: Langcamp, options: ServeOptions) -> Server {
         let trust_forwarded_for = app.config().trust_forwarded_for;
         Server {
             app,
             routes: handlers::routes(),
             limits: RateLimits::new(),
             trust_forwarded_for,
+            options,
         }
     }
 
@@ -106,6 +143,13 @@ impl Server {
             )));
         }
         let (parts, body) = request.into_parts();
+        let body_timed_out = Arc::new(AtomicBool::new(false));
+        let body = TimedBody::new(
+            RequestBody::Incoming(body),
+            self.options.body_idle_timeout,
+            self.options.body_read_timeout,
+            Arc::clone(&body_timed_out),
+        );
         let ctx = Ctx::new(
             self.app.clone(),
             parts,
@@ -113,10 +157,14 @@ impl Server {
             params,
             client,
         );
-        match (route.handler)(ctx).await {
+        let response = match (route.handler)(ctx).await {
             Ok(reply) => reply.into_response(),
             Err(error) => http_failure(HttpError::Core(error)),
+        };
+        if body_timed_out.load(Ordering::Relaxed) {
+            return body_timeout();
         }
+        response
     }
 }
 
@@ -126,6 +174,20 @@ fn declared_length(request: &Request<Incoming>) -> Option<u64> {
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// 408 for a body that did not arrive in time; the connection is closed after it, since
+/// the rest of that body may still be on its way.
+fn body_timeout() -> Response<Body> {
+    let mut response = failure_with(
+        StatusCode::REQUEST_TIMEOUT,
+        "REQUEST_TIMEOUT",
+        vec!["the request body did not arrive in time".into()],
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// CORS preflight: any origin, the methods we serve, the headers clients send.
@@ -155,7 +217,17 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let server = Arc::new(Server::new(app));
+    serve_with(app, listener, shutdown, ServeOptions::default()).await
+}
+
+/// [`serve`] with other timeouts against slow clients.
+pub async fn serve_with(
+    app: Langcamp,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+    options: ServeOptions,
+) -> std::io::Result<()> {
+    let server = Arc::new(Server::with_options(app, options));
     let cleanup = tokio::spawn({
         let server = Arc::clone(&server);
         async move {
@@ -171,7 +243,7 @@ pub async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
+        .header_read_timeout(options.header_read_timeout);
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
 
@@ -189,16 +261,38 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let server = Arc::clone(&server);
-        let service = service_fn(move |request| {
-            let server = Arc::clone(&server);
-            async move { Ok::<_, Infallible>(server.handle(request, peer).await) }
+        let first_request = Arc::new(Notify::new());
+        let service = service_fn({
+            let first_request = Arc::clone(&first_request);
+            move |request| {
+                first_request.notify_one();
+                let server = Arc::clone(&server);
+                async move { Ok::<_, Infallible>(server.handle(request, peer).await) }
+            }
         });
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)
             .into_owned();
         let connection = graceful.watch(connection);
+        let header_read_timeout = options.header_read_timeout;
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            tokio::pin!(connection);
+            // hyper times the headers of HTTP/1 requests once it knows the protocol, but
+            // not the wait for the first bytes (nor an HTTP/2 preface): a client that
+            // connects and stays silent would hold its connection forever.
+            let first = tokio::select! {
+                result = &mut connection => Some(result),
+                () = first_request.notified() => None,
+                () = tokio::time::sleep(header_read_timeout) => {
+                    tracing::debug!(%peer, "no request head within the header timeout; closing");
+                    return;
+                }
+            };
+            let result = match first {
+                Some(result) => result,
+                None => connection.await,
+            };
+            if let Err(e) = result {
                 tracing::debug!(error = %e, "connection closed with an error");
             }
         });

@@ -71,10 +71,19 @@ impl Form {
                 "expected Content-Type: multipart/form-data".into(),
             ));
         }
-        let content_type = ctx.header(CONTENT_TYPE.as_str()).unwrap_or_default();
+        let content_type = ctx
+            .header(CONTENT_TYPE.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        Form::from_body(&content_type, ctx.take_body()?)
+    }
+
+    /// Starts reading `body` as a form whose `Content-Type` value is `content_type`: what
+    /// [`Form::from_ctx`] does once the media type is checked (the fuzz target calls it).
+    pub fn from_body(content_type: &str, body: LimitedBody) -> Result<Form> {
         let boundary = multer::parse_boundary(content_type)
             .map_err(|_| Error::invalid("the multipart/form-data Content-Type has no boundary"))?;
-        let body = SharedBody(Arc::new(Mutex::new(Some(ctx.take_body()?))));
+        let body = SharedBody(Arc::new(Mutex::new(Some(body))));
         Ok(Form {
             parts: multer::Multipart::new(body.clone(), boundary),
             body,
