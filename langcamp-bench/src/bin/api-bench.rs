@@ -175,6 +175,12 @@ async fn seed(s: Seed) -> Fallible<()> {
     let started = Instant::now();
     generate(app.db(), s.scale, now).await?;
     catalogue::extend(app.db(), s.courses, s.tests, now_ms).await?;
+    sqlx::query("INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)")
+        .bind("landing_video_url")
+        .bind(r#""https://videos.langcamp.test/landing/summer-2027.mp4""#)
+        .bind(now_ms)
+        .execute(app.db().reader())
+        .await?;
     let keys = Keys::derive(&s.secret);
     let day = 86_400_000;
     catalogue::otp_codes(app.db(), &keys, s.otp_codes, now_ms, now_ms + day).await?;
