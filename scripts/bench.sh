@@ -106,7 +106,9 @@ for _ in $(seq 1 300); do
 done
 
 LUA=$ROOT/scripts/bench
-OTP_NEXT=0
+# The next unused one-time code, in a file: endpoint runs happen in command substitutions
+# (subshells), where a shell variable would not keep its new value.
+echo 0 >"$WORK/otp_next"
 OTP_BLOCK=$((OTP_CODES / (RUNS + 2)))
 
 # to_ms VALUE: wrk's "1.23ms" / "850.00us" / "1.02s" in milliseconds.
@@ -140,8 +142,10 @@ endpoint_run() {
     "GET /settings/landing_video_url") wrk_run "$url/settings/landing_video_url" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET ;;
     "GET /me") wrk_run "$url/me" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET "$USER_TOKEN" ;;
     "POST /auth/otp/verify")
-      wrk_run "$url/auth/otp/verify" "$DURATION" $CONNECTIONS $THREADS "$LUA/otp.lua" "$OTP_NEXT" $((OTP_BLOCK / THREADS))
-      OTP_NEXT=$((OTP_NEXT + OTP_BLOCK)) ;;
+      local first
+      first=$(cat "$WORK/otp_next")
+      echo $((first + OTP_BLOCK)) >"$WORK/otp_next"
+      wrk_run "$url/auth/otp/verify" "$DURATION" $CONNECTIONS $THREADS "$LUA/otp.lua" "$first" $((OTP_BLOCK / THREADS)) ;;
     "POST /proficiency-tests/{id}/submit") wrk_run "$url/proficiency-tests/$TEST_ID/submit" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" POST "$USER_TOKEN" "$WORK/submit.json" ;;
     "GET /admin/dashboard") wrk_run "$url/admin/dashboard" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET "$ADMIN_TOKEN" ;;
   esac
