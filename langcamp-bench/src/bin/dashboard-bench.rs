@@ -94,9 +94,9 @@ async fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!(
-        "| backend | scale | users | results | contacts | assignments | months | calls | p50 ms | p99 ms | mean ms | min ms | max ms |"
+        "| backend | scale | users | results | contacts | assignments | months | calls | p50 ms | p99 ms | mean ms | min ms | max ms | bench CPU ms/call | load before / after |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for row in rows {
         println!("{row}");
     }
@@ -164,17 +164,26 @@ async fn measure(
     for _ in 0..3 {
         app.dashboard(&Actor::Operator, &query).await?;
     }
+    let load_before = load_average();
+    let cpu_before = process_cpu();
     let mut samples = Vec::with_capacity(args.calls as usize);
     for _ in 0..args.calls {
         let started = Instant::now();
         app.dashboard(&Actor::Operator, &query).await?;
         samples.push(started.elapsed());
     }
+    let cpu = match (cpu_before, process_cpu()) {
+        (Some(before), Some(after)) => {
+            format!("{:.1}", (after - before) * 1000.0 / f64::from(args.calls))
+        }
+        _ => "?".to_owned(),
+    };
+    let load = format!("{} / {}", load_before, load_average());
     app.db().close().await;
     let l = Latency::of(samples).ok_or("no samples")?;
     let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1000.0);
     Ok(format!(
-        "| {backend} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {backend} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {cpu} | {load} |",
         scale.name,
         scale.users,
         scale.results,
@@ -188,6 +197,26 @@ async fn measure(
         ms(l.min),
         ms(l.max),
     ))
+}
+
+/// CPU seconds (user + system) used by this process so far, from `/proc/self/stat`
+/// (Linux; clock ticks of 1/100 s). With SQLite that is the database's work too; with
+/// PostgreSQL only the client's.
+fn process_cpu() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let (_, fields) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = fields.split_whitespace().collect();
+    let user: f64 = fields.get(11)?.parse().ok()?;
+    let system: f64 = fields.get(12)?.parse().ok()?;
+    Some((user + system) / 100.0)
+}
+
+/// The 1-minute load average, to show how busy the machine was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
 }
 
 /// What autovacuum gives a steady state: statistics, and a visibility map that lets
