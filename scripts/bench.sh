@@ -6,7 +6,8 @@
 #                                         # drops its own database langcamp_http_bench)
 # Options: --duration S (each wrk run, default 5), --runs N (measured runs per endpoint,
 # default 3, after one warm-up), --soak S (the long submission run, default 60, 0 skips it),
-# --scale full|tenth (default full), --keep (keep the data set and logs).
+# --scale full|tenth (default full), --keep (keep the data set and logs),
+# --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/verify').
 #
 # One run: builds the release binaries; seeds the data set (100k users, 1M results,
 # 60 courses, 50 tests, one-time codes, a student and an admin signed in); times
@@ -26,6 +27,7 @@ RUNS=3
 SOAK=60
 SCALE=full
 KEEP=0
+ONLY=""
 CONNECTIONS=64
 THREADS=2
 while [ $# -gt 0 ]; do
@@ -36,7 +38,8 @@ while [ $# -gt 0 ]; do
     --soak) SOAK=$2; shift 2 ;;
     --scale) SCALE=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --only) ONLY=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -177,6 +180,7 @@ TABLE=$WORK/table.md
 } >"$TABLE"
 ALL_BASE=""
 for name in "${ENDPOINTS[@]}"; do
+  [ -n "$ONLY" ] && [ "$name" != "$ONLY" ] && continue
   echo "== $name" >&2
   echo 5 >"/proc/$SERVER_PID/clear_refs" 2>/dev/null || true
   : >"$LOG"
