@@ -77,6 +77,8 @@ fi
 SERVER_PID=""
 HELLO_PID=""
 cleanup() {
+  # Not under errexit: `wait` returns the killed server's status.
+  set +e
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
   [ -n "$HELLO_PID" ] && kill "$HELLO_PID" 2>/dev/null && wait "$HELLO_PID" 2>/dev/null
   if [ "$KEEP" = 0 ]; then
