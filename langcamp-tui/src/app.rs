@@ -26,6 +26,7 @@ pub struct App {
     /// Core calls under way, by task id.
     pub busy: BTreeMap<u64, Busy>,
     next_id: u64,
+    pub dashboard: views::dashboard::DashboardState,
     pub users: views::users::UsersState,
     pub contacts: views::contacts::ContactsState,
     pub placement: views::placement::PlacementState,
@@ -235,6 +236,7 @@ impl App {
             message: None,
             busy: BTreeMap::new(),
             next_id: 0,
+            dashboard: views::dashboard::DashboardState::default(),
             users: views::users::UsersState::default(),
             contacts: views::contacts::ContactsState::default(),
             placement: views::placement::PlacementState::default(),
@@ -279,7 +281,11 @@ impl App {
         match self.view {
             View::Users => Some(&self.users.search),
             View::Contacts => Some(&self.contacts.search),
-            View::Placement | View::Materials | View::Courses | View::Settings => None,
+            View::Dashboard
+            | View::Placement
+            | View::Materials
+            | View::Courses
+            | View::Settings => None,
         }
     }
 
@@ -287,7 +293,11 @@ impl App {
         match self.view {
             View::Users => Some(&mut self.users.search),
             View::Contacts => Some(&mut self.contacts.search),
-            View::Placement | View::Materials | View::Courses | View::Settings => None,
+            View::Dashboard
+            | View::Placement
+            | View::Materials
+            | View::Courses
+            | View::Settings => None,
         }
     }
 
@@ -324,7 +334,11 @@ impl App {
         match self.view {
             View::Users => self.users.list.first_page(),
             View::Contacts => self.contacts.list.first_page(),
-            View::Placement | View::Materials | View::Courses | View::Settings => {}
+            View::Dashboard
+            | View::Placement
+            | View::Materials
+            | View::Courses
+            | View::Settings => {}
         }
         self.load(self.view)
     }
@@ -355,6 +369,7 @@ impl App {
     /// Loads (or reloads) what `view` shows.
     pub fn load(&mut self, view: View) -> Vec<Task> {
         match view {
+            View::Dashboard => views::dashboard::load(self),
             View::Users => views::users::load(self),
             View::Contacts => views::contacts::load(self),
             View::Placement => views::placement::load(self),
@@ -404,6 +419,7 @@ impl App {
             Action::PrevView => self.switch(self.view.prev()),
             Action::Reload => self.load(self.view),
             action => match self.view {
+                View::Dashboard => views::dashboard::action(self, action),
                 View::Users => views::users::action(self, action),
                 View::Contacts => views::contacts::action(self, action),
                 View::Placement => views::placement::action(self, action),
@@ -540,6 +556,7 @@ impl App {
                 self.info(text);
                 self.load(busy.view)
             }
+            Ok(Data::Dashboard(data)) => views::dashboard::loaded(self, done.id, *data),
             Ok(Data::Users(page)) => {
                 let mut page = Some(page);
                 if views::materials::users_found(self, done.id, &mut page) {
@@ -597,6 +614,7 @@ impl App {
                 &mut self.placement.results.load_id
             }
             View::Placement => &mut self.placement.tests.load_id,
+            View::Dashboard => &mut self.dashboard.load_id,
             View::Users => &mut self.users.list.load_id,
             View::Contacts => &mut self.contacts.list.load_id,
             View::Materials => match &mut self.overlay {

@@ -40,6 +40,8 @@ pub enum Action {
     Unassign,
     ToggleActive,
     ResultsByUser,
+    MoreMonths,
+    FewerMonths,
     /// Mark or unmark (the user picker).
     Toggle,
     // Text entry, confirmation and choices.
@@ -286,6 +288,15 @@ fn page_keys() -> [Binding; 2] {
 fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
     let mut list = Vec::new();
     match view {
+        View::Dashboard => list.extend([
+            bind(
+                &[key(Char('+')), key(Char('='))],
+                "+/-",
+                "months",
+                Action::MoreMonths,
+            ),
+            more(&[key(Char('-'))], "-", "fewer months", Action::FewerMonths),
+        ]),
         View::Users => {
             list.extend(list_keys());
             list.extend(page_keys());
@@ -515,6 +526,43 @@ mod tests {
             assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
         }
         assert_eq!(map_key(cx, press(Char('x'))), None);
+    }
+
+    #[test]
+    fn plus_and_minus_change_the_dashboard_months_only_on_the_dashboard() {
+        let cx = normal(View::Dashboard);
+        assert_eq!(map_key(cx, press(Char('+'))), Some(Action::MoreMonths));
+        assert_eq!(map_key(cx, press(Char('='))), Some(Action::MoreMonths));
+        assert_eq!(map_key(cx, press(Char('-'))), Some(Action::FewerMonths));
+        assert_eq!(map_key(normal(View::Users), press(Char('+'))), None);
+    }
+
+    #[test]
+    fn placement_keys_follow_the_pane_that_has_the_focus() {
+        let tests = normal(View::Placement);
+        let results = KeyContext {
+            focus: Focus::Secondary,
+            ..tests
+        };
+        assert_eq!(map_key(tests, press(Char('a'))), Some(Action::ToggleActive));
+        assert_eq!(map_key(tests, press(Enter)), Some(Action::Open));
+        assert_eq!(map_key(tests, press(Char('d'))), None);
+        assert_eq!(map_key(results, press(Char('d'))), Some(Action::Delete));
+        assert_eq!(map_key(results, press(Char('a'))), None);
+        assert_eq!(map_key(results, press(Esc)), Some(Action::Back));
+    }
+
+    #[test]
+    fn the_picker_types_letters_and_marks_with_space() {
+        let cx = KeyContext {
+            mode: Mode::Picker,
+            view: View::Materials,
+            focus: Focus::Main,
+        };
+        assert_eq!(map_key(cx, press(Char('j'))), Some(Action::Type('j')));
+        assert_eq!(map_key(cx, press(Char(' '))), Some(Action::Toggle));
+        assert_eq!(map_key(cx, press(Down)), Some(Action::Down));
+        assert_eq!(map_key(cx, press(Enter)), Some(Action::Submit));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use langcamp_core::contacts::{
     Contact, ContactFilter, ContactStatus, ContactStatusInput, ReplyInput,
 };
 use langcamp_core::courses::{Course, CourseInput, CourseQuery};
+use langcamp_core::dashboard::{Dashboard, DashboardQuery};
 use langcamp_core::materials::{AssignInput, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, TestFilter, TestPatch, TestResult};
 use langcamp_core::settings::{Setting, SettingInput};
@@ -23,6 +24,9 @@ pub struct Task {
 /// What to ask core.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Job {
+    Dashboard {
+        months: u32,
+    },
     Users {
         q: String,
         role: Option<Role>,
@@ -121,6 +125,7 @@ pub enum ResultScope {
 /// What came back: data for a view, or the confirmation of a write.
 #[derive(Debug)]
 pub enum Data {
+    Dashboard(Box<Dashboard>),
     Users(Page<User>),
     Contacts(Page<Contact>),
     Tests(Page<ProficiencyTest>),
@@ -150,6 +155,9 @@ pub async fn execute(core: &Langcamp, job: Job) -> Result<Data, String> {
 async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
     let op = &Actor::Operator;
     Ok(match job {
+        Job::Dashboard { months } => Data::Dashboard(Box::new(
+            core.dashboard(op, &DashboardQuery::months(months)).await?,
+        )),
         Job::Users {
             q,
             role,

@@ -27,6 +27,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     .areas(frame.area());
     render_tabs(app, frame, tabs);
     match app.view {
+        View::Dashboard => views::dashboard::render(app, frame, body),
         View::Users => views::users::render(app, frame, body),
         View::Contacts => views::contacts::render(app, frame, body),
         View::Placement => views::placement::render(app, frame, body),

@@ -3,6 +3,7 @@
 /// One screen of the console.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum View {
+    Dashboard,
     Users,
     Contacts,
     Placement,
@@ -13,7 +14,8 @@ pub enum View {
 
 impl View {
     /// Every view, in tab order; view `n` is switched to with the key `n`.
-    pub const ALL: [View; 6] = [
+    pub const ALL: [View; 7] = [
+        View::Dashboard,
         View::Users,
         View::Contacts,
         View::Placement,
@@ -24,6 +26,7 @@ impl View {
 
     pub fn title(self) -> &'static str {
         match self {
+            View::Dashboard => "Dashboard",
             View::Users => "Users",
             View::Contacts => "Contacts",
             View::Placement => "Placement",

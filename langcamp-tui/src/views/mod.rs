@@ -2,6 +2,7 @@
 
 pub mod contacts;
 pub mod courses;
+pub mod dashboard;
 pub mod materials;
 pub mod placement;
 pub mod settings;

@@ -19,6 +19,33 @@ pub async fn open(view: View) -> Console {
 }
 
 #[tokio::test]
+async fn the_dashboard_opens_first_with_numbers_trend_distributions_and_activity() {
+    let console = Console::seeded().await;
+    assert_eq!(console.app.view, View::Dashboard);
+    assert_snapshot(&console, "dashboard");
+}
+
+#[tokio::test]
+async fn plus_and_minus_change_the_months_of_the_dashboard_trend() {
+    let mut console = Console::seeded().await;
+    console.press(KeyCode::Char('-')).await;
+    console.press(KeyCode::Char('-')).await;
+    let data = console.app.dashboard.data.as_ref().expect("loaded");
+    assert_eq!((console.app.dashboard.months, data.months), (4, 4));
+    assert_eq!(data.trends.len(), 4);
+    for _ in 0..30 {
+        console.press(KeyCode::Char('+')).await;
+    }
+    let data = console.app.dashboard.data.as_ref().expect("loaded");
+    assert_eq!((console.app.dashboard.months, data.months), (24, 24));
+    for _ in 0..30 {
+        console.press(KeyCode::Char('-')).await;
+    }
+    assert_eq!(console.app.dashboard.months, 1);
+    assert_snapshot(&console, "dashboard-one-month");
+}
+
+#[tokio::test]
 async fn the_users_view_lists_users_newest_first_with_the_selected_one_in_detail() {
     let mut console = open(View::Users).await;
     console.press(KeyCode::Down).await;
