@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+pub mod catalogue;
+
 use chrono::{DateTime, TimeDelta, Utc};
 use langcamp_core::db::{Db, Tx};
 use sqlx::{AssertSqlSafe, Executor};
@@ -39,6 +41,9 @@ impl Scale {
     };
 }
 
+/// How many tests the generator writes (the added ones of [`catalogue`] come after).
+pub const LANGUAGES_COUNT: u64 = LANGUAGES.len() as u64;
+
 /// Catalogue sizes, the same at every scale.
 pub const COURSES: u64 = 20;
 pub const MATERIALS: u64 = 200;
@@ -46,7 +51,7 @@ pub const MATERIALS: u64 = 200;
 pub const SPAN_DAYS: i64 = 3 * 365;
 
 /// Languages of the generated tests (`None`: a test without a target language).
-const LANGUAGES: [(Option<&str>, &str); 8] = [
+pub(crate) const LANGUAGES: [(Option<&str>, &str); 8] = [
     (Some("en"), "English placement test"),
     (Some("de"), "German placement test"),
     (Some("fr"), "French placement test"),
@@ -92,15 +97,15 @@ impl Rng {
 }
 
 /// An id shaped like the app's (UUID text), unique per kind and number.
-fn id(kind: u8, n: u64) -> String {
+pub(crate) fn id(kind: u8, n: u64) -> String {
     format!("0190{kind:02x}00-0000-7000-8000-{n:012x}")
 }
 
-fn text(value: &str) -> String {
+pub(crate) fn text(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
 }
 
-fn optional(value: Option<&str>) -> String {
+pub(crate) fn optional(value: Option<&str>) -> String {
     value.map_or_else(|| "NULL".to_owned(), text)
 }
 
@@ -128,7 +133,7 @@ const ROWS_PER_STATEMENT: usize = 500;
 const ROWS_PER_TRANSACTION: u64 = 100_000;
 
 /// Writes `count` rows made by `row(i)` with multi-row `INSERT`s in big transactions.
-async fn insert_all(
+pub(crate) async fn insert_all(
     db: &Db,
     head: &str,
     count: u64,

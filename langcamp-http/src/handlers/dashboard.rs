@@ -15,12 +15,17 @@ use crate::request::Ctx;
 use crate::router::Routes;
 
 pub fn routes(r: &mut Routes) {
-    r.add(Method::GET, "/admin/dashboard", RateRule::Default, get);
+    r.add(
+        Method::GET,
+        "/admin/dashboard",
+        RateRule::Default,
+        dashboard,
+    );
 }
 
 #[derive(OpenApi)]
 #[openapi(
-    paths(get),
+    paths(dashboard),
     components(schemas(
         Dashboard,
         Overview,
@@ -63,7 +68,7 @@ pub struct Api;
         (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 403, description = "Not an admin", body = ErrorEnvelope),
     ))]
-pub async fn get(ctx: Ctx) -> Result<Reply> {
+pub async fn dashboard(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let query = DashboardQuery {
         months: ctx.query("months").map(str::to_owned),
