@@ -15,7 +15,12 @@ use crate::request::Ctx;
 use crate::router::Routes;
 
 pub fn routes(r: &mut Routes) {
-    r.add(Method::GET, "/admin/dashboard", RateRule::Default, dashboard);
+    r.add(
+        Method::GET,
+        "/admin/dashboard",
+        RateRule::Default,
+        dashboard,
+    );
 }
 
 #[derive(OpenApi)]
