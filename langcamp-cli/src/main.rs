@@ -1,5 +1,6 @@
 //! `langcamp`: the operator's command. Each subcommand lives in its own module.
 
+mod console;
 mod migrate;
 mod openapi;
 mod seed;
@@ -47,6 +48,11 @@ enum Command {
     /// Read and write settings.
     #[command(subcommand)]
     Settings(settings::SettingsCommand),
+    /// Open the terminal admin console (as the operator) on the configured database.
+    #[command(
+        after_help = "Keys: 1-7 or Tab switch views, ? shows every key, q quits.\nLogs go to console.log under DATA_DIR.\n\nExample:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp console"
+    )]
+    Console,
     /// Print the OpenAPI document.
     #[command(after_help = "Example:\n  langcamp openapi > openapi.json")]
     Openapi,
@@ -57,13 +63,17 @@ enum Command {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    // The console logs to a file: stderr would draw over its screen.
+    if !matches!(cli.command, Command::Console) {
+        init_tracing();
+    }
     let result = match &cli.command {
         Command::Serve(args) => serve::run(&cli, args).await,
         Command::Migrate => migrate::run(&cli).await,
         Command::Seed(args) => seed::run(&cli, args).await,
         Command::Users(command) => users::run(&cli, command).await,
         Command::Settings(command) => settings::run(&cli, command).await,
+        Command::Console => console::run(&cli).await,
         Command::Openapi => openapi::run(),
     };
     match result {
@@ -173,6 +183,8 @@ mod tests {
             "langcamp settings get landing_video_url",
             "langcamp settings set max_class_size 12",
             "langcamp settings list --json",
+            "langcamp console",
+            "langcamp --database-url sqlite://x.db console",
         ] {
             let args = line.split_whitespace();
             assert!(Cli::try_parse_from(args).is_ok(), "{line}");

@@ -1,11 +1,77 @@
-//! Handlers of this resource: filled in by its issue.
+//! The admin dashboard (CONTRACT §11).
 
+use hyper::Method;
+use langcamp_core::Result;
+use langcamp_core::dashboard::{
+    ContactStats, CourseStats, Dashboard, DashboardQuery, Distributions, LanguageShare, LevelShare,
+    MaterialStats, Overview, RecentActivity, RecentContact, RecentResult, Share, TestStats,
+    TrendPoint, UserStats,
+};
 use utoipa::OpenApi;
 
+use crate::limits::RateRule;
+use crate::reply::{Envelope, ErrorEnvelope, Reply};
+use crate::request::Ctx;
 use crate::router::Routes;
 
-pub fn routes(_r: &mut Routes) {}
+pub fn routes(r: &mut Routes) {
+    r.add(
+        Method::GET,
+        "/admin/dashboard",
+        RateRule::Default,
+        dashboard,
+    );
+}
 
 #[derive(OpenApi)]
-#[openapi()]
+#[openapi(
+    paths(dashboard),
+    components(schemas(
+        Dashboard,
+        Overview,
+        UserStats,
+        CourseStats,
+        TestStats,
+        ContactStats,
+        MaterialStats,
+        TrendPoint,
+        Distributions,
+        Share,
+        LevelShare,
+        LanguageShare,
+        RecentActivity,
+        RecentContact,
+        RecentResult
+    )),
+    tags((name = "dashboard", description = "Statistics for admins"))
+)]
 pub struct Api;
+
+/// Dashboard statistics.
+///
+/// Computed from the database at the time of the call (UTC):
+/// - "Last 30 days" means from `generatedAt` minus 30 days on; growth rates compare that
+///   window with the 30 days before it: `(last - previous) / previous * 100`, or 100 when
+///   the previous window is empty and the last is not (0 when both are empty).
+/// - Rates, percentages and averages are rounded to 2 decimals and are 0 when their
+///   denominator is 0. `avgAssignmentsPerUser` divides by `assignedUsers`.
+/// - `trends` has one entry per calendar month, oldest first, ending with the current month.
+/// - `roles` and `contactsByStatus` list every value, zero counts included; `levels` and
+///   `languages` cover all results (`languages` most submissions first; a result without a
+///   target language counts under `und`, "Undetermined").
+/// - `recentActivity` holds the 5 newest contact requests and the 5 newest results.
+#[utoipa::path(get, path = "/admin/dashboard", tag = "dashboard", security(("bearer" = [])),
+    params(DashboardQuery),
+    responses(
+        (status = 200, description = "The statistics", body = Envelope<Dashboard>),
+        (status = 400, description = "`months` is not a whole number from 1 to 24", body = ErrorEnvelope),
+        (status = 401, description = "No valid access token", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin", body = ErrorEnvelope),
+    ))]
+pub async fn dashboard(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let query = DashboardQuery {
+        months: ctx.query("months").map(str::to_owned),
+    };
+    Ok(Reply::ok(&ctx.app.dashboard(&actor, &query).await?))
+}

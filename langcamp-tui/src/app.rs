@@ -1,0 +1,1002 @@
+//! The console's state and `update`: all changes happen here, in response to an
+//! [`Action`] (a key) or a [`Done`] (a finished core call). Neither ever awaits: core
+//! calls leave as [`Task`]s for the runtime to run.
+
+use std::collections::BTreeMap;
+
+use langcamp_core::contacts::ContactStatus;
+use langcamp_core::{Page, Pagination};
+
+use crate::input::{LineInput, TextArea};
+use crate::keymap::{Action, Focus, KeyContext, Mode};
+use crate::task::{Data, Done, Job, Task};
+use crate::view::View;
+use crate::views;
+
+/// The whole state of the console.
+#[derive(Debug)]
+pub struct App {
+    pub view: View,
+    /// False once the user asked to quit.
+    pub running: bool,
+    /// A dialog over the view, which then has the keyboard.
+    pub overlay: Option<Overlay>,
+    /// The last result or error, shown in the status line until the next key.
+    pub message: Option<Message>,
+    /// Core calls under way, by task id.
+    pub busy: BTreeMap<u64, Busy>,
+    next_id: u64,
+    pub dashboard: views::dashboard::DashboardState,
+    pub users: views::users::UsersState,
+    pub contacts: views::contacts::ContactsState,
+    pub placement: views::placement::PlacementState,
+    pub materials: views::materials::MaterialsState,
+    pub courses: views::courses::CoursesState,
+    pub settings: views::settings::SettingsState,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// A core call under way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Busy {
+    /// The view it belongs to (reloaded after a successful write).
+    pub view: View,
+    /// What the status line says meanwhile, e.g. `Loading users…`.
+    pub label: String,
+}
+
+/// Dialogs.
+#[derive(Debug)]
+pub enum Overlay {
+    Help,
+    /// Asks before a destructive job; `y` runs it.
+    Confirm {
+        question: String,
+        job: Job,
+        view: View,
+    },
+    /// Pick one option.
+    Choice {
+        title: String,
+        options: Vec<String>,
+        selected: usize,
+        purpose: ChoicePurpose,
+    },
+    /// One line of text.
+    Prompt {
+        title: String,
+        input: LineInput,
+        purpose: PromptPurpose,
+        /// The task that is saving it: the prompt closes when it succeeds, and stays
+        /// (with the error in the status line) when it fails.
+        awaiting: Option<u64>,
+    },
+    /// Users picked by search, for a material.
+    Picker {
+        picker: views::materials::Picker,
+        awaiting: Option<u64>,
+    },
+    /// Several lines of text.
+    Editor {
+        title: String,
+        /// Shown above the editor (e.g. the request being answered).
+        context: Vec<String>,
+        editor: TextArea,
+        purpose: EditorPurpose,
+        awaiting: Option<u64>,
+    },
+}
+
+/// What a choice is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChoicePurpose {
+    /// The role of a user.
+    Role { id: String, email: String },
+    /// The status of a contact request.
+    ContactStatus { id: String, current: ContactStatus },
+}
+
+/// What a prompt is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptPurpose {
+    /// A user's new e-mail address.
+    Email { id: String },
+    /// Whose test results to show.
+    ResultsOf,
+}
+
+/// What the editor is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EditorPurpose {
+    /// A reply to a contact request.
+    Reply { id: String, email: String },
+    /// The JSON value of a setting.
+    Setting { key: String },
+}
+
+/// A view's search box.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Search {
+    pub query: LineInput,
+    /// The box has the keyboard.
+    pub active: bool,
+}
+
+/// A list shown as a table, page by page, with a selected row.
+#[derive(Clone, Debug)]
+pub struct Listing<T> {
+    pub items: Vec<T>,
+    /// `None` for lists that come in one piece.
+    pub pagination: Option<Pagination>,
+    /// True once the first answer came.
+    pub loaded: bool,
+    pub selected: usize,
+    /// The page to ask for (1-based).
+    pub page: u32,
+    /// The load under way; answers of older loads are dropped.
+    pub load_id: Option<u64>,
+}
+
+impl<T> Default for Listing<T> {
+    fn default() -> Self {
+        Listing {
+            items: Vec::new(),
+            pagination: None,
+            loaded: false,
+            selected: 0,
+            page: 1,
+            load_id: None,
+        }
+    }
+}
+
+impl<T> Listing<T> {
+    pub fn selected(&self) -> Option<&T> {
+        self.items.get(self.selected)
+    }
+
+    pub fn is_loading(&self) -> bool {
+        self.load_id.is_some()
+    }
+
+    pub fn up(&mut self) {
+        self.selected = self.selected.saturating_sub(1);
+    }
+
+    pub fn down(&mut self) {
+        if self.selected + 1 < self.items.len() {
+            self.selected += 1;
+        }
+    }
+
+    /// Moves to the next page if there is one.
+    pub fn next_page(&mut self) -> bool {
+        let has_next = self.pagination.as_ref().is_some_and(|p| p.has_next_page);
+        if has_next {
+            self.page += 1;
+            self.selected = 0;
+        }
+        has_next
+    }
+
+    pub fn prev_page(&mut self) -> bool {
+        if self.page > 1 {
+            self.page -= 1;
+            self.selected = 0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Back to page 1, e.g. after the filter changed.
+    pub fn first_page(&mut self) {
+        self.page = 1;
+        self.selected = 0;
+    }
+
+    /// Takes a page of answers. Returns true when the page is now past the end (after a
+    /// delete emptied the last page) and the previous one should be loaded.
+    pub fn fill_page(&mut self, page: Page<T>) -> bool {
+        let past_end = page.list.is_empty() && self.page > 1;
+        self.fill(page.list);
+        self.pagination = Some(page.pagination);
+        if past_end {
+            self.page -= 1;
+        }
+        past_end
+    }
+
+    /// Takes the whole list.
+    pub fn fill(&mut self, items: Vec<T>) {
+        self.items = items;
+        self.loaded = true;
+        self.load_id = None;
+        self.selected = self.selected.min(self.items.len().saturating_sub(1));
+    }
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App::new()
+    }
+}
+
+impl App {
+    pub fn new() -> App {
+        App {
+            view: View::ALL[0],
+            running: true,
+            overlay: None,
+            message: None,
+            busy: BTreeMap::new(),
+            next_id: 0,
+            dashboard: views::dashboard::DashboardState::default(),
+            users: views::users::UsersState::default(),
+            contacts: views::contacts::ContactsState::default(),
+            placement: views::placement::PlacementState::default(),
+            materials: views::materials::MaterialsState::default(),
+            courses: views::courses::CoursesState::default(),
+            settings: views::settings::SettingsState::default(),
+        }
+    }
+
+    /// The first loads, when the console opens.
+    pub fn start(&mut self) -> Vec<Task> {
+        self.load(self.view)
+    }
+
+    /// Which kind of input has the keyboard now.
+    pub fn mode(&self) -> Mode {
+        match &self.overlay {
+            Some(Overlay::Help) => Mode::Help,
+            Some(Overlay::Confirm { .. }) => Mode::Confirm,
+            Some(Overlay::Choice { .. }) => Mode::Choice,
+            Some(Overlay::Prompt { .. }) => Mode::Line,
+            Some(Overlay::Editor { .. }) => Mode::Editor,
+            Some(Overlay::Picker { .. }) => Mode::Picker,
+            None if self.search_field().is_some() => Mode::Line,
+            None => Mode::Normal,
+        }
+    }
+
+    pub fn key_context(&self) -> KeyContext {
+        KeyContext {
+            mode: self.mode(),
+            view: self.view,
+            focus: match self.view {
+                View::Placement => self.placement.focus(),
+                _ => Focus::Main,
+            },
+        }
+    }
+
+    /// The current view's search box, if it has one.
+    fn search(&self) -> Option<&Search> {
+        match self.view {
+            View::Users => Some(&self.users.search),
+            View::Contacts => Some(&self.contacts.search),
+            View::Dashboard
+            | View::Placement
+            | View::Materials
+            | View::Courses
+            | View::Settings => None,
+        }
+    }
+
+    fn search_mut(&mut self) -> Option<&mut Search> {
+        match self.view {
+            View::Users => Some(&mut self.users.search),
+            View::Contacts => Some(&mut self.contacts.search),
+            View::Dashboard
+            | View::Placement
+            | View::Materials
+            | View::Courses
+            | View::Settings => None,
+        }
+    }
+
+    /// The current view's search field when it is being typed in.
+    pub fn search_field(&self) -> Option<&LineInput> {
+        self.search().filter(|s| s.active).map(|s| &s.query)
+    }
+
+    /// Typing in a search box reloads page 1 with each change; Esc clears the search.
+    fn search_action(&mut self, action: Action) -> Vec<Task> {
+        let Some(search) = self.search_mut() else {
+            return Vec::new();
+        };
+        let changed = match action {
+            Action::Submit => {
+                search.active = false;
+                false
+            }
+            Action::Back => {
+                search.active = false;
+                let had_text = !search.query.text().is_empty();
+                search.query.clear();
+                had_text
+            }
+            other => {
+                let before = search.query.text().to_owned();
+                edit_line(&mut search.query, other);
+                search.query.text() != before
+            }
+        };
+        if !changed {
+            return Vec::new();
+        }
+        match self.view {
+            View::Users => self.users.list.first_page(),
+            View::Contacts => self.contacts.list.first_page(),
+            View::Dashboard
+            | View::Placement
+            | View::Materials
+            | View::Courses
+            | View::Settings => {}
+        }
+        self.load(self.view)
+    }
+
+    /// The status line's activity for the current view, e.g. `Loading users…`.
+    pub fn activity(&self) -> Option<&str> {
+        self.busy
+            .values()
+            .rev()
+            .find(|b| b.view == self.view)
+            .map(|b| b.label.as_str())
+    }
+
+    /// Registers a core call and returns it for the runtime to run.
+    pub(crate) fn task(&mut self, view: View, label: impl Into<String>, job: Job) -> Task {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.busy.insert(
+            id,
+            Busy {
+                view,
+                label: label.into(),
+            },
+        );
+        Task { id, job }
+    }
+
+    /// Loads (or reloads) what `view` shows.
+    pub fn load(&mut self, view: View) -> Vec<Task> {
+        match view {
+            View::Dashboard => views::dashboard::load(self),
+            View::Users => views::users::load(self),
+            View::Contacts => views::contacts::load(self),
+            View::Placement => views::placement::load(self),
+            View::Materials => views::materials::load(self),
+            View::Courses => views::courses::load(self),
+            View::Settings => views::settings::load(self),
+        }
+    }
+
+    pub(crate) fn info(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            is_error: false,
+        });
+    }
+
+    pub(crate) fn error(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            is_error: true,
+        });
+    }
+
+    /// Applies a user action.
+    pub fn update(&mut self, action: Action) -> Vec<Task> {
+        if action == Action::Quit {
+            self.running = false;
+            return Vec::new();
+        }
+        // A message stays until the next key.
+        self.message = None;
+        match self.overlay.take() {
+            Some(overlay) => self.overlay_action(overlay, action),
+            None if self.search_field().is_some() => self.search_action(action),
+            None => self.normal_action(action),
+        }
+    }
+
+    fn normal_action(&mut self, action: Action) -> Vec<Task> {
+        match action {
+            Action::ToggleHelp => {
+                self.overlay = Some(Overlay::Help);
+                Vec::new()
+            }
+            Action::SwitchTo(view) => self.switch(view),
+            Action::NextView => self.switch(self.view.next()),
+            Action::PrevView => self.switch(self.view.prev()),
+            Action::Reload => self.load(self.view),
+            action => match self.view {
+                View::Dashboard => views::dashboard::action(self, action),
+                View::Users => views::users::action(self, action),
+                View::Contacts => views::contacts::action(self, action),
+                View::Placement => views::placement::action(self, action),
+                View::Materials => views::materials::action(self, action),
+                View::Courses => views::courses::action(self, action),
+                View::Settings => views::settings::action(self, action),
+            },
+        }
+    }
+
+    fn switch(&mut self, view: View) -> Vec<Task> {
+        self.view = view;
+        self.load(view)
+    }
+
+    fn overlay_action(&mut self, overlay: Overlay, action: Action) -> Vec<Task> {
+        // Actions that close the dialog.
+        let mut overlay = match overlay {
+            Overlay::Help if action == Action::ToggleHelp => return Vec::new(),
+            Overlay::Confirm { .. } if action == Action::No => return Vec::new(),
+            Overlay::Confirm { job, view, .. } if action == Action::Yes => {
+                let label = busy_label(&job);
+                return vec![self.task(view, label, job)];
+            }
+            Overlay::Choice { .. } | Overlay::Prompt { .. } | Overlay::Editor { .. }
+                if action == Action::Back =>
+            {
+                return Vec::new();
+            }
+            Overlay::Choice {
+                purpose, selected, ..
+            } if action == Action::Submit => return self.chosen(purpose, selected),
+            Overlay::Prompt {
+                purpose: PromptPurpose::ResultsOf,
+                input,
+                ..
+            } if action == Action::Submit => {
+                return views::placement::results_of_user(self, input.text());
+            }
+            Overlay::Picker { picker, awaiting } => {
+                return views::materials::picker_action(self, picker, awaiting, action);
+            }
+            open => open,
+        };
+        // Actions within the dialog; a submitted prompt or editor stays open until its
+        // save succeeds.
+        let mut tasks = Vec::new();
+        match &mut overlay {
+            Overlay::Choice {
+                options, selected, ..
+            } => match action {
+                Action::Up => *selected = selected.saturating_sub(1),
+                Action::Down => *selected = (*selected + 1).min(options.len().saturating_sub(1)),
+                _ => {}
+            },
+            Overlay::Prompt {
+                input,
+                purpose,
+                awaiting,
+                ..
+            } => match action {
+                Action::Submit if awaiting.is_none() => {
+                    if let Some(task) = self.prompted(purpose, input.text()) {
+                        *awaiting = Some(task.id);
+                        tasks.push(task);
+                    }
+                }
+                other => edit_line(input, other),
+            },
+            Overlay::Editor {
+                editor,
+                purpose,
+                awaiting,
+                ..
+            } => match action {
+                Action::Submit if awaiting.is_none() => {
+                    if let Some(task) = self.edited(purpose, editor) {
+                        *awaiting = Some(task.id);
+                        tasks.push(task);
+                    }
+                }
+                other => edit_text(editor, other),
+            },
+            Overlay::Help | Overlay::Confirm { .. } | Overlay::Picker { .. } => {}
+        }
+        self.overlay = Some(overlay);
+        tasks
+    }
+
+    /// An option was picked.
+    fn chosen(&mut self, purpose: ChoicePurpose, selected: usize) -> Vec<Task> {
+        match purpose {
+            ChoicePurpose::Role { id, email } => {
+                views::users::role_chosen(self, id, email, selected)
+            }
+            ChoicePurpose::ContactStatus { id, current } => {
+                views::contacts::status_chosen(self, id, current, selected)
+            }
+        }
+    }
+
+    /// A prompt was submitted: the task saving it, if the input can be sent.
+    fn prompted(&mut self, purpose: &PromptPurpose, text: &str) -> Option<Task> {
+        match purpose {
+            PromptPurpose::Email { id } => {
+                let job = Job::SetEmail {
+                    id: id.clone(),
+                    email: text.trim().to_owned(),
+                };
+                Some(self.task(View::Users, "Saving…", job))
+            }
+            PromptPurpose::ResultsOf => None,
+        }
+    }
+
+    /// The editor was submitted: the task saving it, if the text can be sent.
+    fn edited(&mut self, purpose: &EditorPurpose, editor: &TextArea) -> Option<Task> {
+        match purpose {
+            EditorPurpose::Reply { id, email } => views::contacts::reply(self, id, email, editor),
+            EditorPurpose::Setting { key } => views::settings::save(self, key, editor),
+        }
+    }
+
+    /// Applies the answer of a core call.
+    pub fn finish(&mut self, done: Done) -> Vec<Task> {
+        let Some(busy) = self.busy.remove(&done.id) else {
+            return Vec::new();
+        };
+        match done.outcome {
+            Ok(Data::Written(text)) => {
+                if self.awaiting() == Some(done.id) {
+                    self.overlay = None;
+                }
+                self.info(text);
+                self.load(busy.view)
+            }
+            Ok(Data::Dashboard(data)) => views::dashboard::loaded(self, done.id, *data),
+            Ok(Data::Users(page)) => {
+                let mut page = Some(page);
+                if views::materials::users_found(self, done.id, &mut page) {
+                    return Vec::new();
+                }
+                match page {
+                    Some(page) => views::users::loaded(self, done.id, page),
+                    None => Vec::new(),
+                }
+            }
+            Ok(Data::Materials(page)) => views::materials::loaded(self, done.id, page),
+            Ok(Data::Tests(page)) => views::placement::tests_loaded(self, done.id, page),
+            Ok(Data::Results(page)) => views::placement::results_loaded(self, done.id, page),
+            Ok(Data::Contacts(page)) => views::contacts::loaded(self, done.id, page),
+            Ok(Data::Courses(list)) => views::courses::loaded(self, done.id, list),
+            Ok(Data::Settings(list)) => views::settings::loaded(self, done.id, list),
+            Err(text) => {
+                if self.awaiting() == Some(done.id) {
+                    self.clear_awaiting();
+                }
+                self.load_failed(busy.view, done.id);
+                self.error(text);
+                Vec::new()
+            }
+        }
+    }
+
+    fn awaiting(&self) -> Option<u64> {
+        match &self.overlay {
+            Some(
+                Overlay::Prompt { awaiting, .. }
+                | Overlay::Editor { awaiting, .. }
+                | Overlay::Picker { awaiting, .. },
+            ) => *awaiting,
+            _ => None,
+        }
+    }
+
+    fn clear_awaiting(&mut self) {
+        if let Some(
+            Overlay::Prompt { awaiting, .. }
+            | Overlay::Editor { awaiting, .. }
+            | Overlay::Picker { awaiting, .. },
+        ) = &mut self.overlay
+        {
+            *awaiting = None;
+        }
+    }
+
+    /// A load failed: the view keeps what it showed and stops saying "loading".
+    fn load_failed(&mut self, view: View, id: u64) {
+        let load_id = match view {
+            View::Placement if self.placement.results.load_id == Some(id) => {
+                self.placement.results.loaded = true;
+                &mut self.placement.results.load_id
+            }
+            View::Placement => &mut self.placement.tests.load_id,
+            View::Dashboard => &mut self.dashboard.load_id,
+            View::Users => &mut self.users.list.load_id,
+            View::Contacts => &mut self.contacts.list.load_id,
+            View::Materials => match &mut self.overlay {
+                Some(Overlay::Picker { picker, .. }) if picker.users.load_id == Some(id) => {
+                    &mut picker.users.load_id
+                }
+                _ => &mut self.materials.list.load_id,
+            },
+            View::Courses => &mut self.courses.list.load_id,
+            View::Settings => &mut self.settings.list.load_id,
+        };
+        if *load_id == Some(id) {
+            *load_id = None;
+        }
+    }
+}
+
+/// The status line's text while `job` runs.
+fn busy_label(job: &Job) -> &'static str {
+    match job {
+        Job::DeleteUser { .. }
+        | Job::DeleteContact { .. }
+        | Job::DeleteCourse { .. }
+        | Job::DeleteResult { .. } => "Deleting…",
+        _ => "Saving…",
+    }
+}
+
+/// Applies an editing action to a one-line field.
+pub(crate) fn edit_line(input: &mut LineInput, action: Action) {
+    match action {
+        Action::Type(c) => input.insert(c),
+        Action::Backspace => input.backspace(),
+        Action::DeleteChar => input.delete(),
+        Action::Left => input.left(),
+        Action::Right => input.right(),
+        Action::Home => input.home(),
+        Action::End => input.end(),
+        _ => {}
+    }
+}
+
+/// Applies an editing action to the editor.
+fn edit_text(editor: &mut TextArea, action: Action) {
+    match action {
+        Action::Type(c) => editor.insert(c),
+        Action::Newline => editor.newline(),
+        Action::Backspace => editor.backspace(),
+        Action::DeleteChar => editor.delete(),
+        Action::Left => editor.left(),
+        Action::Right => editor.right(),
+        Action::Up => editor.up(),
+        Action::Down => editor.down(),
+        Action::Home => editor.home(),
+        Action::End => editor.end(),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use langcamp_core::settings::Setting;
+    use langcamp_core::users::User;
+    use langcamp_core::{PageRequest, Role, Timestamp};
+
+    use super::*;
+
+    fn user(n: i64, role: Role) -> User {
+        User {
+            id: format!("id-{n}"),
+            email: format!("u{n}@example.com"),
+            name: Some(format!("User {n}")),
+            role,
+            is_registration_complete: true,
+            age: None,
+            gender: None,
+            city: None,
+            country: None,
+            country_code: None,
+            phone_number: None,
+            locale: "en".into(),
+            created_at: Timestamp::from_millis(n),
+            updated_at: Timestamp::from_millis(n),
+        }
+    }
+
+    /// An app on the Users view showing `users` (answering the load it started).
+    fn with_users(users: Vec<User>) -> App {
+        let mut app = App::new();
+        let tasks = app.switch(View::Users);
+        let total = i64::try_from(users.len()).unwrap_or(0);
+        let page = Page::new(users, PageRequest::default(), total);
+        let follow = app.finish(Done {
+            id: tasks[0].id,
+            outcome: Ok(Data::Users(page)),
+        });
+        assert!(follow.is_empty());
+        app
+    }
+
+    fn jobs(tasks: &[Task]) -> Vec<&Job> {
+        tasks.iter().map(|t| &t.job).collect()
+    }
+
+    #[test]
+    fn switching_to_a_view_loads_it_and_says_so() {
+        let mut app = App::new();
+        let tasks = app.update(Action::SwitchTo(View::Contacts));
+        assert_eq!(app.view, View::Contacts);
+        assert_eq!(
+            jobs(&tasks),
+            [&Job::Contacts {
+                q: String::new(),
+                status: None,
+                page: 1
+            }]
+        );
+        assert_eq!(app.activity(), Some("Loading contact requests…"));
+        assert!(app.contacts.list.is_loading());
+    }
+
+    #[test]
+    fn the_answer_to_an_older_load_is_dropped() {
+        let mut app = App::new();
+        let first = app.update(Action::SwitchTo(View::Users));
+        let second = app.update(Action::Reload);
+        let page = |n| Page::new(vec![user(n, Role::User)], PageRequest::default(), 1);
+        app.finish(Done {
+            id: second[0].id,
+            outcome: Ok(Data::Users(page(2))),
+        });
+        app.finish(Done {
+            id: first[0].id,
+            outcome: Ok(Data::Users(page(1))),
+        });
+        assert_eq!(app.users.list.items[0].email, "u2@example.com");
+        assert!(app.busy.is_empty());
+        assert_eq!(app.activity(), None);
+    }
+
+    #[test]
+    fn a_failed_load_shows_the_error_and_keeps_the_screen_usable() {
+        let mut app = with_users(vec![user(1, Role::User), user(2, Role::User)]);
+        let tasks = app.update(Action::Reload);
+        app.finish(Done {
+            id: tasks[0].id,
+            outcome: Err("the database is not answering".into()),
+        });
+        assert_eq!(
+            app.message,
+            Some(Message {
+                text: "the database is not answering".into(),
+                is_error: true
+            })
+        );
+        assert!(!app.users.list.is_loading());
+        assert_eq!(app.users.list.items.len(), 2, "what was shown stays");
+        app.update(Action::Down);
+        assert_eq!(app.users.list.selected, 1);
+        assert_eq!(app.message, None, "the next key clears the message");
+        assert_eq!(app.update(Action::Reload).len(), 1);
+    }
+
+    #[test]
+    fn delete_asks_first_and_only_yes_deletes() {
+        let mut app = with_users(vec![user(1, Role::User), user(2, Role::Admin)]);
+        app.update(Action::Down);
+        assert!(app.update(Action::Delete).is_empty());
+        assert_eq!(app.mode(), Mode::Confirm);
+        assert!(app.update(Action::Delete).is_empty(), "other keys wait");
+        assert!(app.update(Action::No).is_empty());
+        assert_eq!(app.mode(), Mode::Normal);
+
+        app.update(Action::Delete);
+        let tasks = app.update(Action::Yes);
+        assert_eq!(
+            jobs(&tasks),
+            [&Job::DeleteUser {
+                id: "id-2".into(),
+                email: "u2@example.com".into()
+            }]
+        );
+        assert_eq!(app.activity(), Some("Deleting…"));
+    }
+
+    #[test]
+    fn a_successful_write_reports_and_reloads_its_view() {
+        let mut app = with_users(vec![user(1, Role::User)]);
+        app.update(Action::Delete);
+        let tasks = app.update(Action::Yes);
+        let reload = app.finish(Done {
+            id: tasks[0].id,
+            outcome: Ok(Data::Written("deleted u1@example.com".into())),
+        });
+        assert_eq!(
+            app.message,
+            Some(Message {
+                text: "deleted u1@example.com".into(),
+                is_error: false
+            })
+        );
+        assert!(matches!(jobs(&reload)[..], [Job::Users { .. }]));
+    }
+
+    #[test]
+    fn an_emptied_last_page_loads_the_page_before() {
+        let mut app = with_users(vec![user(1, Role::User)]);
+        app.users.list.page = 2;
+        let tasks = app.update(Action::Reload);
+        let empty = Page::new(Vec::new(), PageRequest { page: 2, limit: 15 }, 15);
+        let follow = app.finish(Done {
+            id: tasks[0].id,
+            outcome: Ok(Data::Users(empty)),
+        });
+        assert!(matches!(jobs(&follow)[..], [Job::Users { page: 1, .. }]));
+    }
+
+    #[test]
+    fn a_prompt_stays_open_with_its_text_when_saving_fails() {
+        let mut app = with_users(vec![user(1, Role::User)]);
+        app.update(Action::EditEmail);
+        assert_eq!(app.mode(), Mode::Line);
+        for _ in 0.."example.com".len() {
+            app.update(Action::Backspace);
+        }
+        for c in "bad".chars() {
+            app.update(Action::Type(c));
+        }
+        let tasks = app.update(Action::Submit);
+        assert_eq!(
+            jobs(&tasks),
+            [&Job::SetEmail {
+                id: "id-1".into(),
+                email: "u1@bad".into()
+            }]
+        );
+        assert!(app.update(Action::Submit).is_empty(), "one save at a time");
+        app.finish(Done {
+            id: tasks[0].id,
+            outcome: Err("email must be a valid e-mail address".into()),
+        });
+        assert_eq!(app.mode(), Mode::Line);
+        assert!(app.message.as_ref().is_some_and(|m| m.is_error));
+        match &app.overlay {
+            Some(Overlay::Prompt {
+                input, awaiting, ..
+            }) => {
+                assert_eq!(input.text(), "u1@bad");
+                assert_eq!(*awaiting, None);
+            }
+            other => panic!("expected the prompt, got {other:?}"),
+        }
+        assert_eq!(app.update(Action::Submit).len(), 1, "it can be sent again");
+    }
+
+    #[test]
+    fn typing_a_search_reloads_the_first_page_and_esc_clears_it() {
+        let mut app = with_users(vec![user(1, Role::User)]);
+        app.users.list.page = 3;
+        app.update(Action::Search);
+        assert_eq!(app.mode(), Mode::Line);
+        let tasks = app.update(Action::Type('a'));
+        assert_eq!(
+            jobs(&tasks),
+            [&Job::Users {
+                q: "a".into(),
+                role: None,
+                complete: None,
+                page: 1
+            }]
+        );
+        assert!(app.update(Action::Left).is_empty(), "no change, no load");
+        app.update(Action::Submit);
+        assert_eq!(app.mode(), Mode::Normal);
+        assert_eq!(app.users.search.query.text(), "a");
+        app.update(Action::Search);
+        let tasks = app.update(Action::Back);
+        assert!(matches!(&jobs(&tasks)[..], [Job::Users { q, .. }] if q.is_empty()));
+    }
+
+    #[test]
+    fn the_filters_cycle_and_start_again_at_page_one() {
+        let mut app = with_users(vec![user(1, Role::User)]);
+        let roles: Vec<Option<Role>> = (0..4)
+            .map(|_| {
+                app.update(Action::CycleFilter);
+                app.users.role
+            })
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                Some(Role::User),
+                Some(Role::Admin),
+                Some(Role::Superadmin),
+                None
+            ]
+        );
+        let tasks = app.update(Action::CycleFilter2);
+        assert!(matches!(
+            jobs(&tasks)[..],
+            [Job::Users {
+                complete: Some(true),
+                page: 1,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn choosing_the_current_role_changes_nothing() {
+        let mut app = with_users(vec![user(1, Role::Admin)]);
+        app.update(Action::SetRole);
+        assert!(app.update(Action::Submit).is_empty());
+        assert_eq!(app.mode(), Mode::Normal);
+        app.update(Action::SetRole);
+        app.update(Action::Down);
+        let tasks = app.update(Action::Submit);
+        assert_eq!(
+            jobs(&tasks),
+            [&Job::SetRole {
+                id: "id-1".into(),
+                email: "u1@example.com".into(),
+                role: Role::Superadmin
+            }]
+        );
+    }
+
+    #[test]
+    fn a_setting_value_that_is_not_json_is_not_sent() {
+        let mut app = App::new();
+        let tasks = app.update(Action::SwitchTo(View::Settings));
+        app.finish(Done {
+            id: tasks[0].id,
+            outcome: Ok(Data::Settings(vec![Setting {
+                key: "max_class_size".into(),
+                value: serde_json::json!(12),
+                updated_at: Timestamp::from_millis(0),
+            }])),
+        });
+        app.update(Action::Open);
+        assert_eq!(app.mode(), Mode::Editor);
+        app.update(Action::Type('x'));
+        assert!(app.update(Action::Submit).is_empty());
+        assert!(
+            app.message
+                .as_ref()
+                .is_some_and(|m| m.is_error && m.text.starts_with("not valid JSON"))
+        );
+        assert_eq!(app.mode(), Mode::Editor);
+        app.update(Action::Backspace);
+        app.update(Action::Backspace);
+        app.update(Action::Backspace);
+        for c in "null".chars() {
+            app.update(Action::Type(c));
+        }
+        assert!(app.update(Action::Submit).is_empty());
+        for _ in 0..4 {
+            app.update(Action::Backspace);
+        }
+        app.update(Action::Type('9'));
+        let tasks = app.update(Action::Submit);
+        assert_eq!(
+            jobs(&tasks),
+            [&Job::PutSetting {
+                key: "max_class_size".into(),
+                value: serde_json::json!(9)
+            }]
+        );
+    }
+
+    #[test]
+    fn quit_works_with_a_dialog_open_and_help_toggles() {
+        let mut app = App::new();
+        app.update(Action::ToggleHelp);
+        assert_eq!(app.mode(), Mode::Help);
+        app.update(Action::Down);
+        assert_eq!(app.mode(), Mode::Help, "help stays until closed");
+        app.update(Action::ToggleHelp);
+        assert_eq!(app.mode(), Mode::Normal);
+        app.update(Action::ToggleHelp);
+        app.update(Action::Quit);
+        assert!(!app.running);
+    }
+}

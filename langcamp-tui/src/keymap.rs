@@ -1,0 +1,606 @@
+//! The keymap: a pure function from a key press, in a context, to an [`Action`].
+//!
+//! One table of [`Binding`]s per context is the single source of truth: the keymap looks
+//! keys up in it, the footer shows its short list and the help screen shows all of it, so
+//! the screen never advertises a key that does nothing.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::view::View;
+
+/// What the user asked for. Views interpret the generic ones (`Delete`, `Open`, ...) for
+/// the thing selected on them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    ToggleHelp,
+    /// Esc: close, cancel or clear.
+    Back,
+    SwitchTo(View),
+    NextView,
+    PrevView,
+    Reload,
+    Up,
+    Down,
+    NextPage,
+    PrevPage,
+    Search,
+    /// The view's first filter (users: role).
+    CycleFilter,
+    /// The view's second filter (users: registration state).
+    CycleFilter2,
+    Open,
+    Delete,
+    EditEmail,
+    SetRole,
+    SetStatus,
+    TogglePublish,
+    Duplicate,
+    Assign,
+    Unassign,
+    ToggleActive,
+    ResultsByUser,
+    MoreMonths,
+    FewerMonths,
+    /// Mark or unmark (the user picker).
+    Toggle,
+    // Text entry, confirmation and choices.
+    Type(char),
+    Backspace,
+    DeleteChar,
+    Left,
+    Right,
+    Home,
+    End,
+    Newline,
+    Submit,
+    Yes,
+    No,
+}
+
+/// Which kind of input has the keyboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Moving around a view.
+    Normal,
+    /// The full help screen.
+    Help,
+    /// A yes/no question.
+    Confirm,
+    /// A list of options to pick one from.
+    Choice,
+    /// A one-line field: a search box or a prompt.
+    Line,
+    /// The multi-line editor.
+    Editor,
+    /// Picking users by search.
+    Picker,
+}
+
+/// Which pane of a view with two has the keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Focus {
+    #[default]
+    Main,
+    Secondary,
+}
+
+/// Everything the keymap needs to know about the state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyContext {
+    pub mode: Mode,
+    pub view: View,
+    pub focus: Focus,
+}
+
+/// One key binding: the keys that trigger it, how the footer and help show it, and the
+/// action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    pub keys: Vec<Key>,
+    /// The keys as shown on screen, e.g. `↑/k`.
+    pub label: String,
+    pub help: &'static str,
+    pub action: Action,
+    /// Shown in the footer (the rest only in the full help).
+    pub footer: bool,
+}
+
+/// A key, with Ctrl or without.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub ctrl: bool,
+}
+
+const fn key(code: KeyCode) -> Key {
+    Key { code, ctrl: false }
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        ctrl: true,
+    }
+}
+
+fn bind(keys: &[Key], label: &str, help: &'static str, action: Action) -> Binding {
+    Binding {
+        keys: keys.to_vec(),
+        label: label.to_owned(),
+        help,
+        action,
+        footer: true,
+    }
+}
+
+fn more(keys: &[Key], label: &str, help: &'static str, action: Action) -> Binding {
+    Binding {
+        footer: false,
+        ..bind(keys, label, help, action)
+    }
+}
+
+use KeyCode::{
+    BackTab, Backspace, Char, Delete, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right,
+    Tab, Up,
+};
+
+/// The bindings that work in `cx`, the view's own first.
+pub fn bindings(cx: KeyContext) -> Vec<Binding> {
+    let mut list = match cx.mode {
+        Mode::Normal => {
+            let mut list = vec![
+                bind(&[key(Char('?'))], "?", "help", Action::ToggleHelp),
+                bind(&[key(Char('q'))], "q", "quit", Action::Quit),
+            ];
+            list.extend(view_bindings(cx.view, cx.focus));
+            list.extend([
+                bind(
+                    &[key(Tab)],
+                    &format!("1-{}/Tab", View::ALL.len()),
+                    "views",
+                    Action::NextView,
+                ),
+                more(
+                    &[key(BackTab)],
+                    "Shift-Tab",
+                    "previous view",
+                    Action::PrevView,
+                ),
+                more(&[key(Char('r'))], "r", "reload", Action::Reload),
+            ]);
+            if !list.iter().any(|b| b.keys.contains(&key(Esc))) {
+                list.push(more(
+                    &[key(Esc)],
+                    "Esc",
+                    "dismiss the message",
+                    Action::Back,
+                ));
+            }
+            list
+        }
+        Mode::Help => vec![bind(
+            &[key(Esc), key(Char('?')), key(Char('q'))],
+            "Esc/?",
+            "close help",
+            Action::ToggleHelp,
+        )],
+        Mode::Confirm => vec![
+            bind(&[key(Char('y'))], "y", "yes", Action::Yes),
+            bind(&[key(Char('n')), key(Esc)], "n/Esc", "no", Action::No),
+        ],
+        Mode::Choice => vec![
+            bind(&[key(Up), key(Char('k'))], "↑↓", "choose", Action::Up),
+            more(&[key(Down), key(Char('j'))], "↓/j", "down", Action::Down),
+            bind(&[key(Enter)], "Enter", "apply", Action::Submit),
+            bind(&[key(Esc)], "Esc", "cancel", Action::Back),
+        ],
+        Mode::Line => vec![
+            bind(&[key(Enter)], "Enter", "done", Action::Submit),
+            bind(&[key(Esc)], "Esc", "cancel", Action::Back),
+            more(
+                &[key(Backspace)],
+                "Backspace",
+                "delete left",
+                Action::Backspace,
+            ),
+            more(&[key(Delete)], "Del", "delete right", Action::DeleteChar),
+            more(&[key(Left)], "←", "left", Action::Left),
+            more(&[key(Right)], "→", "right", Action::Right),
+            more(&[key(Home), ctrl('a')], "Home", "start", Action::Home),
+            more(&[key(End), ctrl('e')], "End", "end", Action::End),
+        ],
+        Mode::Picker => vec![
+            bind(&[key(Enter)], "Enter", "apply", Action::Submit),
+            bind(&[key(Char(' '))], "Space", "mark", Action::Toggle),
+            bind(&[key(Up)], "↑↓", "select", Action::Up),
+            more(&[key(Down)], "↓", "down", Action::Down),
+            bind(&[key(Esc)], "Esc", "cancel", Action::Back),
+            more(
+                &[key(Backspace)],
+                "Backspace",
+                "delete left",
+                Action::Backspace,
+            ),
+            more(&[key(Delete)], "Del", "delete right", Action::DeleteChar),
+            more(&[key(Left)], "←", "left", Action::Left),
+            more(&[key(Right)], "→", "right", Action::Right),
+            more(&[key(Home)], "Home", "start", Action::Home),
+            more(&[key(End)], "End", "end", Action::End),
+        ],
+        Mode::Editor => vec![
+            bind(
+                &[ctrl('s')],
+                "Ctrl-S",
+                if cx.view == View::Contacts {
+                    "send"
+                } else {
+                    "save"
+                },
+                Action::Submit,
+            ),
+            bind(&[key(Esc)], "Esc", "cancel", Action::Back),
+            bind(&[key(Enter)], "Enter", "new line", Action::Newline),
+            more(
+                &[key(Backspace)],
+                "Backspace",
+                "delete left",
+                Action::Backspace,
+            ),
+            more(&[key(Delete)], "Del", "delete right", Action::DeleteChar),
+            more(&[key(Up)], "↑", "up", Action::Up),
+            more(&[key(Down)], "↓", "down", Action::Down),
+            more(&[key(Left)], "←", "left", Action::Left),
+            more(&[key(Right)], "→", "right", Action::Right),
+            more(&[key(Home)], "Home", "line start", Action::Home),
+            more(&[key(End)], "End", "line end", Action::End),
+        ],
+    };
+    list.push(more(&[ctrl('c')], "Ctrl-C", "quit at once", Action::Quit));
+    list
+}
+
+fn list_keys() -> [Binding; 2] {
+    [
+        bind(&[key(Up), key(Char('k'))], "↑↓", "select", Action::Up),
+        more(&[key(Down), key(Char('j'))], "↓/j", "down", Action::Down),
+    ]
+}
+
+fn page_keys() -> [Binding; 2] {
+    [
+        bind(
+            &[key(PageDown), key(Char(']'))],
+            "]/[",
+            "page",
+            Action::NextPage,
+        ),
+        more(
+            &[key(PageUp), key(Char('['))],
+            "[",
+            "previous page",
+            Action::PrevPage,
+        ),
+    ]
+}
+
+fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
+    let mut list = Vec::new();
+    match view {
+        View::Dashboard => list.extend([
+            bind(
+                &[key(Char('+')), key(Char('='))],
+                "+/-",
+                "months",
+                Action::MoreMonths,
+            ),
+            more(&[key(Char('-'))], "-", "fewer months", Action::FewerMonths),
+        ]),
+        View::Users => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Char('/'))], "/", "search", Action::Search),
+                bind(&[key(Char('f'))], "f", "role", Action::CycleFilter),
+                bind(&[key(Char('c'))], "c", "registration", Action::CycleFilter2),
+                bind(&[key(Char('s'))], "s", "set role", Action::SetRole),
+                bind(&[key(Char('e'))], "e", "e-mail", Action::EditEmail),
+                bind(&[key(Char('d'))], "d", "delete", Action::Delete),
+            ]);
+        }
+        View::Contacts => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Enter)], "Enter", "reply", Action::Open),
+                bind(&[key(Char('s'))], "s", "status", Action::SetStatus),
+                bind(&[key(Char('d'))], "d", "delete", Action::Delete),
+                bind(&[key(Char('f'))], "f", "filter", Action::CycleFilter),
+                bind(&[key(Char('/'))], "/", "search", Action::Search),
+            ]);
+        }
+        View::Placement if focus == Focus::Main => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Enter)], "Enter", "to results", Action::Open),
+                bind(
+                    &[key(Char('a'))],
+                    "a",
+                    "activate/deactivate",
+                    Action::ToggleActive,
+                ),
+                bind(
+                    &[key(Char('u'))],
+                    "u",
+                    "results of a user",
+                    Action::ResultsByUser,
+                ),
+            ]);
+        }
+        View::Placement => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Char('d'))], "d", "delete result", Action::Delete),
+                bind(&[key(Esc)], "Esc", "to tests", Action::Back),
+            ]);
+        }
+        View::Materials => {
+            list.extend(list_keys());
+            list.extend(page_keys());
+            list.extend([
+                bind(&[key(Char('a'))], "a", "assign to users", Action::Assign),
+                bind(
+                    &[key(Char('u'))],
+                    "u",
+                    "unassign from a user",
+                    Action::Unassign,
+                ),
+            ]);
+        }
+        View::Courses => {
+            list.extend(list_keys());
+            list.extend([
+                bind(
+                    &[key(Char('p'))],
+                    "p",
+                    "publish/unpublish",
+                    Action::TogglePublish,
+                ),
+                bind(&[key(Char('c'))], "c", "duplicate", Action::Duplicate),
+                bind(&[key(Char('d'))], "d", "delete", Action::Delete),
+            ]);
+        }
+        View::Settings => {
+            list.extend(list_keys());
+            list.push(bind(
+                &[key(Enter), key(Char('e'))],
+                "Enter/e",
+                "edit value",
+                Action::Open,
+            ));
+        }
+    }
+    list
+}
+
+/// The action for `event` in `cx`, if any. Only presses count (not releases or repeats
+/// of Windows consoles), and in text modes an unbound character is typed.
+pub fn map_key(cx: KeyContext, event: KeyEvent) -> Option<Action> {
+    if event.kind == KeyEventKind::Release {
+        return None;
+    }
+    let is_ctrl = event.modifiers.contains(KeyModifiers::CONTROL);
+    let pressed = Key {
+        code: event.code,
+        ctrl: is_ctrl,
+    };
+    if cx.mode == Mode::Normal
+        && !is_ctrl
+        && let Char(c) = event.code
+        && let Some(n) = c.to_digit(10)
+    {
+        return View::numbered(n as usize).map(Action::SwitchTo);
+    }
+    if let Some(binding) = bindings(cx).into_iter().find(|b| b.keys.contains(&pressed)) {
+        return Some(binding.action);
+    }
+    match (cx.mode, event.code) {
+        (Mode::Line | Mode::Editor | Mode::Picker, Char(c))
+            if !is_ctrl && !event.modifiers.contains(KeyModifiers::ALT) =>
+        {
+            Some(Action::Type(c))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn normal(view: View) -> KeyContext {
+        KeyContext {
+            mode: Mode::Normal,
+            view,
+            focus: Focus::Main,
+        }
+    }
+
+    #[test]
+    fn number_keys_and_tab_switch_views_in_normal_mode() {
+        let cx = normal(View::Users);
+        assert_eq!(
+            map_key(cx, press(Char('1'))),
+            Some(Action::SwitchTo(View::ALL[0]))
+        );
+        assert_eq!(map_key(cx, press(Char('9'))), None);
+        assert_eq!(map_key(cx, press(Tab)), Some(Action::NextView));
+        assert_eq!(
+            map_key(cx, KeyEvent::new(BackTab, KeyModifiers::SHIFT)),
+            Some(Action::PrevView)
+        );
+    }
+
+    #[test]
+    fn q_quits_in_normal_mode_but_is_typed_in_a_text_field() {
+        assert_eq!(
+            map_key(normal(View::Users), press(Char('q'))),
+            Some(Action::Quit)
+        );
+        for mode in [Mode::Line, Mode::Editor] {
+            let cx = KeyContext {
+                mode,
+                view: View::Users,
+                focus: Focus::Main,
+            };
+            assert_eq!(map_key(cx, press(Char('q'))), Some(Action::Type('q')));
+            assert_eq!(map_key(cx, press(Char('1'))), Some(Action::Type('1')));
+        }
+    }
+
+    #[test]
+    fn ctrl_c_quits_in_every_mode() {
+        for mode in [
+            Mode::Normal,
+            Mode::Help,
+            Mode::Confirm,
+            Mode::Choice,
+            Mode::Line,
+            Mode::Editor,
+            Mode::Picker,
+        ] {
+            let cx = KeyContext {
+                mode,
+                view: View::Users,
+                focus: Focus::Main,
+            };
+            assert_eq!(
+                map_key(cx, KeyEvent::new(Char('c'), KeyModifiers::CONTROL)),
+                Some(Action::Quit),
+                "{mode:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_editor_sends_with_ctrl_s_and_breaks_lines_with_enter() {
+        let cx = KeyContext {
+            mode: Mode::Editor,
+            view: View::Users,
+            focus: Focus::Main,
+        };
+        assert_eq!(
+            map_key(cx, KeyEvent::new(Char('s'), KeyModifiers::CONTROL)),
+            Some(Action::Submit)
+        );
+        assert_eq!(map_key(cx, press(Enter)), Some(Action::Newline));
+        assert_eq!(map_key(cx, press(Char('s'))), Some(Action::Type('s')));
+        assert_eq!(map_key(cx, press(Esc)), Some(Action::Back));
+    }
+
+    #[test]
+    fn user_view_keys_map_to_their_actions() {
+        let cx = normal(View::Users);
+        for (code, action) in [
+            (Char('j'), Action::Down),
+            (Down, Action::Down),
+            (Char('k'), Action::Up),
+            (Char(']'), Action::NextPage),
+            (PageUp, Action::PrevPage),
+            (Char('/'), Action::Search),
+            (Char('f'), Action::CycleFilter),
+            (Char('c'), Action::CycleFilter2),
+            (Char('s'), Action::SetRole),
+            (Char('e'), Action::EditEmail),
+            (Char('d'), Action::Delete),
+            (Char('r'), Action::Reload),
+            (Char('?'), Action::ToggleHelp),
+        ] {
+            assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
+        }
+        assert_eq!(map_key(cx, press(Char('x'))), None);
+    }
+
+    #[test]
+    fn plus_and_minus_change_the_dashboard_months_only_on_the_dashboard() {
+        let cx = normal(View::Dashboard);
+        assert_eq!(map_key(cx, press(Char('+'))), Some(Action::MoreMonths));
+        assert_eq!(map_key(cx, press(Char('='))), Some(Action::MoreMonths));
+        assert_eq!(map_key(cx, press(Char('-'))), Some(Action::FewerMonths));
+        assert_eq!(map_key(normal(View::Users), press(Char('+'))), None);
+    }
+
+    #[test]
+    fn placement_keys_follow_the_pane_that_has_the_focus() {
+        let tests = normal(View::Placement);
+        let results = KeyContext {
+            focus: Focus::Secondary,
+            ..tests
+        };
+        assert_eq!(map_key(tests, press(Char('a'))), Some(Action::ToggleActive));
+        assert_eq!(map_key(tests, press(Enter)), Some(Action::Open));
+        assert_eq!(map_key(tests, press(Char('d'))), None);
+        assert_eq!(map_key(results, press(Char('d'))), Some(Action::Delete));
+        assert_eq!(map_key(results, press(Char('a'))), None);
+        assert_eq!(map_key(results, press(Esc)), Some(Action::Back));
+    }
+
+    #[test]
+    fn the_picker_types_letters_and_marks_with_space() {
+        let cx = KeyContext {
+            mode: Mode::Picker,
+            view: View::Materials,
+            focus: Focus::Main,
+        };
+        assert_eq!(map_key(cx, press(Char('j'))), Some(Action::Type('j')));
+        assert_eq!(map_key(cx, press(Char(' '))), Some(Action::Toggle));
+        assert_eq!(map_key(cx, press(Down)), Some(Action::Down));
+        assert_eq!(map_key(cx, press(Enter)), Some(Action::Submit));
+    }
+
+    #[test]
+    fn confirmation_takes_only_yes_or_no() {
+        let cx = KeyContext {
+            mode: Mode::Confirm,
+            view: View::Users,
+            focus: Focus::Main,
+        };
+        assert_eq!(map_key(cx, press(Char('y'))), Some(Action::Yes));
+        assert_eq!(map_key(cx, press(Esc)), Some(Action::No));
+        assert_eq!(map_key(cx, press(Char('d'))), None);
+        assert_eq!(map_key(cx, press(Char('q'))), None);
+    }
+
+    #[test]
+    fn key_releases_are_ignored() {
+        let mut event = press(Char('q'));
+        event.kind = KeyEventKind::Release;
+        assert_eq!(map_key(normal(View::Users), event), None);
+    }
+
+    #[test]
+    fn every_footer_key_of_every_view_is_bound_once() {
+        for view in View::ALL {
+            for focus in [Focus::Main, Focus::Secondary] {
+                let list = bindings(KeyContext {
+                    focus,
+                    ..normal(view)
+                });
+                for (i, a) in list.iter().enumerate() {
+                    for b in &list[i + 1..] {
+                        for k in &a.keys {
+                            assert!(!b.keys.contains(k), "{view:?}: {k:?} bound twice");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

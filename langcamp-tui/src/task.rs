@@ -1,0 +1,347 @@
+//! Core calls. `update` never awaits: it returns [`Task`]s, the runtime runs each on a tokio
+//! task with [`execute`] and sends the [`Done`] back through the one event channel.
+//! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
+
+use langcamp_core::contacts::{
+    Contact, ContactFilter, ContactStatus, ContactStatusInput, ReplyInput,
+};
+use langcamp_core::courses::{Course, CourseInput, CourseQuery};
+use langcamp_core::dashboard::{Dashboard, DashboardQuery};
+use langcamp_core::materials::{AssignInput, Material};
+use langcamp_core::placement::{ProficiencyTest, ResultFilter, TestFilter, TestPatch, TestResult};
+use langcamp_core::settings::{Setting, SettingInput};
+use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
+use langcamp_core::validate::Patch;
+use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
+
+/// A core call to make, numbered so its answer finds its way back.
+#[derive(Debug)]
+pub struct Task {
+    pub id: u64,
+    pub job: Job,
+}
+
+/// What to ask core.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Job {
+    Dashboard {
+        months: u32,
+    },
+    Users {
+        q: String,
+        role: Option<Role>,
+        complete: Option<bool>,
+        page: u32,
+    },
+    SetRole {
+        id: String,
+        email: String,
+        role: Role,
+    },
+    SetEmail {
+        id: String,
+        email: String,
+    },
+    DeleteUser {
+        id: String,
+        email: String,
+    },
+    Contacts {
+        q: String,
+        status: Option<ContactStatus>,
+        page: u32,
+    },
+    ReplyContact {
+        id: String,
+        email: String,
+        text: String,
+    },
+    SetContactStatus {
+        id: String,
+        status: ContactStatus,
+    },
+    DeleteContact {
+        id: String,
+        who: String,
+    },
+    Tests {
+        page: u32,
+    },
+    Results {
+        scope: ResultScope,
+        page: u32,
+    },
+    SetTestActive {
+        id: String,
+        title: String,
+        active: bool,
+    },
+    DeleteResult {
+        id: String,
+        who: String,
+    },
+    Materials {
+        page: u32,
+    },
+    AssignMaterial {
+        id: String,
+        title: String,
+        user_ids: Vec<String>,
+    },
+    UnassignMaterial {
+        id: String,
+        title: String,
+        user_id: String,
+        email: String,
+    },
+    Courses,
+    PublishCourse {
+        id: String,
+        title: String,
+        publish: bool,
+    },
+    DuplicateCourse {
+        id: String,
+        title: String,
+    },
+    DeleteCourse {
+        id: String,
+        title: String,
+    },
+    Settings,
+    PutSetting {
+        key: String,
+        value: serde_json::Value,
+    },
+}
+
+/// Whose test results to list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResultScope {
+    Test { id: String, title: String },
+    User { email: String },
+}
+
+/// What came back: data for a view, or the confirmation of a write.
+#[derive(Debug)]
+pub enum Data {
+    Dashboard(Box<Dashboard>),
+    Users(Page<User>),
+    Contacts(Page<Contact>),
+    Tests(Page<ProficiencyTest>),
+    Results(Page<TestResult>),
+    Materials(Page<Material>),
+    Courses(Vec<Course>),
+    Settings(Vec<Setting>),
+    /// A write succeeded; the text says what was done.
+    Written(String),
+}
+
+/// The answer to task `id`.
+#[derive(Debug)]
+pub struct Done {
+    pub id: u64,
+    pub outcome: Result<Data, String>,
+}
+
+/// Rows per page of the console's tables.
+pub const PAGE_SIZE: u32 = 15;
+
+/// Runs `job` against core.
+pub async fn execute(core: &Langcamp, job: Job) -> Result<Data, String> {
+    run(core, job).await.map_err(|e| describe(&e))
+}
+
+async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
+    let op = &Actor::Operator;
+    Ok(match job {
+        Job::Dashboard { months } => Data::Dashboard(Box::new(
+            core.dashboard(op, &DashboardQuery::months(months)).await?,
+        )),
+        Job::Users {
+            q,
+            role,
+            complete,
+            page,
+        } => {
+            let filter = UserFilter {
+                q: Some(q),
+                is_registration_complete: complete.map(|c| c.to_string()),
+                role: role.map(|r| r.as_str().to_owned()),
+            };
+            Data::Users(core.list_users(op, &filter, page_request(page)).await?)
+        }
+        Job::SetRole { id, email, role } => {
+            let input = RoleInput {
+                role: Some(role.as_str().to_owned()),
+            };
+            core.set_role(op, &id, input).await?;
+            Data::Written(format!("{email} is now {role}"))
+        }
+        Job::SetEmail { id, email } => {
+            let input = EmailInput { email: Some(email) };
+            let user = core.set_user_email(op, &id, input).await?;
+            Data::Written(format!("e-mail changed to {}", user.email))
+        }
+        Job::DeleteUser { id, email } => {
+            core.delete_user(op, &id).await?;
+            Data::Written(format!("deleted {email}"))
+        }
+        Job::Contacts { q, status, page } => {
+            let filter = ContactFilter {
+                status: status.map(|s| s.as_str().to_owned()),
+                q: Some(q),
+            };
+            Data::Contacts(core.list_contacts(op, &filter, page_request(page)).await?)
+        }
+        Job::ReplyContact { id, email, text } => {
+            let input = ReplyInput {
+                reply_message: Some(text),
+            };
+            core.reply_to_contact(op, &id, input).await?;
+            Data::Written(format!("reply saved; the mail to {email} is queued"))
+        }
+        Job::SetContactStatus { id, status } => {
+            let input = ContactStatusInput {
+                status: Some(status.as_str().to_owned()),
+            };
+            core.set_contact_status(op, &id, input).await?;
+            Data::Written(format!("status set to {status}"))
+        }
+        Job::DeleteContact { id, who } => {
+            core.delete_contact(op, &id).await?;
+            Data::Written(format!("deleted the request from {who}"))
+        }
+        Job::Tests { page } => {
+            let filter = TestFilter::default();
+            Data::Tests(core.list_tests(op, &filter, page_request(page)).await?)
+        }
+        Job::Results { scope, page } => {
+            let filter = match scope {
+                ResultScope::Test { id, .. } => ResultFilter {
+                    test_id: Some(id),
+                    ..ResultFilter::default()
+                },
+                ResultScope::User { email } => ResultFilter {
+                    user_id: Some(core.get_user_by_email(op, &email).await?.id),
+                    ..ResultFilter::default()
+                },
+            };
+            Data::Results(
+                core.list_test_results(op, &filter, page_request(page))
+                    .await?,
+            )
+        }
+        Job::SetTestActive { id, title, active } => {
+            let input = TestPatch {
+                is_active: Patch::Value(active),
+                ..TestPatch::default()
+            };
+            core.update_test(op, &id, input).await?;
+            let done = if active { "activated" } else { "deactivated" };
+            Data::Written(format!("{done} \"{title}\""))
+        }
+        Job::DeleteResult { id, who } => {
+            core.delete_test_result(op, &id).await?;
+            Data::Written(format!("deleted the result of {who}"))
+        }
+        Job::Materials { page } => {
+            Data::Materials(core.list_materials(op, None, page_request(page)).await?)
+        }
+        Job::AssignMaterial {
+            id,
+            title,
+            user_ids,
+        } => {
+            let input = AssignInput {
+                user_ids: Some(user_ids),
+            };
+            let result = core.assign_material(op, &id, input).await?;
+            let mut text = format!(
+                "assigned \"{title}\" to {} {}",
+                result.assigned,
+                if result.assigned == 1 {
+                    "user"
+                } else {
+                    "users"
+                }
+            );
+            if result.already_assigned > 0 {
+                text.push_str(&format!(" ({} had it already)", result.already_assigned));
+            }
+            if result.assigned > 0 {
+                text.push_str("; mails queued");
+            }
+            Data::Written(text)
+        }
+        Job::UnassignMaterial {
+            id,
+            title,
+            user_id,
+            email,
+        } => {
+            core.unassign_material(op, &id, &user_id).await?;
+            Data::Written(format!("unassigned \"{title}\" from {email}"))
+        }
+        Job::Courses => {
+            let courses = core.list_courses(op, &CourseQuery::default()).await?;
+            Data::Courses(courses.as_ref().clone())
+        }
+        Job::PublishCourse { id, title, publish } => {
+            let input = CourseInput {
+                is_published: Patch::Value(publish),
+                ..CourseInput::default()
+            };
+            core.update_course(op, &id, input).await?;
+            let done = if publish { "published" } else { "unpublished" };
+            Data::Written(format!("{done} \"{title}\""))
+        }
+        Job::DuplicateCourse { id, title } => {
+            let copy = core.duplicate_course(op, &id).await?;
+            Data::Written(format!("duplicated \"{title}\" as \"{}\"", copy.title))
+        }
+        Job::DeleteCourse { id, title } => {
+            core.delete_course(op, &id).await?;
+            Data::Written(format!("deleted \"{title}\""))
+        }
+        Job::Settings => Data::Settings(core.list_settings(op).await?),
+        Job::PutSetting { key, value } => {
+            core.put_setting(op, SettingInput::new(key.clone(), value))
+                .await?;
+            Data::Written(format!("saved {key}"))
+        }
+    })
+}
+
+fn page_request(page: u32) -> PageRequest {
+    PageRequest {
+        page: page.max(1),
+        limit: PAGE_SIZE,
+    }
+}
+
+/// A core error as one line for the status bar. Internal causes go to the log only.
+pub fn describe(error: &Error) -> String {
+    match error {
+        Error::Unavailable(cause) => {
+            tracing::warn!(error = %cause, "database unavailable");
+            "the database is not answering; try again (r reloads)".into()
+        }
+        Error::Internal(cause) => {
+            tracing::error!(error = %cause, "internal error");
+            "internal error (details in the log)".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Runs `tasks` one after the other, applying each answer to `app` and then the tasks the
+/// answers ask for, until nothing is left. The terminal runtime runs tasks concurrently;
+/// this deterministic order is for tests and scripted use.
+pub async fn settle(app: &mut crate::app::App, core: &Langcamp, tasks: Vec<Task>) {
+    let mut queue: std::collections::VecDeque<Task> = tasks.into();
+    while let Some(Task { id, job }) = queue.pop_front() {
+        let outcome = execute(core, job).await;
+        queue.extend(app.finish(Done { id, outcome }));
+    }
+}

@@ -1,0 +1,218 @@
+//! Contacts: the school's inbox. Filter by status, read a request, reply in the editor
+//! (core stores the reply and queues the mail in one transaction, as over HTTP), change
+//! the status, delete.
+
+use langcamp_core::Page;
+use langcamp_core::contacts::{Contact, ContactStatus};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+
+use crate::app::{App, ChoicePurpose, EditorPurpose, Listing, Overlay, Search};
+use crate::input::TextArea;
+use crate::keymap::Action;
+use crate::task::{Job, Task};
+use crate::ui;
+use crate::view::View;
+
+#[derive(Clone, Debug, Default)]
+pub struct ContactsState {
+    /// Name or e-mail.
+    pub search: Search,
+    pub status: Option<ContactStatus>,
+    pub list: Listing<Contact>,
+}
+
+pub(crate) fn load(app: &mut App) -> Vec<Task> {
+    let s = &app.contacts;
+    let job = Job::Contacts {
+        q: s.search.query.text().to_owned(),
+        status: s.status,
+        page: s.list.page,
+    };
+    let task = app.task(View::Contacts, "Loading contact requests…", job);
+    app.contacts.list.load_id = Some(task.id);
+    vec![task]
+}
+
+pub(crate) fn loaded(app: &mut App, id: u64, page: Page<Contact>) -> Vec<Task> {
+    if app.contacts.list.load_id != Some(id) {
+        return Vec::new();
+    }
+    if app.contacts.list.fill_page(page) {
+        return load(app);
+    }
+    Vec::new()
+}
+
+fn full_name(c: &Contact) -> String {
+    format!("{} {}", c.first_name, c.last_name)
+}
+
+pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
+    let s = &mut app.contacts;
+    match action {
+        Action::Up => s.list.up(),
+        Action::Down => s.list.down(),
+        Action::NextPage if s.list.next_page() => return load(app),
+        Action::PrevPage if s.list.prev_page() => return load(app),
+        Action::Search => s.search.active = true,
+        Action::CycleFilter => {
+            s.status = match s.status {
+                None => Some(ContactStatus::ALL[0]),
+                Some(current) => ContactStatus::ALL
+                    .iter()
+                    .position(|st| *st == current)
+                    .and_then(|i| ContactStatus::ALL.get(i + 1).copied()),
+            };
+            s.list.first_page();
+            return load(app);
+        }
+        Action::Open => {
+            if let Some(c) = s.list.selected() {
+                let mut context = vec![
+                    format!("To: {} <{}>", full_name(c), c.email),
+                    "They wrote:".to_owned(),
+                ];
+                context.extend(c.message.lines().take(6).map(|l| format!("> {l}")));
+                app.overlay = Some(Overlay::Editor {
+                    title: format!("Reply to {}", full_name(c)),
+                    context,
+                    editor: TextArea::default(),
+                    purpose: EditorPurpose::Reply {
+                        id: c.id.clone(),
+                        email: c.email.clone(),
+                    },
+                    awaiting: None,
+                });
+            }
+        }
+        Action::SetStatus => {
+            if let Some(c) = s.list.selected() {
+                app.overlay = Some(Overlay::Choice {
+                    title: format!("Status of the request from {}", full_name(c)),
+                    options: ContactStatus::ALL.iter().map(|st| st.to_string()).collect(),
+                    selected: ContactStatus::ALL
+                        .iter()
+                        .position(|st| *st == c.status)
+                        .unwrap_or(0),
+                    purpose: ChoicePurpose::ContactStatus {
+                        id: c.id.clone(),
+                        current: c.status,
+                    },
+                });
+            }
+        }
+        Action::Delete => {
+            if let Some(c) = s.list.selected() {
+                app.overlay = Some(Overlay::Confirm {
+                    question: format!("Delete the request from {} <{}>?", full_name(c), c.email),
+                    job: Job::DeleteContact {
+                        id: c.id.clone(),
+                        who: full_name(c),
+                    },
+                    view: View::Contacts,
+                });
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+pub(crate) fn status_chosen(
+    app: &mut App,
+    id: String,
+    current: ContactStatus,
+    selected: usize,
+) -> Vec<Task> {
+    match ContactStatus::ALL.get(selected).copied() {
+        Some(status) if status != current => vec![app.task(
+            View::Contacts,
+            "Saving…",
+            Job::SetContactStatus { id, status },
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// The reply is sent when it has text; core checks the rest.
+pub(crate) fn reply(app: &mut App, id: &str, email: &str, editor: &TextArea) -> Option<Task> {
+    if editor.is_blank() {
+        app.error("write a reply first");
+        return None;
+    }
+    let job = Job::ReplyContact {
+        id: id.to_owned(),
+        email: email.to_owned(),
+        text: editor.text(),
+    };
+    Some(app.task(View::Contacts, "Sending the reply…", job))
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let s = &app.contacts;
+    let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    let mut spans = ui::search_spans(&s.search, frame, bar);
+    spans.push(Span::styled("   Status: ", ui::dim()));
+    spans.push(Span::raw(s.status.map_or("all", ContactStatus::as_str)));
+    frame.render_widget(Line::from(spans), bar);
+
+    let [table_area, detail_area] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(body);
+    let title = format!(
+        " Contacts · {} ",
+        ui::page_summary(&s.list, "request", "requests")
+    );
+    let rows = s.list.items.iter().map(|c| {
+        Row::new([
+            Cell::from(full_name(c)),
+            Cell::from(c.status.as_str()),
+            Cell::from(ui::date(c.created_at)),
+        ])
+    });
+    ui::render_table(
+        frame,
+        table_area,
+        &title,
+        Row::new(["FROM", "STATUS", "RECEIVED"]),
+        rows,
+        &[
+            Constraint::Fill(1),
+            Constraint::Length(11),
+            Constraint::Length(10),
+        ],
+        &s.list,
+        "No contact requests match.",
+    );
+
+    let detail = s.list.selected().map(detail).unwrap_or_default();
+    frame.render_widget(
+        Paragraph::new(detail)
+            .wrap(Wrap { trim: false })
+            .block(ui::block(" Request ")),
+        detail_area,
+    );
+}
+
+fn detail(c: &Contact) -> Vec<Line<'static>> {
+    let dash = || "—".to_owned();
+    let mut lines = vec![
+        ui::field("From", full_name(c)),
+        ui::field("E-mail", c.email.clone()),
+        ui::field("Phone", c.phone.clone().unwrap_or_else(dash)),
+        ui::field("Source", c.source.clone().unwrap_or_else(dash)),
+        ui::field("Status", c.status.as_str()),
+        ui::field("Received", ui::date_time(c.created_at)),
+        ui::field("Replied", c.replied_at.map_or_else(dash, ui::date_time)),
+        Line::default(),
+    ];
+    lines.extend(c.message.lines().map(|l| Line::from(l.to_owned())));
+    if let Some(reply) = &c.reply_message {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled("Reply:", ui::dim())));
+        lines.extend(reply.lines().map(|l| Line::from(format!("│ {l}"))));
+    }
+    lines
+}

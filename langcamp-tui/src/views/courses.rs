@@ -1,0 +1,147 @@
+//! Courses: every course (published or not); publish / unpublish, duplicate, delete.
+
+use langcamp_core::courses::Course;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+
+use crate::app::{App, Listing, Overlay};
+use crate::keymap::Action;
+use crate::task::{Job, Task};
+use crate::ui;
+use crate::view::View;
+
+#[derive(Clone, Debug, Default)]
+pub struct CoursesState {
+    pub list: Listing<Course>,
+}
+
+pub(crate) fn load(app: &mut App) -> Vec<Task> {
+    let task = app.task(View::Courses, "Loading courses…", Job::Courses);
+    app.courses.list.load_id = Some(task.id);
+    vec![task]
+}
+
+pub(crate) fn loaded(app: &mut App, id: u64, courses: Vec<Course>) -> Vec<Task> {
+    if app.courses.list.load_id == Some(id) {
+        app.courses.list.fill(courses);
+    }
+    Vec::new()
+}
+
+pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
+    let s = &mut app.courses;
+    match action {
+        Action::Up => s.list.up(),
+        Action::Down => s.list.down(),
+        Action::TogglePublish => {
+            if let Some(c) = s.list.selected() {
+                let job = Job::PublishCourse {
+                    id: c.id.clone(),
+                    title: c.title.clone(),
+                    publish: !c.is_published,
+                };
+                return vec![app.task(View::Courses, "Saving…", job)];
+            }
+        }
+        Action::Duplicate => {
+            if let Some(c) = s.list.selected() {
+                let job = Job::DuplicateCourse {
+                    id: c.id.clone(),
+                    title: c.title.clone(),
+                };
+                return vec![app.task(View::Courses, "Duplicating…", job)];
+            }
+        }
+        Action::Delete => {
+            if let Some(c) = s.list.selected() {
+                app.overlay = Some(Overlay::Confirm {
+                    question: format!("Delete the course \"{}\"?", c.title),
+                    job: Job::DeleteCourse {
+                        id: c.id.clone(),
+                        title: c.title.clone(),
+                    },
+                    view: View::Courses,
+                });
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let s = &app.courses;
+    let [table_area, detail_area] =
+        Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(area);
+    let title = format!(
+        " Courses · {} ",
+        ui::page_summary(&s.list, "course", "courses")
+    );
+    let rows = s.list.items.iter().map(|c| {
+        Row::new([
+            Cell::from(c.title.clone()),
+            Cell::from(c.target_language.clone().unwrap_or_default()),
+            Cell::from(c.level.clone().unwrap_or_default()),
+            Cell::from(c.start_date.clone().unwrap_or_default()),
+            Cell::from(if c.is_published { "yes" } else { "no" }),
+        ])
+    });
+    ui::render_table(
+        frame,
+        table_area,
+        &title,
+        Row::new(["TITLE", "LANG", "LEVEL", "STARTS", "PUBLISHED"]),
+        rows,
+        &[
+            Constraint::Fill(1),
+            Constraint::Length(5),
+            Constraint::Length(5),
+            Constraint::Length(10),
+            Constraint::Length(9),
+        ],
+        &s.list,
+        "No courses yet.",
+    );
+    let detail = s.list.selected().map(detail).unwrap_or_default();
+    frame.render_widget(
+        Paragraph::new(detail)
+            .wrap(Wrap { trim: false })
+            .block(ui::block(" Course ")),
+        detail_area,
+    );
+}
+
+fn detail(c: &Course) -> Vec<Line<'static>> {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    let price = match (c.price, &c.currency) {
+        (Some(p), Some(cur)) => format!("{p:.2} {cur}"),
+        (Some(p), None) => format!("{p:.2}"),
+        _ => "—".into(),
+    };
+    let dates = match (&c.start_date, &c.end_date) {
+        (Some(s), Some(e)) => format!("{s} to {e}"),
+        (Some(s), None) => format!("from {s}"),
+        (None, Some(e)) => format!("until {e}"),
+        (None, None) => "—".into(),
+    };
+    let mut lines = vec![
+        ui::field("Title", c.title.clone()),
+        ui::field("Published", if c.is_published { "yes" } else { "no" }),
+        ui::field("Language", opt(&c.target_language)),
+        ui::field("Level", opt(&c.level)),
+        ui::field("Locale", opt(&c.locale)),
+        ui::field("Location", opt(&c.location)),
+        ui::field("Dates", dates),
+        ui::field("Price", price),
+        ui::field("Capacity", c.capacity.map_or("—".into(), |n| n.to_string())),
+        ui::field("Order", c.sort_order.to_string()),
+        ui::field("Updated", ui::date_time(c.updated_at)),
+    ];
+    if let Some(summary) = &c.summary {
+        lines.push(Line::default());
+        lines.extend(summary.lines().map(|l| Line::from(l.to_owned())));
+    }
+    lines
+}

@@ -1,0 +1,9 @@
+//! One module per view: its state, how it loads, how it answers actions, how it draws.
+
+pub mod contacts;
+pub mod courses;
+pub mod dashboard;
+pub mod materials;
+pub mod placement;
+pub mod settings;
+pub mod users;

@@ -1,0 +1,303 @@
+//! Placement: the tests with their level ranges, and results per test (the selected one)
+//! or per user (picked by e-mail). Activate / deactivate a test; delete a result.
+
+use langcamp_core::Page;
+use langcamp_core::placement::{ProficiencyTest, TestResult};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row};
+
+use crate::app::{App, Listing, Overlay, PromptPurpose};
+use crate::input::LineInput;
+use crate::keymap::{Action, Focus};
+use crate::task::{Job, ResultScope, Task};
+use crate::ui;
+use crate::view::View;
+
+#[derive(Clone, Debug, Default)]
+pub struct PlacementState {
+    pub tests: Listing<ProficiencyTest>,
+    pub results: Listing<TestResult>,
+    /// Whose results are shown: the selected test's, or a user's.
+    pub scope: Option<ResultScope>,
+    /// The results pane has the keys (otherwise the tests).
+    pub results_focused: bool,
+}
+
+impl PlacementState {
+    pub fn focus(&self) -> Focus {
+        if self.results_focused {
+            Focus::Secondary
+        } else {
+            Focus::Main
+        }
+    }
+}
+
+pub(crate) fn load(app: &mut App) -> Vec<Task> {
+    let job = Job::Tests {
+        page: app.placement.tests.page,
+    };
+    let task = app.task(View::Placement, "Loading tests…", job);
+    app.placement.tests.load_id = Some(task.id);
+    let mut tasks = vec![task];
+    tasks.extend(load_results(app));
+    tasks
+}
+
+fn load_results(app: &mut App) -> Vec<Task> {
+    let Some(scope) = app.placement.scope.clone() else {
+        return Vec::new();
+    };
+    let job = Job::Results {
+        scope,
+        page: app.placement.results.page,
+    };
+    let task = app.task(View::Placement, "Loading results…", job);
+    app.placement.results.load_id = Some(task.id);
+    vec![task]
+}
+
+/// Shows the results of `scope` from its first page.
+fn show_results(app: &mut App, scope: ResultScope) -> Vec<Task> {
+    let s = &mut app.placement;
+    s.scope = Some(scope);
+    s.results = Listing::default();
+    load_results(app)
+}
+
+/// After the test selection moved: the results follow it (unless a user's are shown and
+/// the selection did not move).
+fn follow_selection(app: &mut App) -> Vec<Task> {
+    let s = &app.placement;
+    let Some(test) = s.tests.selected() else {
+        return Vec::new();
+    };
+    let scope = ResultScope::Test {
+        id: test.id.clone(),
+        title: test.title.clone(),
+    };
+    if s.scope.as_ref() == Some(&scope) {
+        return Vec::new();
+    }
+    show_results(app, scope)
+}
+
+pub(crate) fn tests_loaded(app: &mut App, id: u64, page: Page<ProficiencyTest>) -> Vec<Task> {
+    let s = &mut app.placement;
+    if s.tests.load_id != Some(id) {
+        return Vec::new();
+    }
+    if s.tests.fill_page(page) {
+        return load(app);
+    }
+    if s.scope.is_none() {
+        return follow_selection(app);
+    }
+    Vec::new()
+}
+
+pub(crate) fn results_loaded(app: &mut App, id: u64, page: Page<TestResult>) -> Vec<Task> {
+    let s = &mut app.placement;
+    if s.results.load_id != Some(id) {
+        return Vec::new();
+    }
+    if s.results.fill_page(page) {
+        return load_results(app);
+    }
+    Vec::new()
+}
+
+pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
+    if app.placement.results_focused {
+        results_action(app, action)
+    } else {
+        tests_action(app, action)
+    }
+}
+
+fn tests_action(app: &mut App, action: Action) -> Vec<Task> {
+    let s = &mut app.placement;
+    match action {
+        Action::Up => {
+            s.tests.up();
+            return follow_selection(app);
+        }
+        Action::Down => {
+            s.tests.down();
+            return follow_selection(app);
+        }
+        Action::NextPage if s.tests.next_page() => return load(app),
+        Action::PrevPage if s.tests.prev_page() => return load(app),
+        Action::Open if s.scope.is_some() => s.results_focused = true,
+        Action::ToggleActive => {
+            if let Some(t) = s.tests.selected() {
+                let job = Job::SetTestActive {
+                    id: t.id.clone(),
+                    title: t.title.clone(),
+                    active: !t.is_active,
+                };
+                return vec![app.task(View::Placement, "Saving…", job)];
+            }
+        }
+        Action::ResultsByUser => {
+            app.overlay = Some(Overlay::Prompt {
+                title: "Results of the user with the e-mail address".into(),
+                input: LineInput::default(),
+                purpose: PromptPurpose::ResultsOf,
+                awaiting: None,
+            });
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn results_action(app: &mut App, action: Action) -> Vec<Task> {
+    let s = &mut app.placement;
+    match action {
+        Action::Up => s.results.up(),
+        Action::Down => s.results.down(),
+        Action::NextPage if s.results.next_page() => return load_results(app),
+        Action::PrevPage if s.results.prev_page() => return load_results(app),
+        Action::Back => s.results_focused = false,
+        Action::Delete => {
+            if let Some(r) = s.results.selected() {
+                app.overlay = Some(Overlay::Confirm {
+                    question: format!(
+                        "Delete the result of {} in \"{}\" ({} {}/{}, {})?",
+                        r.user.email,
+                        r.test.title,
+                        r.level,
+                        r.total_score,
+                        r.max_score,
+                        ui::date(r.completed_at)
+                    ),
+                    job: Job::DeleteResult {
+                        id: r.id.clone(),
+                        who: r.user.email.clone(),
+                    },
+                    view: View::Placement,
+                });
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// The e-mail address was entered: show that user's results.
+pub(crate) fn results_of_user(app: &mut App, email: &str) -> Vec<Task> {
+    let email = email.trim();
+    if email.is_empty() {
+        return Vec::new();
+    }
+    app.placement.results_focused = true;
+    show_results(
+        app,
+        ResultScope::User {
+            email: email.to_owned(),
+        },
+    )
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let s = &app.placement;
+    let [top, bottom] = Layout::vertical([Constraint::Fill(1), Constraint::Fill(1)]).areas(area);
+    let [tests_area, levels_area] =
+        Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(top);
+
+    let title = format!(
+        " Placement · {} ",
+        ui::page_summary(&s.tests, "test", "tests")
+    );
+    let rows = s.tests.items.iter().map(|t| {
+        Row::new([
+            Cell::from(t.title.clone()),
+            Cell::from(t.target_language.clone().unwrap_or_default()),
+            Cell::from(t.question_count.to_string()),
+            Cell::from(t.max_score.to_string()),
+            Cell::from(if t.is_active { "yes" } else { "no" }),
+        ])
+    });
+    ui::render_table_focused(
+        frame,
+        tests_area,
+        &title,
+        Row::new(["TEST", "LANG", "QS", "MAX", "ACTIVE"]),
+        rows,
+        &[
+            Constraint::Fill(1),
+            Constraint::Length(5),
+            Constraint::Length(3),
+            Constraint::Length(4),
+            Constraint::Length(6),
+        ],
+        &s.tests,
+        "No tests yet.",
+        !s.results_focused,
+    );
+    let levels = s.tests.selected().map(levels).unwrap_or_default();
+    frame.render_widget(
+        Paragraph::new(levels).block(ui::block(" Level ranges ")),
+        levels_area,
+    );
+
+    let whose = match &s.scope {
+        Some(ResultScope::Test { title, .. }) => format!("\"{title}\""),
+        Some(ResultScope::User { email }) => email.clone(),
+        None => "…".into(),
+    };
+    let title = format!(
+        " Results of {whose} · {} ",
+        ui::page_summary(&s.results, "result", "results")
+    );
+    let rows = s.results.items.iter().map(|r| {
+        Row::new([
+            Cell::from(r.user.email.clone()),
+            Cell::from(r.test.title.clone()),
+            Cell::from(r.level.clone()),
+            Cell::from(format!("{}/{}", r.total_score, r.max_score)),
+            Cell::from(ui::date_time(r.completed_at)),
+        ])
+    });
+    ui::render_table_focused(
+        frame,
+        bottom,
+        &title,
+        Row::new(["USER", "TEST", "LEVEL", "SCORE", "COMPLETED"]),
+        rows,
+        &[
+            Constraint::Fill(3),
+            Constraint::Fill(2),
+            Constraint::Length(5),
+            Constraint::Length(7),
+            Constraint::Length(16),
+        ],
+        &s.results,
+        "No results.",
+        s.results_focused,
+    );
+}
+
+fn levels(t: &ProficiencyTest) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "{} questions · max {} · {}",
+            t.question_count,
+            t.max_score,
+            t.time_limit_minutes
+                .map_or("no time limit".into(), |m| format!("{m} min"))
+        ),
+        ui::dim(),
+    ))];
+    for r in &t.level_ranges {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<4}", r.level), ui::key_style()),
+            Span::raw(format!("{:>3}–{:<3} ", r.min_score, r.max_score)),
+            Span::styled(r.message.clone(), ui::dim()),
+        ]));
+    }
+    lines
+}

@@ -1,0 +1,228 @@
+//! Users: a searchable, filterable, paginated table with a detail pane; change a role,
+//! edit an e-mail address, delete (after confirmation).
+
+use langcamp_core::users::User;
+use langcamp_core::{Page, Role};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+
+use crate::app::{App, ChoicePurpose, Listing, Overlay, PromptPurpose, Search};
+use crate::input::LineInput;
+use crate::keymap::Action;
+use crate::task::{Job, Task};
+use crate::ui;
+use crate::view::View;
+
+#[derive(Clone, Debug, Default)]
+pub struct UsersState {
+    /// The search text (e-mail or name).
+    pub search: Search,
+    pub role: Option<Role>,
+    /// Registration complete (`Some(true)`), incomplete, or either.
+    pub complete: Option<bool>,
+    pub list: Listing<User>,
+}
+
+pub(crate) fn load(app: &mut App) -> Vec<Task> {
+    let s = &app.users;
+    let job = Job::Users {
+        q: s.search.query.text().to_owned(),
+        role: s.role,
+        complete: s.complete,
+        page: s.list.page,
+    };
+    let task = app.task(View::Users, "Loading users…", job);
+    app.users.list.load_id = Some(task.id);
+    vec![task]
+}
+
+pub(crate) fn loaded(app: &mut App, id: u64, page: Page<User>) -> Vec<Task> {
+    if app.users.list.load_id != Some(id) {
+        return Vec::new();
+    }
+    if app.users.list.fill_page(page) {
+        return load(app);
+    }
+    Vec::new()
+}
+
+pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
+    let s = &mut app.users;
+    match action {
+        Action::Up => s.list.up(),
+        Action::Down => s.list.down(),
+        Action::NextPage if s.list.next_page() => return load(app),
+        Action::PrevPage if s.list.prev_page() => return load(app),
+        Action::Search => s.search.active = true,
+        Action::CycleFilter => {
+            s.role = match s.role {
+                None => Some(Role::User),
+                Some(Role::User) => Some(Role::Admin),
+                Some(Role::Admin) => Some(Role::Superadmin),
+                Some(Role::Superadmin) => None,
+            };
+            s.list.first_page();
+            return load(app);
+        }
+        Action::CycleFilter2 => {
+            s.complete = match s.complete {
+                None => Some(true),
+                Some(true) => Some(false),
+                Some(false) => None,
+            };
+            s.list.first_page();
+            return load(app);
+        }
+        Action::SetRole => {
+            if let Some(user) = s.list.selected() {
+                app.overlay = Some(Overlay::Choice {
+                    title: format!("Role of {}", user.email),
+                    options: Role::ALL.iter().map(|r| r.to_string()).collect(),
+                    selected: Role::ALL.iter().position(|r| *r == user.role).unwrap_or(0),
+                    purpose: ChoicePurpose::Role {
+                        id: user.id.clone(),
+                        email: user.email.clone(),
+                    },
+                });
+            }
+        }
+        Action::EditEmail => {
+            if let Some(user) = s.list.selected() {
+                app.overlay = Some(Overlay::Prompt {
+                    title: format!("New e-mail address of {}", user.email),
+                    input: LineInput::new(&user.email),
+                    purpose: PromptPurpose::Email {
+                        id: user.id.clone(),
+                    },
+                    awaiting: None,
+                });
+            }
+        }
+        Action::Delete => {
+            if let Some(user) = s.list.selected() {
+                app.overlay = Some(Overlay::Confirm {
+                    question: format!(
+                        "Delete {} ({}) with their results and assignments?",
+                        user.email, user.role
+                    ),
+                    job: Job::DeleteUser {
+                        id: user.id.clone(),
+                        email: user.email.clone(),
+                    },
+                    view: View::Users,
+                });
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+pub(crate) fn role_chosen(app: &mut App, id: String, email: String, selected: usize) -> Vec<Task> {
+    let Some(role) = Role::ALL.get(selected).copied() else {
+        return Vec::new();
+    };
+    let unchanged = app
+        .users
+        .list
+        .items
+        .iter()
+        .any(|u| u.id == id && u.role == role);
+    if unchanged {
+        return Vec::new();
+    }
+    vec![app.task(View::Users, "Saving…", Job::SetRole { id, email, role })]
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let s = &app.users;
+    let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    render_filter_bar(s, frame, bar);
+
+    let [table_area, detail_area] =
+        Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(body);
+    let title = format!(" Users · {} ", ui::page_summary(&s.list, "user", "users"));
+    let rows = s.list.items.iter().map(|u| {
+        Row::new([
+            Cell::from(u.email.clone()),
+            Cell::from(u.name.clone().unwrap_or_else(|| "—".into())),
+            Cell::from(u.role.as_str()),
+            Cell::from(if u.is_registration_complete {
+                "yes"
+            } else {
+                "no"
+            }),
+        ])
+    });
+    ui::render_table(
+        frame,
+        table_area,
+        &title,
+        Row::new(["E-MAIL", "NAME", "ROLE", "DONE"]),
+        rows,
+        &[
+            Constraint::Fill(3),
+            Constraint::Fill(2),
+            Constraint::Length(10),
+            Constraint::Length(4),
+        ],
+        &s.list,
+        "No users match.",
+    );
+
+    let detail = match s.list.selected() {
+        Some(u) => user_detail(u),
+        None => Vec::new(),
+    };
+    frame.render_widget(
+        Paragraph::new(detail)
+            .wrap(Wrap { trim: false })
+            .block(ui::block(" Details ")),
+        detail_area,
+    );
+}
+
+fn render_filter_bar(s: &UsersState, frame: &mut Frame, area: Rect) {
+    let mut spans = ui::search_spans(&s.search, frame, area);
+    spans.push(Span::styled("   Role: ", ui::dim()));
+    spans.push(Span::raw(s.role.map_or("all", Role::as_str)));
+    spans.push(Span::styled("   Registration: ", ui::dim()));
+    spans.push(Span::raw(match s.complete {
+        None => "all",
+        Some(true) => "complete",
+        Some(false) => "incomplete",
+    }));
+    frame.render_widget(Line::from(spans), area);
+}
+
+fn user_detail(u: &User) -> Vec<Line<'static>> {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    let phone = match (&u.country_code, &u.phone_number) {
+        (Some(c), Some(p)) => format!("{c} {p}"),
+        (None, Some(p)) => p.clone(),
+        _ => "—".into(),
+    };
+    vec![
+        ui::field("E-mail", u.email.clone()),
+        ui::field("Name", opt(&u.name)),
+        ui::field("Role", u.role.to_string()),
+        ui::field(
+            "Registered",
+            if u.is_registration_complete {
+                "complete"
+            } else {
+                "incomplete"
+            },
+        ),
+        ui::field("Age", u.age.map_or("—".into(), |a| a.to_string())),
+        ui::field("Gender", opt(&u.gender)),
+        ui::field("City", opt(&u.city)),
+        ui::field("Country", opt(&u.country)),
+        ui::field("Phone", phone),
+        ui::field("Locale", u.locale.clone()),
+        ui::field("Created", ui::date_time(u.created_at)),
+        ui::field("Updated", ui::date_time(u.updated_at)),
+    ]
+}

@@ -1,0 +1,378 @@
+//! A console on a seeded temporary SQLite database, driven by key presses and rendered to
+//! ratatui's `TestBackend`. Core calls run to completion after each key (in order), so
+//! every render is deterministic; the clock is fixed.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use chrono::{DateTime, TimeDelta, TimeZone, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use langcamp_core::contacts::{ContactInput, ContactStatusInput, ReplyInput};
+use langcamp_core::courses::CourseInput;
+use langcamp_core::materials::MaterialInput;
+use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
+use langcamp_core::settings::SettingInput;
+use langcamp_core::users::AdminProfileInput;
+use langcamp_core::validate::Patch;
+use langcamp_core::{Actor, Caller, Clock, Config, Langcamp, Role};
+use langcamp_tui::app::App;
+use langcamp_tui::keymap::map_key;
+use langcamp_tui::task::settle;
+use langcamp_tui::ui;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+/// The instant every test starts at: Monday 2026-05-04 09:00 UTC. Seeding moves the
+/// clock on by five days and an hour per item, so the school's history spans months.
+pub fn start_time() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 5, 4, 9, 0, 0)
+        .single()
+        .expect("a valid date")
+}
+
+pub struct Console {
+    pub core: Langcamp,
+    pub clock: Clock,
+    pub app: App,
+    dir: PathBuf,
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+static NEXT_DIR: AtomicU32 = AtomicU32::new(0);
+
+impl Console {
+    /// A migrated, empty school.
+    pub async fn empty() -> Console {
+        let dir = std::env::temp_dir().join(format!(
+            "langcamp-tui-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let clock = Clock::manual(start_time());
+        let core = Langcamp::connect(Config::for_data_dir(&dir), clock.clone())
+            .await
+            .expect("connect");
+        core.migrate().await.expect("migrate");
+        Console {
+            core,
+            clock,
+            app: App::new(),
+            dir,
+        }
+    }
+
+    /// A school with staff, students, contact requests, placement tests and results,
+    /// materials, courses and settings, created through core as the operator, spread over
+    /// four months. The console is open on its first view.
+    pub async fn seeded() -> Console {
+        let mut console = Console::empty().await;
+        console.seed().await;
+        let tasks = console.app.start();
+        settle(&mut console.app, &console.core, tasks).await;
+        console
+    }
+
+    fn tick(&self) {
+        self.clock.advance(TimeDelta::days(5) + TimeDelta::hours(1));
+    }
+
+    async fn seed(&self) {
+        let op = &Actor::Operator;
+        let core = &self.core;
+        for (email, role, name) in [
+            (
+                "head@langcamp.example",
+                Role::Superadmin,
+                Some("Helena Head"),
+            ),
+            ("maria@langcamp.example", Role::Admin, Some("Maria Costa")),
+            ("ana.silva@example.com", Role::User, Some("Ana Silva")),
+            ("jonas.weber@example.com", Role::User, Some("Jonas Weber")),
+            ("new.student@example.com", Role::User, None),
+        ] {
+            core.create_user(op, email, role, name)
+                .await
+                .expect("create user");
+            self.tick();
+        }
+        let ana = core
+            .get_user_by_email(op, "ana.silva@example.com")
+            .await
+            .expect("ana");
+        let profile: AdminProfileInput = serde_json::from_value(json!({
+            "age": 27, "gender": "female", "city": "Lisbon", "country": "Portugal",
+            "phone": "912345678"
+        }))
+        .expect("profile");
+        core.admin_update_profile(op, &ana.id, profile)
+            .await
+            .expect("profile");
+
+        let mut contact_ids = Vec::new();
+        for (first, last, email, message, source) in [
+            (
+                "Peter",
+                "Novak",
+                "peter.novak@example.com",
+                "I would like to book a trial lesson in German.",
+                None,
+            ),
+            (
+                "Chloé",
+                "Bernard",
+                "chloe.bernard@example.com",
+                "Is there a discount for students?\nI study in Porto.",
+                Some("pricing-page"),
+            ),
+            (
+                "Marta",
+                "Reis",
+                "marta.reis@example.com",
+                "Do you offer evening classes for adults in Lisbon?",
+                Some("website"),
+            ),
+        ] {
+            let input = ContactInput {
+                first_name: Some(first.into()),
+                last_name: Some(last.into()),
+                email: Some(email.into()),
+                phone: source.map(|_| "+351 912 000 000".into()),
+                message: Some(message.into()),
+                source: source.map(str::to_owned),
+            };
+            let contact = core.create_contact(op, input).await.expect("contact");
+            contact_ids.push(contact.id);
+            self.tick();
+        }
+        core.set_contact_status(
+            op,
+            &contact_ids[0],
+            ContactStatusInput {
+                status: Some("IN_PROGRESS".into()),
+            },
+        )
+        .await
+        .expect("status");
+        core.reply_to_contact(
+            op,
+            &contact_ids[1],
+            ReplyInput {
+                reply_message: Some("Yes: 20% off with a student card.".into()),
+            },
+        )
+        .await
+        .expect("reply");
+        self.tick();
+
+        for course in [
+            json!({
+                "title": "German for Beginners", "targetLanguage": "de", "level": "A1",
+                "locale": "en", "location": "Berlin", "startDate": "2027-01-11",
+                "endDate": "2027-03-19", "price": 290, "currency": "EUR", "capacity": 12,
+                "isPublished": true, "sortOrder": 1,
+                "summary": "Ten weeks, two evenings a week."
+            }),
+            json!({
+                "title": "Business English", "targetLanguage": "en", "level": "B2",
+                "startDate": "2027-02-01", "isPublished": false, "sortOrder": 2
+            }),
+            json!({
+                "title": "Spanish Summer Camp", "targetLanguage": "es", "level": "A2",
+                "location": "Valencia", "startDate": "2027-07-05", "endDate": "2027-07-30",
+                "price": 640, "currency": "EUR", "isPublished": true, "sortOrder": 3
+            }),
+        ] {
+            let input: CourseInput = serde_json::from_value(course).expect("course");
+            core.create_course(op, input).await.expect("create course");
+            self.tick();
+        }
+
+        let german: TestInput = serde_json::from_value(json!({
+            "title": "German placement test", "targetLanguage": "de", "locale": "en",
+            "timeLimitMinutes": 20,
+            "questions": [
+                {"text": "Wie ___ du?", "options": [{"text": "heißt"}, {"text": "heißen"}],
+                 "correctOptionIndex": 0},
+                {"text": "Ich ___ aus Porto.", "options": [{"text": "komme"}, {"text": "kommt"}],
+                 "correctOptionIndex": 0},
+                {"text": "Gestern ___ ich ins Kino gegangen.", "points": 2,
+                 "options": [{"text": "habe"}, {"text": "bin"}], "correctOptionIndex": 1},
+                {"text": "Wenn ich Zeit ___, käme ich.", "points": 2,
+                 "options": [{"text": "hätte"}, {"text": "habe"}], "correctOptionIndex": 0}
+            ],
+            "levelRanges": [
+                {"level": "A1", "minScore": 0, "maxScore": 2, "message": "Start with A1."},
+                {"level": "A2", "minScore": 3, "maxScore": 4, "message": "Join an A2 group."},
+                {"level": "B1", "minScore": 5, "maxScore": 6, "message": "Welcome to B1."}
+            ]
+        }))
+        .expect("test");
+        let german = core.create_test(op, german).await.expect("create test");
+        self.tick();
+        let spanish: TestInput = serde_json::from_value(json!({
+            "title": "Spanish placement test", "targetLanguage": "es",
+            "questions": [
+                {"text": "¿Cómo te ___?", "options": [{"text": "llamas"}, {"text": "llama"}],
+                 "correctOptionIndex": 0},
+                {"text": "Ayer ___ al cine.", "options": [{"text": "fui"}, {"text": "voy"}],
+                 "correctOptionIndex": 0}
+            ],
+            "levelRanges": [
+                {"level": "A1", "minScore": 0, "maxScore": 0},
+                {"level": "A2", "minScore": 1, "maxScore": 1},
+                {"level": "B1", "minScore": 2, "maxScore": 2}
+            ]
+        }))
+        .expect("test");
+        let spanish = core.create_test(op, spanish).await.expect("create test");
+        self.tick();
+        for (email, test, picks) in [
+            ("ana.silva@example.com", &german.id, vec![0, 0, 1, 0]),
+            ("jonas.weber@example.com", &german.id, vec![0, 0, 0, 1]),
+            ("jonas.weber@example.com", &spanish.id, vec![0, 1]),
+            ("ana.silva@example.com", &german.id, vec![1, 0, 1, 1]),
+        ] {
+            let user = core.get_user_by_email(op, email).await.expect("user");
+            let taker = Actor::User(Caller {
+                user_id: user.id,
+                role: Role::User,
+                session_id: "session".into(),
+                token_id: "token".into(),
+                token_expires_at: 0,
+            });
+            let answers: Vec<_> = picks
+                .iter()
+                .enumerate()
+                .map(|(q, o)| json!({"questionIndex": q, "selectedOptionIndex": o}))
+                .collect();
+            let input = SubmitInput {
+                answers: Patch::Value(json!(answers)),
+            };
+            core.submit_test(&taker, test, input).await.expect("submit");
+            self.tick();
+        }
+        let deactivate = TestPatch {
+            is_active: Patch::Value(false),
+            ..TestPatch::default()
+        };
+        core.update_test(op, &spanish.id, deactivate)
+            .await
+            .expect("deactivate");
+        self.tick();
+
+        for material in [
+            json!({
+                "title": "Everyday German, unit 1", "targetLanguage": "de", "level": "A1",
+                "locale": "en", "description": "Greetings, numbers and the café.",
+                "videos": [
+                    {"title": "Greetings", "url": "https://video.example.com/greetings"},
+                    {"url": "https://video.example.com/numbers"}
+                ]
+            }),
+            json!({
+                "title": "Business English: meetings", "targetLanguage": "en", "level": "B2"
+            }),
+        ] {
+            let input: MaterialInput = serde_json::from_value(material).expect("material");
+            core.create_material(op, input, Vec::new())
+                .await
+                .expect("create material");
+            self.tick();
+        }
+
+        for (key, value) in [
+            (
+                "landing_video_url",
+                json!("https://videos.langcamp.example/welcome.mp4"),
+            ),
+            ("max_class_size", json!(12)),
+            (
+                "opening_hours",
+                json!({"weekdays": "09:00-20:00", "saturday": "10:00-14:00"}),
+            ),
+        ] {
+            core.put_setting(op, SettingInput::new(key, value))
+                .await
+                .expect("setting");
+        }
+        self.tick();
+    }
+
+    /// Presses a key and lets every core call it causes finish.
+    pub async fn press(&mut self, code: KeyCode) {
+        self.press_event(KeyEvent::new(code, KeyModifiers::NONE))
+            .await;
+    }
+
+    pub async fn ctrl(&mut self, c: char) {
+        self.press_event(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+            .await;
+    }
+
+    async fn press_event(&mut self, event: KeyEvent) {
+        if let Some(action) = map_key(self.app.key_context(), event) {
+            let tasks = self.app.update(action);
+            settle(&mut self.app, &self.core, tasks).await;
+        }
+    }
+
+    /// Types text, one key per character (`\n` is Enter).
+    pub async fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            let code = if c == '\n' {
+                KeyCode::Enter
+            } else {
+                KeyCode::Char(c)
+            };
+            self.press(code).await;
+        }
+    }
+
+    /// The screen as text, one line per row, trailing blanks cut.
+    pub fn screen(&self, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
+        terminal
+            .draw(|frame| ui::render(&self.app, frame))
+            .expect("draw");
+        let buffer = terminal.backend().buffer();
+        let mut text = String::new();
+        for y in 0..buffer.area.height {
+            let mut line = String::new();
+            for x in 0..buffer.area.width {
+                line.push_str(buffer[(x, y)].symbol());
+            }
+            text.push_str(line.trim_end());
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// Compares the 100x30 screen with `tests/snapshots/<name>.txt`; with `UPDATE_SNAPSHOTS=1`
+/// writes it first.
+pub fn assert_snapshot(console: &Console, name: &str) {
+    let current = console.screen(100, 30);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("folder")).expect("snapshot folder");
+        std::fs::write(&path, &current).expect("write snapshot");
+    }
+    let stored = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        stored == current,
+        "the {name} screen changed; review it and run \
+         `UPDATE_SNAPSHOTS=1 cargo test -p langcamp-tui` to accept ({})\n\
+         --- stored\n{stored}\n--- now\n{current}",
+        path.display()
+    );
+}

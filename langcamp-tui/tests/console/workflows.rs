@@ -1,0 +1,446 @@
+//! Writes through the console: each lands in the database, and failures leave the
+//! screen usable.
+
+use crossterm::event::KeyCode;
+use langcamp_core::contacts::{ContactFilter, ContactStatus};
+use langcamp_core::{Actor, PageRequest};
+use langcamp_tui::view::View;
+use sqlx::Row;
+
+use crate::harness::assert_snapshot;
+use crate::views::open;
+
+#[tokio::test]
+async fn a_reply_typed_in_the_console_is_stored_and_its_mail_queued() {
+    let mut console = open(View::Contacts).await;
+    // The newest request, from Marta Reis, is selected.
+    console.press(KeyCode::Enter).await;
+    console
+        .type_text("Hello Marta,\nyes: Tuesdays and Thursdays at 18:30.")
+        .await;
+    assert_snapshot(&console, "contacts-reply-typed");
+
+    console.ctrl('s').await;
+    assert!(console.app.overlay.is_none(), "the editor closes once sent");
+    assert_snapshot(&console, "contacts-reply-sent");
+
+    let page = console
+        .core
+        .list_contacts(
+            &Actor::Operator,
+            &ContactFilter {
+                status: None,
+                q: Some("marta".into()),
+            },
+            PageRequest::default(),
+        )
+        .await
+        .expect("contacts");
+    let marta = &page.list[0];
+    assert_eq!(marta.status, ContactStatus::Replied);
+    assert_eq!(
+        marta.reply_message.as_deref(),
+        Some("Hello Marta,\nyes: Tuesdays and Thursdays at 18:30.")
+    );
+    let rows = sqlx::query(
+        "SELECT recipient, kind FROM mail_outbox WHERE recipient = $1 ORDER BY created_at",
+    )
+    .bind("marta.reis@example.com")
+    .fetch_all(console.core.db().reader())
+    .await
+    .expect("outbox");
+    let mails: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r.get("recipient"), r.get("kind")))
+        .collect();
+    assert_eq!(
+        mails,
+        [(
+            "marta.reis@example.com".to_owned(),
+            "contact_reply".to_owned()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_reply_is_not_sent_and_the_editor_stays_open() {
+    let mut console = open(View::Contacts).await;
+    console.press(KeyCode::Enter).await;
+    console.type_text("  \n").await;
+    console.ctrl('s').await;
+    assert!(console.app.overlay.is_some());
+    let message = console.app.message.clone().expect("a message");
+    assert!(message.is_error);
+    assert_eq!(message.text, "write a reply first");
+    console.press(KeyCode::Esc).await;
+    assert!(console.app.overlay.is_none());
+    let screen = console.screen(100, 30);
+    assert!(screen.contains("PENDING"), "{screen}");
+}
+
+/// The kinds of mail queued for `recipient`, oldest first.
+async fn outbox(console: &crate::harness::Console, recipient: &str) -> Vec<String> {
+    sqlx::query("SELECT kind FROM mail_outbox WHERE recipient = $1 ORDER BY created_at")
+        .bind(recipient)
+        .fetch_all(console.core.db().reader())
+        .await
+        .expect("outbox")
+        .iter()
+        .map(|r| r.get("kind"))
+        .collect()
+}
+
+async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<String> {
+    let op = &Actor::Operator;
+    let user = console
+        .core
+        .get_user_by_email(op, email)
+        .await
+        .expect("user");
+    console
+        .core
+        .user_materials(op, &user.id)
+        .await
+        .expect("materials")
+        .into_iter()
+        .map(|a| a.material.title)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again() {
+    let mut console = open(View::Materials).await;
+    // The newest material, "Business English: meetings", is selected.
+    console.press(KeyCode::Char('a')).await;
+    console.type_text("example.com").await;
+    console.press(KeyCode::Char(' ')).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Char(' ')).await;
+    assert_snapshot(&console, "materials-assign-picker");
+    console.press(KeyCode::Enter).await;
+    assert!(console.app.overlay.is_none());
+    let message = console.app.message.clone().expect("message");
+    assert_eq!(
+        message.text,
+        "assigned \"Business English: meetings\" to 2 users; mails queued"
+    );
+    assert_eq!(
+        materials_of(&console, "new.student@example.com").await,
+        ["Business English: meetings"]
+    );
+    assert_eq!(
+        materials_of(&console, "ana.silva@example.com").await,
+        ["Business English: meetings"]
+    );
+    assert_eq!(
+        outbox(&console, "ana.silva@example.com").await,
+        ["material_assignment"]
+    );
+
+    console.press(KeyCode::Char('u')).await;
+    console.type_text("ana").await;
+    console.press(KeyCode::Enter).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "unassigned \"Business English: meetings\" from ana.silva@example.com"
+    );
+    assert!(
+        materials_of(&console, "ana.silva@example.com")
+            .await
+            .is_empty()
+    );
+    assert_eq!(
+        materials_of(&console, "new.student@example.com")
+            .await
+            .len(),
+        1
+    );
+
+    // Unassigning again fails in core; the picker stays open with the error shown.
+    console.press(KeyCode::Char('u')).await;
+    console.type_text("ana").await;
+    console.press(KeyCode::Enter).await;
+    let message = console.app.message.clone().expect("message");
+    assert!(message.is_error);
+    assert_eq!(message.text, "this material is not assigned to that user");
+    assert!(console.app.overlay.is_some());
+    console.press(KeyCode::Esc).await;
+    assert!(console.app.overlay.is_none());
+}
+
+async fn user(console: &crate::harness::Console, email: &str) -> langcamp_core::users::User {
+    console
+        .core
+        .get_user_by_email(&Actor::Operator, email)
+        .await
+        .expect("user")
+}
+
+#[tokio::test]
+async fn a_role_is_changed_from_the_user_list() {
+    let mut console = open(View::Users).await;
+    console.press(KeyCode::Char('/')).await;
+    console.type_text("jonas").await;
+    console.press(KeyCode::Enter).await;
+    console.press(KeyCode::Char('s')).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Enter).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "jonas.weber@example.com is now admin"
+    );
+    assert_eq!(
+        user(&console, "jonas.weber@example.com").await.role,
+        langcamp_core::Role::Admin
+    );
+    let screen = console.screen(100, 30);
+    assert!(screen.contains("Search: jonas"), "{screen}");
+    assert!(screen.contains("Users · page 1 of 1 · 1 user "), "{screen}");
+}
+
+#[tokio::test]
+async fn refusing_to_demote_the_last_superadmin_leaves_the_console_usable() {
+    let mut console = open(View::Users).await;
+    console.press(KeyCode::Char('f')).await;
+    console.press(KeyCode::Char('f')).await;
+    console.press(KeyCode::Char('f')).await;
+    assert_eq!(console.app.users.list.items.len(), 1, "only the superadmin");
+    console.press(KeyCode::Char('s')).await;
+    console.press(KeyCode::Up).await;
+    console.press(KeyCode::Up).await;
+    console.press(KeyCode::Enter).await;
+    assert_snapshot(&console, "users-error");
+    assert_eq!(
+        user(&console, "head@langcamp.example").await.role,
+        langcamp_core::Role::Superadmin
+    );
+    // The next key clears the error and works as usual.
+    console.press(KeyCode::Char('f')).await;
+    assert!(console.app.message.is_none());
+    assert_eq!(console.app.users.list.items.len(), 5);
+}
+
+#[tokio::test]
+async fn an_e_mail_address_is_edited_and_a_bad_one_is_refused_in_place() {
+    let mut console = open(View::Users).await;
+    // new.student@example.com is selected; replace the domain.
+    console.press(KeyCode::Char('e')).await;
+    for _ in 0.."example.com".len() {
+        console.press(KeyCode::Backspace).await;
+    }
+    console.press(KeyCode::Enter).await;
+    let message = console.app.message.clone().expect("message");
+    assert!(message.is_error, "{message:?}");
+    assert!(console.app.overlay.is_some(), "the prompt stays open");
+    console.type_text("school.example").await;
+    console.press(KeyCode::Enter).await;
+    assert!(console.app.overlay.is_none());
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "e-mail changed to new.student@school.example"
+    );
+    assert_eq!(
+        console.app.users.list.items[0].email,
+        "new.student@school.example"
+    );
+}
+
+#[tokio::test]
+async fn a_user_is_deleted_only_after_confirmation() {
+    let mut console = open(View::Users).await;
+    console.press(KeyCode::Char('d')).await;
+    console.press(KeyCode::Char('n')).await;
+    assert_eq!(console.app.users.list.items.len(), 5);
+    console.press(KeyCode::Char('d')).await;
+    assert_snapshot(&console, "users-confirm-delete");
+    console.press(KeyCode::Char('y')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "deleted new.student@example.com"
+    );
+    assert_eq!(console.app.users.list.items.len(), 4);
+    let gone = console
+        .core
+        .get_user_by_email(&Actor::Operator, "new.student@example.com")
+        .await;
+    assert!(gone.is_err());
+}
+
+#[tokio::test]
+async fn a_contact_status_is_changed_and_the_filter_follows_it() {
+    let mut console = open(View::Contacts).await;
+    // Marta Reis (PENDING) is selected.
+    console.press(KeyCode::Char('s')).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Enter).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "status set to CLOSED"
+    );
+    assert_eq!(
+        console.app.contacts.list.items[0].status,
+        ContactStatus::Closed
+    );
+    let statuses = |console: &crate::harness::Console| -> Vec<String> {
+        console
+            .app
+            .contacts
+            .list
+            .items
+            .iter()
+            .map(|c| c.first_name.clone())
+            .collect()
+    };
+    console.press(KeyCode::Char('f')).await;
+    assert_eq!(console.app.contacts.status, Some(ContactStatus::Pending));
+    assert!(statuses(&console).is_empty());
+    console.press(KeyCode::Char('f')).await;
+    assert_eq!(statuses(&console), ["Peter"]);
+    console.press(KeyCode::Char('d')).await;
+    console.press(KeyCode::Char('y')).await;
+    assert!(statuses(&console).is_empty());
+    console.press(KeyCode::Char('f')).await;
+    console.press(KeyCode::Char('f')).await;
+    console.press(KeyCode::Char('f')).await;
+    assert_eq!(console.app.contacts.status, None);
+    assert_eq!(statuses(&console), ["Marta", "Chloé"]);
+}
+
+#[tokio::test]
+async fn courses_are_published_duplicated_and_deleted() {
+    let mut console = open(View::Courses).await;
+    console.press(KeyCode::Down).await; // Business English, unpublished
+    console.press(KeyCode::Char('p')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "published \"Business English\""
+    );
+    assert!(console.app.courses.list.items[1].is_published);
+    console.press(KeyCode::Char('c')).await;
+    let titles: Vec<(String, bool)> = console
+        .app
+        .courses
+        .list
+        .items
+        .iter()
+        .map(|c| (c.title.clone(), c.is_published))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            ("German for Beginners".to_owned(), true),
+            ("Business English".to_owned(), true),
+            ("Business English (copy)".to_owned(), false),
+            ("Spanish Summer Camp".to_owned(), true),
+        ]
+    );
+    console.press(KeyCode::Char('p')).await;
+    assert!(!console.app.courses.list.items[1].is_published);
+    console.press(KeyCode::Char('d')).await;
+    console.press(KeyCode::Char('y')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "deleted \"Business English\""
+    );
+    assert_eq!(console.app.courses.list.items.len(), 3);
+}
+
+#[tokio::test]
+async fn a_setting_is_edited_as_json_and_bad_json_is_refused() {
+    let mut console = open(View::Settings).await;
+    console.press(KeyCode::Down).await; // max_class_size = 12
+    console.press(KeyCode::Enter).await;
+    console.press(KeyCode::Backspace).await;
+    console.press(KeyCode::Backspace).await;
+    console.type_text("{\"adults\": 10,").await;
+    console.ctrl('s').await;
+    let message = console.app.message.clone().expect("message");
+    assert!(
+        message.is_error && message.text.starts_with("not valid JSON"),
+        "{message:?}"
+    );
+    assert_snapshot(&console, "settings-bad-json");
+    console.type_text("\n\"kids\": 8}").await;
+    console.ctrl('s').await;
+    assert!(console.app.overlay.is_none());
+    let stored = console
+        .core
+        .get_setting(&Actor::Operator, "max_class_size")
+        .await
+        .expect("setting");
+    assert_eq!(stored.value, serde_json::json!({"adults": 10, "kids": 8}));
+}
+
+#[tokio::test]
+async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
+    let mut console = open(View::Placement).await;
+    // The newest test, "Spanish placement test" (inactive), is selected; its results show.
+    let scores = |console: &crate::harness::Console| -> Vec<(String, String, i64)> {
+        console
+            .app
+            .placement
+            .results
+            .items
+            .iter()
+            .map(|r| (r.user.email.clone(), r.level.clone(), r.total_score))
+            .collect()
+    };
+    assert_eq!(
+        scores(&console),
+        [("jonas.weber@example.com".to_owned(), "A2".to_owned(), 1)]
+    );
+    console.press(KeyCode::Char('a')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "activated \"Spanish placement test\""
+    );
+    assert!(console.app.placement.tests.items[0].is_active);
+
+    console.press(KeyCode::Down).await;
+    assert_eq!(
+        scores(&console),
+        [
+            ("ana.silva@example.com".to_owned(), "A2".to_owned(), 3),
+            ("jonas.weber@example.com".to_owned(), "A1".to_owned(), 2),
+            ("ana.silva@example.com".to_owned(), "B1".to_owned(), 6),
+        ]
+    );
+
+    console.press(KeyCode::Char('u')).await;
+    console.type_text("jonas.weber@example.com").await;
+    console.press(KeyCode::Enter).await;
+    assert_eq!(
+        scores(&console),
+        [
+            ("jonas.weber@example.com".to_owned(), "A2".to_owned(), 1),
+            ("jonas.weber@example.com".to_owned(), "A1".to_owned(), 2),
+        ]
+    );
+    assert_snapshot(&console, "placement-user-results");
+
+    // The results pane has the keys: delete Jonas's German result.
+    console.press(KeyCode::Down).await;
+    console.press(KeyCode::Char('d')).await;
+    console.press(KeyCode::Char('y')).await;
+    assert_eq!(
+        console.app.message.clone().expect("message").text,
+        "deleted the result of jonas.weber@example.com"
+    );
+    assert_eq!(
+        scores(&console),
+        [("jonas.weber@example.com".to_owned(), "A2".to_owned(), 1)]
+    );
+
+    console.press(KeyCode::Esc).await;
+    console.press(KeyCode::Char('u')).await;
+    console.type_text("nobody@example.com").await;
+    console.press(KeyCode::Enter).await;
+    let message = console.app.message.clone().expect("message");
+    assert!(message.is_error);
+    assert_eq!(message.text, "user not found");
+    assert!(scores(&console).is_empty());
+    assert!(!console.app.placement.results.is_loading());
+}

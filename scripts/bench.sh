@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# The HTTP benchmark of Langcamp (issue 10; results in docs/BENCHMARKS.md).
+#
+#   scripts/bench.sh                      # SQLite
+#   scripts/bench.sh --postgres URL       # PostgreSQL (a server URL; the bench creates and
+#                                         # drops its own database langcamp_http_bench)
+# Options: --duration S (each wrk run, default 5), --runs N (measured runs per endpoint,
+# default 3, after one warm-up), --soak S (the long submission run, default 60, 0 skips it),
+# --scale full|tenth (default full), --keep (keep the data set and logs),
+# --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/verify').
+#
+# One run: builds the release binaries; seeds the data set (100k users, 1M results,
+# 60 courses, 50 tests, one-time codes, a student and an admin signed in); times
+# `langcamp serve` from spawn to the first 200 of `GET /`; starts `langcamp serve` and the
+# bare hyper baseline (`hello`, same runtime settings); then for each endpoint runs wrk
+# (64 connections) against the baseline and the endpoint alternately and prints, per
+# endpoint, the median requests per second, the ratio to the baseline of the same
+# interleaved runs, the median p50 and p99, non-2xx answers, "database is locked" lines in
+# the server log, and the server's peak RSS (VmHWM, reset before each endpoint).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+PG=""
+DURATION=5
+RUNS=3
+SOAK=60
+SCALE=full
+KEEP=0
+ONLY=""
+CONNECTIONS=64
+THREADS=2
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --postgres) PG=$2; shift 2 ;;
+    --duration) DURATION=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --soak) SOAK=$2; shift 2 ;;
+    --scale) SCALE=$2; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    --only) ONLY=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+if ! command -v wrk >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get install -y wrk >/dev/null
+  else
+    echo "bench.sh: wrk is missing (apt-get install -y wrk)" >&2
+    exit 1
+  fi
+fi
+
+echo "== building release binaries" >&2
+cargo build --release --quiet -p langcamp-cli -p langcamp-bench --bins
+BIN=$ROOT/target/release
+
+WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/langcamp-http-bench}
+rm -rf "$WORK"
+mkdir -p "$WORK"
+SECRET=langcamp-bench-secret-0123456789abcdef
+PORT=18080
+BASE_PORT=18081
+if [ -n "$PG" ]; then
+  base=${PG%%\?*}
+  query=""
+  case "$PG" in *\?*) query="?${PG#*\?}" ;; esac
+  DB_URL="${base%/*}/langcamp_http_bench$query"
+  BACKEND=postgres
+else
+  DB_URL="sqlite://$WORK/langcamp.db?mode=rwc"
+  BACKEND=sqlite
+fi
+
+SERVER_PID=""
+HELLO_PID=""
+cleanup() {
+  # Not under errexit: `wait` returns the killed server's status.
+  set +e
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  [ -n "$HELLO_PID" ] && kill "$HELLO_PID" 2>/dev/null && wait "$HELLO_PID" 2>/dev/null
+  if [ "$KEEP" = 0 ]; then
+    [ -n "$PG" ] && "$BIN/api-bench" drop --database-url "$DB_URL" || true
+    rm -rf "$WORK"
+  fi
+}
+trap cleanup EXIT
+
+echo "== seeding ($BACKEND, $SCALE)" >&2
+"$BIN/api-bench" seed --database-url "$DB_URL" --secret "$SECRET" --scale "$SCALE" --out "$WORK"
+# shellcheck disable=SC1091
+. "$WORK/bench.env"
+
+echo "== start-up to first answer" >&2
+STARTUP=$("$BIN/api-bench" startup --bin "$BIN/langcamp" --database-url "$DB_URL" \
+  --secret "$SECRET" --data-dir "$WORK/data" --port $PORT --runs 5)
+
+LOG=$WORK/server.log
+DATABASE_URL=$DB_URL JWT_SECRET=$SECRET DATA_DIR=$WORK/data \
+  "$BIN/langcamp" serve --host 127.0.0.1 --port $PORT >>"$LOG" 2>&1 &
+SERVER_PID=$!
+"$BIN/hello" $BASE_PORT &
+HELLO_PID=$!
+for _ in $(seq 1 300); do
+  if curl -fs "http://127.0.0.1:$PORT/" >/dev/null && curl -fs "http://127.0.0.1:$BASE_PORT/" >/dev/null; then
+    break
+  fi
+  sleep 0.1
+done
+
+LUA=$ROOT/scripts/bench
+# The next unused one-time code, in a file: endpoint runs happen in command substitutions
+# (subshells), where a shell variable would not keep its new value.
+echo 0 >"$WORK/otp_next"
+OTP_BLOCK=$((OTP_CODES / (RUNS + 2)))
+
+# to_ms VALUE: wrk's "1.23ms" / "850.00us" / "1.02s" in milliseconds.
+to_ms() {
+  awk -v v="$1" 'BEGIN {
+    n = v + 0
+    if (v ~ /us$/) n = n / 1000; else if (v ~ /ms$/) n = n; else if (v ~ /m$/) n = n * 60000; else if (v ~ /s$/) n = n * 1000
+    printf "%.2f", n }'
+}
+
+# wrk_run URL DURATION CONNECTIONS THREADS SCRIPT ARGS...: prints "rps p50_ms p99_ms non2xx".
+wrk_run() {
+  local url=$1 duration=$2 connections=$3 threads=$4 script=$5
+  shift 5
+  local out
+  out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s "$script" "$url" -- "$@")
+  local rps p50 p99 bad
+  rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+  p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
+  p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+  bad=$(awk '/Non-2xx or 3xx responses:/ {print $5}' <<<"$out")
+  echo "${rps:-0} $(to_ms "${p50:-0}") $(to_ms "${p99:-0}") ${bad:-0}"
+}
+
+# endpoint_run NAME: one wrk run of the named endpoint (OTP runs take fresh codes).
+endpoint_run() {
+  local url="http://127.0.0.1:$PORT"
+  case "$1" in
+    "GET /courses") wrk_run "$url/courses" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET ;;
+    "GET /proficiency-tests") wrk_run "$url/proficiency-tests" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET ;;
+    "GET /settings/landing_video_url") wrk_run "$url/settings/landing_video_url" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET ;;
+    "GET /me") wrk_run "$url/me" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET "$USER_TOKEN" ;;
+    "POST /auth/otp/verify")
+      local first
+      first=$(cat "$WORK/otp_next")
+      echo $((first + OTP_BLOCK)) >"$WORK/otp_next"
+      wrk_run "$url/auth/otp/verify" "$DURATION" $CONNECTIONS $THREADS "$LUA/otp.lua" "$first" $((OTP_BLOCK / THREADS)) ;;
+    "POST /proficiency-tests/{id}/submit") wrk_run "$url/proficiency-tests/$TEST_ID/submit" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" POST "$USER_TOKEN" "$WORK/submit.json" ;;
+    "GET /admin/dashboard") wrk_run "$url/admin/dashboard" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET "$ADMIN_TOKEN" ;;
+  esac
+}
+
+baseline_run() {
+  wrk_run "http://127.0.0.1:$BASE_PORT/" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v c="$1" '{ print $c }'; }
+hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
+locked() { grep -c "database is locked" "$LOG" || true; }
+
+ENDPOINTS=(
+  "GET /courses"
+  "GET /proficiency-tests"
+  "GET /settings/landing_video_url"
+  "GET /me"
+  "POST /auth/otp/verify"
+  "POST /proficiency-tests/{id}/submit"
+  "GET /admin/dashboard"
+)
+
+TABLE=$WORK/table.md
+{
+  echo "| endpoint | req/s | ratio to baseline | p50 ms | p99 ms | non-2xx | db locked | peak RSS MB |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+} >"$TABLE"
+ALL_BASE=""
+for name in "${ENDPOINTS[@]}"; do
+  [ -n "$ONLY" ] && [ "$name" != "$ONLY" ] && continue
+  echo "== $name" >&2
+  echo 5 >"/proc/$SERVER_PID/clear_refs" 2>/dev/null || true
+  : >"$LOG"
+  baseline_run >/dev/null
+  endpoint_run "$name" >/dev/null
+  base="" ends=""
+  for _ in $(seq 1 "$RUNS"); do
+    base+="$(baseline_run)"$'\n'
+    ends+="$(endpoint_run "$name")"$'\n'
+  done
+  ALL_BASE+=$base
+  b_rps=$(col 1 <<<"${base%$'\n'}" | median)
+  e_rps=$(col 1 <<<"${ends%$'\n'}" | median)
+  e_p50=$(col 2 <<<"${ends%$'\n'}" | median)
+  e_p99=$(col 3 <<<"${ends%$'\n'}" | median)
+  e_bad=$(col 4 <<<"${ends%$'\n'}" | awk '{ s += $1 } END { print s + 0 }')
+  ratio=$(awk -v e="$e_rps" -v b="$b_rps" 'BEGIN { printf "%.2f", (b > 0 ? e / b : 0) }')
+  row="| \`$name\` | $(printf '%.0f' "$e_rps") | $ratio | $e_p50 | $e_p99 | $e_bad | $(locked) | $(hwm_mb) |"
+  echo "$row" >&2
+  echo "$row" >>"$TABLE"
+done
+b_rps=$(col 1 <<<"${ALL_BASE%$'\n'}" | median)
+b_p50=$(col 2 <<<"${ALL_BASE%$'\n'}" | median)
+b_p99=$(col 3 <<<"${ALL_BASE%$'\n'}" | median)
+HELLO_HWM=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$HELLO_PID/status")
+echo "| baseline (\`hello\`, all runs) | $(printf '%.0f' "$b_rps") | 1.00 | $b_p50 | $b_p99 | 0 | - | $HELLO_HWM |" >>"$TABLE"
+
+echo "== dashboard, one connection" >&2
+DASH1=$(wrk_run "http://127.0.0.1:$PORT/admin/dashboard" "$DURATION" 1 1 "$LUA/request.lua" GET "$ADMIN_TOKEN")
+
+SOAK_LINE="skipped"
+if [ "$SOAK" -gt 0 ]; then
+  echo "== submission soak, ${SOAK} s" >&2
+  : >"$LOG"
+  s=$(DURATION=$SOAK endpoint_run "POST /proficiency-tests/{id}/submit")
+  SOAK_LINE="$(col 1 <<<"$s" | xargs printf '%.0f') req/s, p50 $(col 2 <<<"$s") ms, p99 $(col 3 <<<"$s") ms, non-2xx $(col 4 <<<"$s"), \"database is locked\" in the log: $(locked)"
+fi
+PEAK=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status")
+
+echo
+echo "Backend: $BACKEND ($SCALE data set); wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION} s runs, median of $RUNS after a warm-up"
+echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
+echo
+cat "$TABLE"
+echo
+echo "Dashboard with one connection (sequential): p50 $(col 2 <<<"$DASH1") ms, p99 $(col 3 <<<"$DASH1") ms, $(col 1 <<<"$DASH1" | xargs printf '%.0f') req/s"
+echo "Submission soak (${SOAK} s, $CONNECTIONS connections): $SOAK_LINE"
+echo "Start-up to first answer (5 runs): $STARTUP"
+echo "Server peak RSS since the last reset (dashboard and soak): $PEAK MB"

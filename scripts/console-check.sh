@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Drives the real `langcamp console` in a detached tmux session (100x30): switches through
+# every view, checks that each one rendered, quits with `q`, and checks that the console
+# ended and exited 0. Builds nothing: pass the binary (default target/debug/langcamp).
+#
+#   scripts/console-check.sh [path/to/langcamp]
+#
+# Exits non-zero, with a message and the last screen, on any failure.
+set -euo pipefail
+
+binary="${1:-target/debug/langcamp}"
+fail() {
+    echo "console-check: FAIL: $*" >&2
+    exit 1
+}
+
+[ -x "$binary" ] || fail "no executable at $binary (build it first: cargo build -p langcamp-cli)"
+binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    if [ "${CI:-}" = "true" ] && command -v apt-get >/dev/null 2>&1; then
+        echo "console-check: installing tmux"
+        sudo_cmd=""
+        [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+        $sudo_cmd apt-get update -qq >/dev/null
+        $sudo_cmd apt-get install -y -qq tmux >/dev/null
+    else
+        fail "tmux is not installed"
+    fi
+fi
+
+work="$(mktemp -d)"
+session="langcamp-console-check-$$"
+socket="$work/tmux.sock"
+tmux_() { tmux -S "$socket" "$@"; }
+cleanup() {
+    tmux_ kill-server >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+export DATA_DIR="$work/data"
+export DATABASE_URL="sqlite://$DATA_DIR/langcamp.db?mode=rwc"
+mkdir -p "$DATA_DIR"
+
+"$binary" migrate >/dev/null || fail "langcamp migrate failed"
+if "$binary" --help | grep -qE '^\s+seed\b'; then
+    "$binary" seed --demo >/dev/null || fail "langcamp seed --demo failed"
+    seeded=yes
+else
+    seeded=no
+fi
+
+# The console runs in the session's only window; when it ends, its exit status is written
+# and the window closes, which ends the session.
+tmux_ new-session -d -s "$session" -x 100 -y 30 \
+    "env DATA_DIR='$DATA_DIR' DATABASE_URL='$DATABASE_URL' TERM=xterm-256color '$binary' console; echo \$? > '$work/exit-status'"
+
+screen() { tmux_ capture-pane -p -t "$session" 2>/dev/null || true; }
+
+# Waits (up to 10 s) until the screen contains $1 (a fixed string).
+wait_for() {
+    local what="$1" i
+    for i in $(seq 1 100); do
+        if screen | grep -qF -- "$what"; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "--- last screen:" >&2
+    screen >&2
+    fail "timed out waiting for \"$what\""
+}
+
+# The tab bar names every view; each view's pane title is "┌ <Title> ·" and appears only
+# on that view.
+wait_for "? help"
+views="$(screen | head -n 1 | grep -oE '[0-9] [A-Z][a-z]+' || true)"
+[ -n "$views" ] || fail "no views in the tab bar"
+count=0
+while read -r number title; do
+    tmux_ send-keys -t "$session" "$number"
+    wait_for "┌ $title ·"
+    # Loaded: the loading placeholder is gone.
+    for i in $(seq 1 100); do
+        screen | grep -q "Loading" || break
+        sleep 0.1
+    done
+    screen | grep -q "Loading" && fail "$title view still loading after 10 s"
+    echo "console-check: view $number $title rendered"
+    count=$((count + 1))
+done <<<"$views"
+
+tmux_ send-keys -t "$session" q
+for i in $(seq 1 100); do
+    [ -f "$work/exit-status" ] && break
+    sleep 0.1
+done
+[ -f "$work/exit-status" ] || { screen >&2; fail "the console did not exit after q"; }
+status="$(cat "$work/exit-status")"
+[ "$status" = 0 ] || fail "the console exited with status $status"
+for i in $(seq 1 50); do
+    tmux_ has-session -t "$session" 2>/dev/null || break
+    sleep 0.1
+done
+tmux_ has-session -t "$session" 2>/dev/null && fail "the tmux session is still running after q"
+
+echo "console-check: OK ($count views, demo data: $seeded, exit status 0)"
