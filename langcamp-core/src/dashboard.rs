@@ -1,13 +1,14 @@
 //! The admin dashboard (CONTRACT §11): counts, rates, monthly trends, distributions and
 //! recent activity over users, courses, placement results, contacts and materials.
 //!
-//! Every figure is computed by an aggregate query in the database, never by loading rows:
-//! totals and windows are `COUNT(*)` over integer-time ranges on indexes, the level and
-//! language distributions are one `GROUP BY` pass over a covering index (migration 0050),
-//! and month boundaries are computed here in Rust with chrono, so the SQL never applies a
-//! date function to a row and is the same on SQLite and PostgreSQL. The queries are
-//! independent and run concurrently on the reader pool; each figure is exact as of its
-//! query (a write committed during the call may be seen by some figures and not others).
+//! Every figure is computed in the database, never by loading rows, and costs about the
+//! same at ten users as at a million results: whole-table counts, the level and language
+//! distributions and the monthly trends are reads of the rollup tables that triggers keep
+//! exact (migration 0060, [`rollups`]); the 30-day windows are whole days of those rollups
+//! plus a range count of the partial day at each edge; the rest are counts of small tables
+//! and the 5 newest rows by index. Month boundaries are computed here with chrono, so the
+//! SQL never applies a date function to a row and is the same on SQLite and PostgreSQL.
+//! The reads run in one read-only snapshot, so the figures agree with each other.
 //! `docs/BENCHMARKS.md` records how long this takes at a million results.
 //!
 //! Definitions, where the contract leaves a choice:
@@ -24,19 +25,22 @@
 
 mod calendar;
 mod languages;
+mod rollups;
+
+pub use rollups::Drift;
 
 use std::collections::BTreeMap;
 
-use chrono::TimeDelta;
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyConnection, Row};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::error::{Error, Result};
 use crate::time::Timestamp;
+use rollups::{DAY_MS, Days, Series, day_of};
 
 /// Months in `trends` when the query names none.
 pub const DEFAULT_MONTHS: u32 = 6;
@@ -321,169 +325,81 @@ fn growth(current: i64, previous: i64) -> f64 {
     }
 }
 
-/// Counts of the window of 30 days and the one before, and totals that are plain counts.
-const OVERVIEW: &str = "SELECT
-    (SELECT COUNT(*) FROM users WHERE is_registration_complete = 1) AS users_completed,
-    (SELECT COUNT(*) FROM users WHERE created_at >= $1) AS users_new,
-    (SELECT COUNT(*) FROM users WHERE created_at >= $2 AND created_at < $1) AS users_previous,
+/// The small tables' sizes, and the rows of the partial days before the 30-day windows'
+/// edges: `[day_of(since_30), since_30)` ($1, $2) and `[day_of(since_60), since_60)`
+/// ($3, $4), at most a day of rows each.
+const PLAIN_COUNTS: &str = "SELECT
     (SELECT COUNT(*) FROM courses) AS courses,
     (SELECT COUNT(*) FROM proficiency_tests) AS tests,
-    (SELECT COUNT(*) FROM test_results WHERE completed_at >= $1) AS results_new,
-    (SELECT COUNT(*) FROM test_results WHERE completed_at >= $2 AND completed_at < $1) AS results_previous,
-    (SELECT COUNT(*) FROM contacts WHERE created_at >= $1) AS contacts_new,
     (SELECT COUNT(*) FROM education_materials) AS materials,
-    (SELECT COUNT(*) FROM material_assignments) AS assignments,
-    (SELECT COUNT(*) FROM material_assignments WHERE assigned_at >= $1) AS assignments_new";
+    (SELECT COUNT(*) FROM users WHERE created_at >= $1 AND created_at < $2) AS users_head_30,
+    (SELECT COUNT(*) FROM users WHERE created_at >= $3 AND created_at < $4) AS users_head_60,
+    (SELECT COUNT(*) FROM test_results WHERE completed_at >= $1 AND completed_at < $2) AS results_head_30,
+    (SELECT COUNT(*) FROM test_results WHERE completed_at >= $3 AND completed_at < $4) AS results_head_60,
+    (SELECT COUNT(*) FROM contacts WHERE created_at >= $1 AND created_at < $2) AS contacts_head_30,
+    (SELECT COUNT(*) FROM material_assignments WHERE assigned_at >= $1 AND assigned_at < $2) AS assignments_head_30";
 
-/// One `COUNT(*)` of rows whose time is in `[$lo, $hi)`.
-macro_rules! month_count {
-    ($table:literal, $column:literal, $lo:literal, $hi:literal) => {
-        concat!(
-            "(SELECT COUNT(*) FROM ",
-            $table,
-            " WHERE ",
-            $column,
-            " >= $",
-            $lo,
-            " AND ",
-            $column,
-            " < $",
-            $hi,
-            ")"
-        )
-    };
+/// The counts of [`PLAIN_COUNTS`].
+struct PlainCounts {
+    courses: i64,
+    tests: i64,
+    materials: i64,
+    users_head_30: i64,
+    users_head_60: i64,
+    results_head_30: i64,
+    results_head_60: i64,
+    contacts_head_30: i64,
+    assignments_head_30: i64,
 }
 
-/// One row of [`MAX_MONTHS`] counts of `table` by `column` between the 25 boundaries
-/// `$1..$25`; unused months get empty ranges (`$k = $k+1`).
-macro_rules! monthly_counts {
-    ($table:literal, $column:literal) => {
-        concat!(
-            "SELECT ",
-            month_count!($table, $column, 1, 2),
-            ", ",
-            month_count!($table, $column, 2, 3),
-            ", ",
-            month_count!($table, $column, 3, 4),
-            ", ",
-            month_count!($table, $column, 4, 5),
-            ", ",
-            month_count!($table, $column, 5, 6),
-            ", ",
-            month_count!($table, $column, 6, 7),
-            ", ",
-            month_count!($table, $column, 7, 8),
-            ", ",
-            month_count!($table, $column, 8, 9),
-            ", ",
-            month_count!($table, $column, 9, 10),
-            ", ",
-            month_count!($table, $column, 10, 11),
-            ", ",
-            month_count!($table, $column, 11, 12),
-            ", ",
-            month_count!($table, $column, 12, 13),
-            ", ",
-            month_count!($table, $column, 13, 14),
-            ", ",
-            month_count!($table, $column, 14, 15),
-            ", ",
-            month_count!($table, $column, 15, 16),
-            ", ",
-            month_count!($table, $column, 16, 17),
-            ", ",
-            month_count!($table, $column, 17, 18),
-            ", ",
-            month_count!($table, $column, 18, 19),
-            ", ",
-            month_count!($table, $column, 19, 20),
-            ", ",
-            month_count!($table, $column, 20, 21),
-            ", ",
-            month_count!($table, $column, 21, 22),
-            ", ",
-            month_count!($table, $column, 22, 23),
-            ", ",
-            month_count!($table, $column, 23, 24),
-            ", ",
-            month_count!($table, $column, 24, 25)
-        )
-    };
+async fn plain_counts(
+    conn: &mut AnyConnection,
+    since_30: i64,
+    since_60: i64,
+) -> Result<PlainCounts> {
+    let row = sqlx::query(PLAIN_COUNTS)
+        .bind(day_of(since_30))
+        .bind(since_30)
+        .bind(day_of(since_60))
+        .bind(since_60)
+        .fetch_one(conn)
+        .await?;
+    Ok(PlainCounts {
+        courses: row.try_get("courses")?,
+        tests: row.try_get("tests")?,
+        materials: row.try_get("materials")?,
+        users_head_30: row.try_get("users_head_30")?,
+        users_head_60: row.try_get("users_head_60")?,
+        results_head_30: row.try_get("results_head_30")?,
+        results_head_60: row.try_get("results_head_60")?,
+        contacts_head_30: row.try_get("contacts_head_30")?,
+        assignments_head_30: row.try_get("assignments_head_30")?,
+    })
 }
 
-const USERS_BY_MONTH: &str = monthly_counts!("users", "created_at");
-const RESULTS_BY_MONTH: &str = monthly_counts!("test_results", "completed_at");
-const CONTACTS_BY_MONTH: &str = monthly_counts!("contacts", "created_at");
-const ASSIGNMENTS_BY_MONTH: &str = monthly_counts!("material_assignments", "assigned_at");
-
-/// Counts of each month of `bounds` (25 boundaries, see [`monthly_counts`]).
-async fn monthly(pool: &AnyPool, sql: &'static str, bounds: &[i64]) -> Result<[i64; 24]> {
-    let mut query = sqlx::query(sql);
-    for bound in bounds {
-        query = query.bind(*bound);
-    }
-    let row = query.fetch_one(pool).await?;
-    let mut counts = [0i64; MAX_MONTHS as usize];
-    for (i, count) in counts.iter_mut().enumerate() {
-        *count = row.try_get(i)?;
-    }
-    Ok(counts)
+/// Rows of `series` at or after `t`: the whole days from `t`'s day on, less the rows of
+/// that day before `t` (`head`).
+fn since(days: &Days, series: Series, t: i64, head: i64) -> i64 {
+    days.sum(series, day_of(t), None) - head
 }
 
-/// `(key, count)` of a `GROUP BY`.
-async fn grouped(pool: &AnyPool, sql: &'static str) -> Result<Vec<(String, i64)>> {
-    let rows = sqlx::query(sql).fetch_all(pool).await?;
-    rows.iter()
-        .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
-        .collect()
+/// Rows of `series` in `[from, to)`, each bound with the rows of its day before it.
+fn between(
+    days: &Days,
+    series: Series,
+    (from, from_head): (i64, i64),
+    (to, to_head): (i64, i64),
+) -> i64 {
+    days.sum(series, day_of(from), Some(day_of(to))) - from_head + to_head
 }
 
-/// Count and total score of the results of one level and language.
-struct ResultGroup {
-    level: String,
-    language: Option<String>,
-    count: i64,
-    score: i64,
-}
-
-async fn result_groups(pool: &AnyPool) -> Result<Vec<ResultGroup>> {
-    let rows = sqlx::query(
-        "SELECT level, target_language, COUNT(*) AS n, CAST(SUM(total_score) AS BIGINT) AS score
-         FROM test_results GROUP BY level, target_language",
-    )
-    .fetch_all(pool)
-    .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(ResultGroup {
-                level: row.try_get("level")?,
-                language: row.try_get("target_language")?,
-                count: row.try_get("n")?,
-                score: row.try_get::<Option<i64>, _>("score")?.unwrap_or(0),
-            })
-        })
-        .collect()
-}
-
-async fn assigned_users(pool: &AnyPool) -> Result<i64> {
-    Ok(
-        // Grouping, not COUNT(DISTINCT): SQLite walks the user_id index in order and
-        // PostgreSQL hashes instead of sorting every id under the collation.
-        sqlx::query_scalar(
-            "SELECT COUNT(*) FROM (SELECT user_id FROM material_assignments GROUP BY user_id) holders",
-        )
-            .fetch_one(pool)
-            .await?,
-    )
-}
-
-async fn recent_contacts(pool: &AnyPool) -> Result<Vec<RecentContact>> {
+async fn recent_contacts(conn: &mut AnyConnection) -> Result<Vec<RecentContact>> {
     let rows = sqlx::query(
         "SELECT id, first_name, last_name, email, status, source, created_at, replied_at
          FROM contacts ORDER BY created_at DESC, id DESC LIMIT $1",
     )
     .bind(RECENT_ITEMS)
-    .fetch_all(pool)
+    .fetch_all(conn)
     .await?;
     rows.iter().map(recent_contact).collect()
 }
@@ -504,7 +420,7 @@ fn recent_contact(row: &AnyRow) -> Result<RecentContact> {
     })
 }
 
-async fn recent_results(pool: &AnyPool) -> Result<Vec<RecentResult>> {
+async fn recent_results(conn: &mut AnyConnection) -> Result<Vec<RecentResult>> {
     let rows = sqlx::query(
         // The newest results first, then their users: joining before the LIMIT lets
         // SQLite's planner scan users and sort every result.
@@ -516,7 +432,7 @@ async fn recent_results(pool: &AnyPool) -> Result<Vec<RecentResult>> {
          ORDER BY r.completed_at DESC, r.id DESC",
     )
     .bind(RECENT_ITEMS)
-    .fetch_all(pool)
+    .fetch_all(conn)
     .await?;
     rows.iter()
         .map(|row| {
@@ -532,42 +448,6 @@ async fn recent_results(pool: &AnyPool) -> Result<Vec<RecentResult>> {
             })
         })
         .collect()
-}
-
-/// The plain counts of [`OVERVIEW`].
-struct Counts {
-    users_completed: i64,
-    users_new: i64,
-    users_previous: i64,
-    courses: i64,
-    tests: i64,
-    results_new: i64,
-    results_previous: i64,
-    contacts_new: i64,
-    materials: i64,
-    assignments: i64,
-    assignments_new: i64,
-}
-
-async fn counts(pool: &AnyPool, since_30: i64, since_60: i64) -> Result<Counts> {
-    let row = sqlx::query(OVERVIEW)
-        .bind(since_30)
-        .bind(since_60)
-        .fetch_one(pool)
-        .await?;
-    Ok(Counts {
-        users_completed: row.try_get("users_completed")?,
-        users_new: row.try_get("users_new")?,
-        users_previous: row.try_get("users_previous")?,
-        courses: row.try_get("courses")?,
-        tests: row.try_get("tests")?,
-        results_new: row.try_get("results_new")?,
-        results_previous: row.try_get("results_previous")?,
-        contacts_new: row.try_get("contacts_new")?,
-        materials: row.try_get("materials")?,
-        assignments: row.try_get("assignments")?,
-        assignments_new: row.try_get("assignments_new")?,
-    })
 }
 
 /// Count and score sum per key, ordered by key.
@@ -591,64 +471,29 @@ impl Langcamp {
         let months = parse_months(query.months.as_deref())?;
         let now = self.clock().now();
         let now_ms = now.timestamp_millis();
-        let day_ms = TimeDelta::days(1).num_milliseconds();
-        let since_30 = now_ms - 30 * day_ms;
-        let since_60 = now_ms - 60 * day_ms;
-
+        let since_30 = now_ms - 30 * DAY_MS;
+        let since_60 = now_ms - 60 * DAY_MS;
         let spans = calendar::months_ending_at(now, months)?;
-        let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
-            return Err(Error::internal("no months to report"));
-        };
-        // 25 boundaries: the unused leading months are empty ranges at the first start.
-        let unused = MAX_MONTHS as usize - spans.len();
-        let bounds: Vec<i64> = std::iter::repeat_n(first.start_ms, unused)
-            .chain(spans.iter().map(|s| s.start_ms))
-            .chain(std::iter::once(last.end_ms))
-            .collect();
+        let first_month = spans.first().map_or(now_ms, |span| span.start_ms);
 
-        let pool = self.db().reader();
-        let (
-            counts,
-            roles,
-            statuses,
-            groups,
-            assigned_users,
-            users_by_month,
-            results_by_month,
-            contacts_by_month,
-            assignments_by_month,
-            recent_contacts,
-            recent_results,
-        ) = tokio::try_join!(
-            counts(pool, since_30, since_60),
-            grouped(pool, "SELECT role, COUNT(*) FROM users GROUP BY role"),
-            grouped(
-                pool,
-                "SELECT status, COUNT(*) FROM contacts GROUP BY status"
-            ),
-            result_groups(pool),
-            assigned_users(pool),
-            monthly(pool, USERS_BY_MONTH, &bounds),
-            monthly(pool, RESULTS_BY_MONTH, &bounds),
-            monthly(pool, CONTACTS_BY_MONTH, &bounds),
-            monthly(pool, ASSIGNMENTS_BY_MONTH, &bounds),
-            recent_contacts(pool),
-            recent_results(pool),
-        )?;
+        // Six small reads, one after another in one snapshot, so the figures agree.
+        let mut tx = self.db().begin_read().await?;
+        let counts = rollups::counts(&mut tx).await?;
+        let groups = rollups::result_groups(&mut tx).await?;
+        let days = Days::since(&mut tx, first_month.min(day_of(since_60))).await?;
+        let plain = plain_counts(&mut tx, since_30, since_60).await?;
+        let recent_contacts = recent_contacts(&mut tx).await?;
+        let recent_results = recent_results(&mut tx).await?;
+        tx.commit().await?;
+        let count = |name: &str| counts.get(name).copied().unwrap_or(0);
 
         // Users by role.
-        let count_of = |groups: &[(String, i64)], key: &str| {
-            groups
-                .iter()
-                .filter(|(k, _)| k == key)
-                .map(|(_, n)| n)
-                .sum::<i64>()
-        };
-        let users_total: i64 = roles.iter().map(|(_, n)| n).sum();
+        let role_count = |role: Role| count(&format!("users.role.{}", role.as_str()));
+        let users_total: i64 = Role::ALL.iter().map(|role| role_count(*role)).sum();
         let role_shares: Vec<Share> = Role::ALL
             .iter()
             .map(|role| {
-                let count = count_of(&roles, role.as_str());
+                let count = role_count(*role);
                 Share {
                     key: role.as_str().to_owned(),
                     label: role_label(*role).to_owned(),
@@ -657,15 +502,18 @@ impl Langcamp {
                 }
             })
             .collect();
-        let admins =
-            count_of(&roles, Role::Admin.as_str()) + count_of(&roles, Role::Superadmin.as_str());
+        let admins = role_count(Role::Admin) + role_count(Role::Superadmin);
 
         // Contacts by status.
-        let contacts_total: i64 = statuses.iter().map(|(_, n)| n).sum();
+        let status_count = |status: &str| count(&format!("contacts.status.{status}"));
+        let contacts_total: i64 = CONTACT_STATUSES
+            .iter()
+            .map(|(key, _)| status_count(key))
+            .sum();
         let status_shares: Vec<Share> = CONTACT_STATUSES
             .iter()
             .map(|(key, label)| {
-                let count = count_of(&statuses, key);
+                let count = status_count(key);
                 Share {
                     key: (*key).to_owned(),
                     label: (*label).to_owned(),
@@ -680,10 +528,7 @@ impl Langcamp {
         let mut languages: BTreeMap<String, Tally> = BTreeMap::new();
         let mut all_results = Tally::default();
         for group in &groups {
-            let language = group
-                .language
-                .as_deref()
-                .map(str::trim)
+            let language = Some(group.language.trim())
                 .filter(|l| !l.is_empty())
                 .unwrap_or(languages::UNDETERMINED);
             for tally in [
@@ -717,19 +562,35 @@ impl Langcamp {
         // Stable: equal counts keep the key order.
         language_shares.sort_by_key(|share| std::cmp::Reverse(share.submissions));
 
-        let skip = unused;
         let trends = spans
             .iter()
-            .enumerate()
-            .map(|(i, span)| TrendPoint {
-                month: span.key.clone(),
-                label: span.label.clone(),
-                users: users_by_month[skip + i],
-                test_submissions: results_by_month[skip + i],
-                contacts: contacts_by_month[skip + i],
-                material_assignments: assignments_by_month[skip + i],
+            .map(|span| {
+                let month = |series| days.sum(series, span.start_ms, Some(span.end_ms));
+                TrendPoint {
+                    month: span.key.clone(),
+                    label: span.label.clone(),
+                    users: month(Series::Users),
+                    test_submissions: month(Series::Results),
+                    contacts: month(Series::Contacts),
+                    material_assignments: month(Series::Assignments),
+                }
             })
             .collect();
+
+        let window_30 = |series, head_30| since(&days, series, since_30, head_30);
+        let window_60 = |series, head_30, head_60| {
+            between(&days, series, (since_60, head_60), (since_30, head_30))
+        };
+        let users_new = window_30(Series::Users, plain.users_head_30);
+        let users_previous = window_60(Series::Users, plain.users_head_30, plain.users_head_60);
+        let results_new = window_30(Series::Results, plain.results_head_30);
+        let results_previous = window_60(
+            Series::Results,
+            plain.results_head_30,
+            plain.results_head_60,
+        );
+        let assignments = count("assignments");
+        let assigned_users = count("assignments.holders");
 
         Ok(Dashboard {
             generated_at: Timestamp(now),
@@ -738,34 +599,37 @@ impl Langcamp {
                 users: UserStats {
                     total: users_total,
                     admins,
-                    registration_completed: counts.users_completed,
-                    completion_rate: percent(counts.users_completed, users_total),
-                    new_last30_days: counts.users_new,
-                    monthly_growth_rate: growth(counts.users_new, counts.users_previous),
+                    registration_completed: count("users.completed"),
+                    completion_rate: percent(count("users.completed"), users_total),
+                    new_last30_days: users_new,
+                    monthly_growth_rate: growth(users_new, users_previous),
                 },
                 courses: CourseStats {
-                    total: counts.courses,
+                    total: plain.courses,
                 },
                 tests: TestStats {
-                    total_tests: counts.tests,
+                    total_tests: plain.tests,
                     total_submissions: all_results.count,
                     average_score: all_results.average(),
-                    submissions_last30_days: counts.results_new,
-                    monthly_growth_rate: growth(counts.results_new, counts.results_previous),
+                    submissions_last30_days: results_new,
+                    monthly_growth_rate: growth(results_new, results_previous),
                 },
                 contacts: ContactStats {
                     total: contacts_total,
-                    pending: count_of(&statuses, "PENDING"),
-                    replied: count_of(&statuses, "REPLIED"),
-                    reply_rate: percent(count_of(&statuses, "REPLIED"), contacts_total),
-                    new_last30_days: counts.contacts_new,
+                    pending: status_count("PENDING"),
+                    replied: status_count("REPLIED"),
+                    reply_rate: percent(status_count("REPLIED"), contacts_total),
+                    new_last30_days: window_30(Series::Contacts, plain.contacts_head_30),
                 },
                 materials: MaterialStats {
-                    total: counts.materials,
-                    assignments: counts.assignments,
+                    total: plain.materials,
+                    assignments,
                     assigned_users,
-                    avg_assignments_per_user: ratio(counts.assignments, assigned_users),
-                    assignments_last30_days: counts.assignments_new,
+                    avg_assignments_per_user: ratio(assignments, assigned_users),
+                    assignments_last30_days: window_30(
+                        Series::Assignments,
+                        plain.assignments_head_30,
+                    ),
                 },
             },
             trends,
@@ -829,9 +693,25 @@ mod tests {
     }
 
     #[test]
-    fn the_monthly_query_has_twenty_four_counts_over_twenty_five_boundaries() {
-        assert_eq!(USERS_BY_MONTH.matches("COUNT(*)").count(), 24);
-        assert!(USERS_BY_MONTH.contains("created_at >= $24 AND created_at < $25"));
-        assert!(!USERS_BY_MONTH.contains("$26"));
+    fn windows_add_whole_days_and_correct_for_the_partial_day_at_each_edge() {
+        // Rows per day: day 0: 4, day 1: 2, day 2: 6, day 3: 1.
+        let days = Days::from_rows(
+            (0..4)
+                .zip([4, 2, 6, 1])
+                .map(|(d, n)| ("users".to_owned(), d * DAY_MS, n)),
+        );
+        let noon = |d: i64| d * DAY_MS + DAY_MS / 2;
+        // Heads: 1 of day 1's 2 rows are before its noon, 5 of day 2's 6 before its noon.
+        assert_eq!(since(&days, Series::Users, noon(1), 1), 1 + 6 + 1);
+        assert_eq!(since(&days, Series::Users, 0, 0), 13);
+        assert_eq!(
+            between(&days, Series::Users, (noon(1), 1), (noon(2), 5)),
+            1 + 5
+        );
+        assert_eq!(
+            between(&days, Series::Users, (DAY_MS, 0), (3 * DAY_MS, 0)),
+            8
+        );
+        assert_eq!(since(&days, Series::Results, 0, 0), 0);
     }
 }

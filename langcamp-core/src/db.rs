@@ -111,6 +111,20 @@ impl Db {
         Ok(tx)
     }
 
+    /// Starts a read-only transaction whose statements all see one snapshot of the
+    /// database (SQLite: a deferred transaction on a reader; PostgreSQL: REPEATABLE READ).
+    pub async fn begin_read(&self) -> Result<Tx> {
+        let tx = match self.backend {
+            Backend::Sqlite => self.reader.begin_with("BEGIN").await?,
+            Backend::Postgres => {
+                self.reader
+                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    .await?
+            }
+        };
+        Ok(tx)
+    }
+
     /// Applies pending migrations and returns those applied now.
     pub async fn migrate(&self) -> Result<Vec<AppliedMigration>> {
         let migrator = match self.backend {

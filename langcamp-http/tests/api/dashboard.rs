@@ -13,9 +13,9 @@ use sqlx::AnyConnection;
 use crate::helpers::TestApp;
 
 /// The app clock of these tests.
-const NOW: &str = "2026-11-22T12:00:00.000Z";
+pub(crate) const NOW: &str = "2026-11-22T12:00:00.000Z";
 
-fn at(text: &str) -> DateTime<Utc> {
+pub(crate) fn at(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text)
         .expect("a valid time")
         .with_timezone(&Utc)
@@ -143,7 +143,7 @@ async fn things(conn: &mut AnyConnection, table: &str, ids: &[&str]) {
 
 /// The data set of the main test (the admin who calls is one more user, created at NOW).
 /// The 30-day windows are [2026-10-23T12:00Z, ...) and [2026-09-23T12:00Z, 2026-10-23T12:00Z).
-async fn seed(app: &TestApp) {
+pub(crate) async fn seed(app: &TestApp) {
     let mut tx = app.core.db().begin().await.expect("begin");
     let c = &mut *tx;
     user(

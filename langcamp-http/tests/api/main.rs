@@ -12,6 +12,7 @@ mod faults;
 mod materials;
 mod placement;
 mod platform;
+mod rollups;
 mod settings;
 mod storage;
 mod users;

@@ -1,0 +1,323 @@
+//! The dashboard's rollup tables (migration 0060) against a recount of the rows they
+//! count: after every kind of change, cascades included; under concurrent writers; and
+//! the check and rebuild that find and repair drift.
+
+use std::collections::BTreeSet;
+
+use futures_util::future::join_all;
+use langcamp_core::Actor;
+use langcamp_core::dashboard::{DashboardQuery, Drift};
+use langcamp_core::materials::AssignInput;
+
+use crate::dashboard::{NOW, at, seed};
+use crate::helpers::TestApp;
+
+async fn sql(app: &TestApp, statement: &'static str) {
+    let mut tx = app.core.db().begin().await.expect("begin");
+    sqlx::query(statement)
+        .execute(&mut *tx)
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    tx.commit().await.expect("commit");
+}
+
+async fn check(app: &TestApp) -> Vec<Drift> {
+    app.core
+        .check_dashboard_rollups(&Actor::Operator)
+        .await
+        .expect("check the rollups")
+}
+
+#[tokio::test]
+async fn rollups_follow_inserts_updates_deletes_and_cascades() {
+    let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
+    seed(&app).await;
+    assert_eq!(check(&app).await, vec![]);
+
+    // Every column a rollup counts, changed in place.
+    sql(&app, "UPDATE users SET role = 'admin' WHERE id = 'u1'").await;
+    sql(
+        &app,
+        "UPDATE users SET is_registration_complete = 1 WHERE id = 'u2'",
+    )
+    .await;
+    sql(
+        &app,
+        "UPDATE users SET created_at = created_at - 86400000 WHERE id = 'u3'",
+    )
+    .await;
+    sql(
+        &app,
+        "UPDATE contacts SET status = 'CLOSED' WHERE status = 'PENDING'",
+    )
+    .await;
+    sql(&app, "UPDATE contacts SET created_at = 0 WHERE id = 'c1'").await;
+    sql(
+        &app,
+        "UPDATE test_results SET level = 'C2', total_score = 19 WHERE id = 'r1'",
+    )
+    .await;
+    sql(
+        &app,
+        "UPDATE test_results SET target_language = NULL WHERE id = 'r2'",
+    )
+    .await;
+    sql(
+        &app,
+        "UPDATE material_assignments SET assigned_at = assigned_at + 3600000",
+    )
+    .await;
+    // A user's assignment moves to another user, and one changes material only.
+    sql(&app, "UPDATE material_assignments SET user_id = 'u8' WHERE user_id = 'u1' AND material_id = 'm1'").await;
+    sql(&app, "UPDATE material_assignments SET material_id = 'm3' WHERE user_id = 'u1' AND material_id = 'm2'").await;
+    assert_eq!(check(&app).await, vec![]);
+
+    // Deleting a user removes their results and assignments by cascade; deleting a
+    // material removes its assignments.
+    sql(&app, "DELETE FROM users WHERE id = 'u3'").await;
+    sql(&app, "DELETE FROM education_materials WHERE id = 'm1'").await;
+    sql(&app, "DELETE FROM contacts WHERE id = 'c2'").await;
+    assert_eq!(check(&app).await, vec![]);
+
+    // Everything gone: the figures are zeros, with no stale group left in them.
+    sql(&app, "DELETE FROM users").await;
+    sql(&app, "DELETE FROM contacts").await;
+    assert_eq!(check(&app).await, vec![]);
+    let dashboard = app
+        .core
+        .dashboard(&Actor::Operator, &DashboardQuery::default())
+        .await
+        .expect("dashboard");
+    assert_eq!(dashboard.overview.users.total, 0);
+    assert_eq!(dashboard.overview.tests.total_submissions, 0);
+    assert_eq!(dashboard.overview.materials.assigned_users, 0);
+    assert_eq!(dashboard.overview.contacts.total, 0);
+    assert!(dashboard.distributions.levels.is_empty());
+    assert!(dashboard.distributions.languages.is_empty());
+    assert!(
+        dashboard
+            .trends
+            .iter()
+            .all(|t| t.users == 0 && t.test_submissions == 0)
+    );
+}
+
+#[tokio::test]
+async fn concurrent_writers_keep_the_rollups_exact() {
+    let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
+    let mut students = Vec::new();
+    for i in 0..5 {
+        students.push(
+            app.sign_in(&format!("student{i}@example.com"))
+                .await
+                .user_id,
+        );
+    }
+    let doomed = app.sign_in("doomed@example.com").await.user_id;
+    let materials: Vec<String> = (0..4).map(|_| langcamp_core::id::new_id()).collect();
+    {
+        let mut tx = app.core.db().begin().await.expect("begin");
+        for (i, id) in materials.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO education_materials (id, title, created_at, updated_at)
+                 VALUES ($1, $2, 0, 0)",
+            )
+            .bind(id)
+            .bind(format!("Material {i}"))
+            .execute(&mut *tx)
+            .await
+            .expect("insert a material");
+        }
+        tx.commit().await.expect("commit");
+    }
+    let assign = |material: &String, users: Vec<String>| {
+        let (core, material) = (app.core.clone(), material.clone());
+        async move {
+            let input = AssignInput {
+                user_ids: Some(users),
+            };
+            core.assign_material(&Actor::Operator, &material, input)
+                .await
+        }
+    };
+    for outcome in join_all(materials.iter().map(|m| assign(m, vec![doomed.clone()]))).await {
+        outcome.expect("assign to the doomed user");
+    }
+
+    // Four admins assign four materials to the same students at once: each student's
+    // first assignment makes them a holder exactly once, whichever transaction wins.
+    let assignments = materials.iter().map(|m| assign(m, students.clone()));
+    // Meanwhile results arrive for two students and the doomed user, who is deleted
+    // with their results and assignments.
+    let owners = [&students[0], &students[1], &doomed];
+    let writes = (0..24i64).map(|i| {
+        let db = app.core.db().clone();
+        let owner = owners[i as usize % owners.len()].clone();
+        async move {
+            let mut tx = db.begin().await?;
+            sqlx::query(
+                "INSERT INTO test_results (id, user_id, test_title, target_language,
+                     total_score, max_score, level, answers, completed_at)
+                 VALUES ($1, $2, 'Concurrent', 'de', $3, 40, 'B1', '[]', $4)",
+            )
+            .bind(langcamp_core::id::new_id())
+            .bind(owner)
+            .bind(i)
+            .bind(at(NOW).timestamp_millis() - i * 3_600_000)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok::<_, langcamp_core::Error>(())
+        }
+    });
+    let core = app.core.clone();
+    let doomed_id = doomed.clone();
+    let deletion = async move { core.delete_user(&Actor::Operator, &doomed_id).await };
+    let (assigned, written, deleted) =
+        tokio::join!(join_all(assignments), join_all(writes), deletion);
+    for outcome in assigned {
+        assert_eq!(outcome.expect("assign").assigned, 5);
+    }
+    deleted.expect("delete the doomed user");
+    // A result of the doomed user written after the deletion finds no user (a foreign
+    // key error); every other write succeeds.
+    assert!(written.iter().filter(|o| o.is_err()).count() <= 8);
+    assert_eq!(check(&app).await, vec![]);
+    let dashboard = app
+        .core
+        .dashboard(&Actor::Operator, &DashboardQuery::default())
+        .await
+        .expect("dashboard");
+    assert_eq!(dashboard.overview.materials.assignments, 20);
+    assert_eq!(dashboard.overview.materials.assigned_users, 5);
+
+    // And unassigning at once, each student losing their last assignment to a
+    // different transaction.
+    let removals = students.iter().flat_map(|student| {
+        materials.iter().map(|material| {
+            let core = app.core.clone();
+            let (student, material) = (student.clone(), material.clone());
+            async move {
+                core.unassign_material(&Actor::Operator, &material, &student)
+                    .await
+            }
+        })
+    });
+    for outcome in join_all(removals).await {
+        outcome.expect("unassign");
+    }
+    assert_eq!(check(&app).await, vec![]);
+    let dashboard = app
+        .core
+        .dashboard(&Actor::Operator, &DashboardQuery::default())
+        .await
+        .expect("dashboard");
+    assert_eq!(dashboard.overview.materials.assignments, 0);
+    assert_eq!(dashboard.overview.materials.assigned_users, 0);
+}
+
+#[tokio::test]
+async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
+    let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
+    seed(&app).await;
+    let query = DashboardQuery::months(24);
+    let before = app
+        .core
+        .dashboard(&Actor::Operator, &query)
+        .await
+        .expect("dashboard");
+
+    // Damage of three kinds: a wrong count, a missing row, a row that should not exist.
+    sql(
+        &app,
+        "UPDATE stats_counts SET n = n + 5 WHERE name = 'users.role.user'",
+    )
+    .await;
+    sql(
+        &app,
+        "DELETE FROM stats_results WHERE level = 'B1' AND target_language = 'de'",
+    )
+    .await;
+    sql(
+        &app,
+        "INSERT INTO stats_days (day, series, n) VALUES (86400000, 'contacts', 2)",
+    )
+    .await;
+    let drift = check(&app).await;
+    let found: BTreeSet<(&str, &str)> = drift.iter().map(|d| (d.table, d.key.as_str())).collect();
+    assert_eq!(
+        found,
+        BTreeSet::from([
+            ("stats_counts", "users.role.user"),
+            ("stats_days", "contacts/86400000"),
+            ("stats_results", "B1/de"),
+        ]),
+        "{drift:?}"
+    );
+    let users = drift
+        .iter()
+        .find(|d| d.key == "users.role.user")
+        .expect("the role count");
+    assert_eq!(users.stored[0], users.recounted[0] + 5);
+    let stray = drift
+        .iter()
+        .find(|d| d.table == "stats_days")
+        .expect("the stray day");
+    assert_eq!(
+        (stray.stored.clone(), stray.recounted.clone()),
+        (vec![2], vec![0])
+    );
+    assert_ne!(
+        app.core
+            .dashboard(&Actor::Operator, &query)
+            .await
+            .expect("dashboard"),
+        before
+    );
+
+    let repaired = app
+        .core
+        .rebuild_dashboard_rollups(&Actor::Operator)
+        .await
+        .expect("rebuild");
+    assert_eq!(repaired, drift);
+    assert_eq!(check(&app).await, vec![]);
+    assert_eq!(
+        app.core
+            .dashboard(&Actor::Operator, &query)
+            .await
+            .expect("dashboard"),
+        before
+    );
+    // A second rebuild finds nothing to repair.
+    let again = app
+        .core
+        .rebuild_dashboard_rollups(&Actor::Operator)
+        .await
+        .expect("rebuild");
+    assert_eq!(again, vec![]);
+}
+
+#[tokio::test]
+async fn only_superadmins_and_operators_check_or_rebuild() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let admin = Actor::User(app.core.authenticate(&admin.access).await.expect("caller"));
+    assert!(matches!(
+        app.core.check_dashboard_rollups(&admin).await,
+        Err(langcamp_core::Error::Forbidden(_))
+    ));
+    assert!(matches!(
+        app.core.rebuild_dashboard_rollups(&Actor::Anonymous).await,
+        Err(langcamp_core::Error::Unauthorized)
+    ));
+    let root = app.superadmin().await;
+    let root = Actor::User(app.core.authenticate(&root.access).await.expect("caller"));
+    assert_eq!(
+        app.core
+            .check_dashboard_rollups(&root)
+            .await
+            .expect("check"),
+        vec![]
+    );
+}
