@@ -6,6 +6,7 @@ mod openapi;
 mod seed;
 mod serve;
 mod settings;
+mod stats;
 mod users;
 
 use std::process::ExitCode;
@@ -48,6 +49,9 @@ enum Command {
     /// Read and write settings.
     #[command(subcommand)]
     Settings(settings::SettingsCommand),
+    /// Check or rebuild the dashboard's rollup tables.
+    #[command(subcommand)]
+    Stats(stats::StatsCommand),
     /// Open the terminal admin console (as the operator) on the configured database.
     #[command(
         after_help = "Keys: 1-7 or Tab switch views, ? shows every key, q quits.\nLogs go to console.log under DATA_DIR.\n\nExample:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp console"
@@ -73,6 +77,7 @@ async fn main() -> ExitCode {
         Command::Seed(args) => seed::run(&cli, args).await,
         Command::Users(command) => users::run(&cli, command).await,
         Command::Settings(command) => settings::run(&cli, command).await,
+        Command::Stats(command) => stats::run(&cli, command).await,
         Command::Console => console::run(&cli).await,
         Command::Openapi => openapi::run(),
     };

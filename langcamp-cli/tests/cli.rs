@@ -53,6 +53,18 @@ impl Env {
             .expect("run langcamp")
     }
 
+    /// Runs one statement on the database directly, as something outside the service.
+    async fn execute(&self, statement: &'static str) {
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(&self.database_url)
+            .await
+            .expect("connect");
+        sqlx::Executor::execute(&mut conn, statement)
+            .await
+            .expect(statement);
+        conn.close().await.expect("close");
+    }
+
     fn json(&self, args: &[&str]) -> Value {
         let out = self.run(args);
         assert_eq!(
@@ -268,6 +280,38 @@ async fn seeding_twice_creates_nothing_the_second_time() {
     assert_eq!(users["pagination"]["totalItems"], first["users"]);
     let video = env.run(&["settings", "get", "landing_video_url"]);
     assert!(String::from_utf8_lossy(&video.stdout).contains("https://"));
+}
+
+#[tokio::test]
+async fn stats_check_reports_drift_and_rebuild_repairs_it() {
+    let env = Env::new().await;
+    env.json(&["seed", "--demo", "--json"]);
+    let clean = env.json(&["stats", "check", "--json"]);
+    assert_eq!(clean["drift"], serde_json::json!([]));
+
+    env.execute("UPDATE stats_counts SET n = n + 3 WHERE name = 'assignments'")
+        .await;
+    let out = env.run(&["stats", "check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("stats_counts assignments: stored ["),
+        "{report}"
+    );
+    assert!(
+        stderr(&out).contains("langcamp stats rebuild"),
+        "{}",
+        stderr(&out)
+    );
+
+    let rebuilt = env.json(&["stats", "rebuild", "--json"]);
+    assert_eq!(rebuilt["rebuilt"], true);
+    assert_eq!(rebuilt["drift"][0]["key"], "assignments");
+    let stored = rebuilt["drift"][0]["stored"][0].as_i64().unwrap_or(0);
+    let recounted = rebuilt["drift"][0]["recounted"][0].as_i64().unwrap_or(0);
+    assert_eq!(stored, recounted + 3, "{rebuilt}");
+    let clean = env.json(&["stats", "check", "--json"]);
+    assert_eq!(clean["drift"], serde_json::json!([]));
 }
 
 #[test]

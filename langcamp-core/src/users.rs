@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
-use crate::db::{bit, flag};
+use crate::db::{Backend, bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::page::{Page, PageRequest};
@@ -376,12 +376,18 @@ pub(crate) async fn find_or_create_user(
         .ok_or_else(|| Error::internal("user vanished right after creation"))
 }
 
-async fn count_superadmins(conn: &mut AnyConnection) -> Result<i64> {
-    Ok(
-        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
-            .fetch_one(conn)
-            .await?,
-    )
+/// Superadmins now, and still at the commit: on PostgreSQL their rows stay locked until
+/// then, so two superadmins demoted or deleted at once cannot both see the other one still
+/// there (the second waits, then counts without the first). SQLite's writer is alone.
+async fn count_superadmins(conn: &mut AnyConnection, backend: Backend) -> Result<i64> {
+    let sql = match backend {
+        Backend::Sqlite => "SELECT id FROM users WHERE role = 'superadmin'",
+        Backend::Postgres => {
+            "SELECT id FROM users WHERE role = 'superadmin' ORDER BY id FOR UPDATE"
+        }
+    };
+    let ids = sqlx::query(sql).fetch_all(conn).await?;
+    Ok(i64::try_from(ids.len()).unwrap_or(i64::MAX))
 }
 
 async fn apply_change(
@@ -625,7 +631,7 @@ impl Langcamp {
         let user = require_user(&mut tx, id).await?;
         if user.role == Role::Superadmin
             && role != Role::Superadmin
-            && count_superadmins(&mut tx).await? <= 1
+            && count_superadmins(&mut tx, self.db().backend()).await? <= 1
         {
             return Err(Error::Conflict(
                 "the last superadmin cannot be demoted".into(),
@@ -694,7 +700,9 @@ impl Langcamp {
         let mut tx = self.db().begin().await?;
         let user = require_user(&mut tx, id).await?;
         may_manage(actor, &user)?;
-        if user.role == Role::Superadmin && count_superadmins(&mut tx).await? <= 1 {
+        if user.role == Role::Superadmin
+            && count_superadmins(&mut tx, self.db().backend()).await? <= 1
+        {
             return Err(Error::Conflict(
                 "the last superadmin cannot be deleted".into(),
             ));

@@ -144,6 +144,18 @@ async fn measure(
         eprintln!("{backend}/{}: reusing {have} results", scale.name);
     }
 
+    // The rollups the triggers kept while the data went in, against a full recount.
+    let started = Instant::now();
+    let drift = app.check_dashboard_rollups(&Actor::Operator).await?;
+    if !drift.is_empty() {
+        return Err(format!("the rollups differ from a recount: {drift:?}").into());
+    }
+    eprintln!(
+        "{backend}/{}: rollups match a recount (checked in {:.1} s)",
+        scale.name,
+        started.elapsed().as_secs_f64()
+    );
+
     let query = DashboardQuery::months(args.months);
     let check = app.dashboard(&Actor::Operator, &query).await?;
     let expected = (
@@ -226,7 +238,7 @@ async fn vacuum(app: &Langcamp) -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..30 {
         app.db()
             .reader()
-            .execute("VACUUM (ANALYZE) users, test_results, contacts, material_assignments, courses, proficiency_tests, education_materials")
+            .execute("VACUUM (ANALYZE) users, test_results, contacts, material_assignments, courses, proficiency_tests, education_materials, stats_counts, stats_results, stats_days, stats_holdings")
             .await?;
         let hidden: i64 = sqlx::query_scalar(
             "SELECT CAST(COALESCE(SUM(relpages - relallvisible), 0) AS BIGINT) FROM pg_class

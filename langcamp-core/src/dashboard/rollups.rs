@@ -293,13 +293,17 @@ impl Langcamp {
     }
 
     /// Replaces every rollup row by a recount, in one write transaction, and returns
-    /// the drift it repaired (`langcamp stats rebuild`). On PostgreSQL it first takes the
-    /// triggers' lock, so no counted row changes between the recount and the commit.
+    /// the drift it repaired (`langcamp stats rebuild`). It first takes the triggers'
+    /// lock, so no counted row changes between the recount and the commit.
     #[tracing::instrument(skip_all)]
     pub async fn rebuild_dashboard_rollups(&self, actor: &Actor) -> Result<Vec<Drift>> {
         actor.require(Role::Superadmin)?;
         let mut tx = self.db().begin().await?;
         if self.db().backend() == Backend::Postgres {
+            // The triggers' lock (migration 0060): no counted row changes until the commit.
+            // Safe here because this transaction takes it before any row lock; a transaction
+            // that took it and then waited for a row lock held by a writer waiting for it
+            // (a foreign-key check takes one on the user) would deadlock.
             sqlx::query("SELECT 1 FROM stats_lock()")
                 .execute(&mut *tx)
                 .await?;

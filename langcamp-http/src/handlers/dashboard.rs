@@ -49,7 +49,8 @@ pub struct Api;
 
 /// Dashboard statistics.
 ///
-/// Computed from the database at the time of the call (UTC):
+/// Computed from the database at the time of the call, all figures from one snapshot
+/// (times in UTC):
 /// - "Last 30 days" means from `generatedAt` minus 30 days on; growth rates compare that
 ///   window with the 30 days before it: `(last - previous) / previous * 100`, or 100 when
 ///   the previous window is empty and the last is not (0 when both are empty).
