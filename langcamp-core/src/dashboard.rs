@@ -480,7 +480,7 @@ impl Langcamp {
         let mut tx = self.db().begin_read().await?;
         let counts = rollups::counts(&mut tx).await?;
         let groups = rollups::result_groups(&mut tx).await?;
-        let days = Days::since(&mut tx, first_month.min(day_of(since_60))).await?;
+        let days = Days::load_from(&mut tx, first_month.min(day_of(since_60))).await?;
         let plain = plain_counts(&mut tx, since_30, since_60).await?;
         let recent_contacts = recent_contacts(&mut tx).await?;
         let recent_results = recent_results(&mut tx).await?;

@@ -62,7 +62,7 @@ impl Series {
 pub(super) struct Days(HashMap<String, BTreeMap<i64, i64>>);
 
 impl Days {
-    pub(super) async fn since(conn: &mut AnyConnection, first_day: i64) -> Result<Days> {
+    pub(super) async fn load_from(conn: &mut AnyConnection, first_day: i64) -> Result<Days> {
         let rows = sqlx::query("SELECT day, series, n FROM stats_days WHERE day >= $1")
             .bind(first_day)
             .fetch_all(conn)
@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(day_of(0), 0);
         assert_eq!(day_of(DAY_MS - 1), 0);
         assert_eq!(day_of(DAY_MS), DAY_MS);
-        // 2026-11-22T12:00:00Z
+        // 2025-11-22T12:00:00Z
         assert_eq!(day_of(1_763_812_800_000), 1_763_769_600_000);
     }
 

@@ -287,16 +287,22 @@ async fn html_renamed_to_png_is_refused_and_nothing_is_stored() {
 #[tokio::test]
 async fn a_path_in_the_file_name_never_leaves_the_storage_root() {
     let app = TestApp::spawn().await;
+    // A name of its own, so that a file some other program left in /tmp cannot fail this.
+    let name = format!("escape-{}", uuid::Uuid::new_v4().simple());
     let outside = [
-        app.data_dir.join("x"),
-        app.data_dir.parent().expect("parent").join("x"),
+        app.data_dir.join(&name),
+        app.data_dir.parent().expect("parent").join(&name),
     ];
-    let data = upload(&app, "../../x", "image/png", &png(2, 2))
+    let data = upload(&app, &format!("../../{name}"), "image/png", &png(2, 2))
         .await
         .expect(201)
         .data();
     let id = data["id"].as_str().expect("id");
-    assert_eq!(data["originalName"], "x", "only the last segment is kept");
+    assert_eq!(
+        data["originalName"],
+        name.as_str(),
+        "only the last segment is kept"
+    );
     for path in &outside {
         assert!(!path.exists(), "{} was written", path.display());
     }
