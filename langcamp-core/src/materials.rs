@@ -902,6 +902,7 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let material = require_material(&mut tx, id).await?;
+        users::hold_users(&mut tx, self.db().backend(), &user_ids).await?;
         let mut users: Vec<User> = Vec::with_capacity(user_ids.len());
         let mut unknown: Vec<&str> = Vec::new();
         for user_id in &user_ids {

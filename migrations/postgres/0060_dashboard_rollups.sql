@@ -6,14 +6,18 @@
 -- tables and meanings exist on SQLite (migrations/sqlite/0060); the dashboard's queries,
 -- `langcamp stats check` and `langcamp stats rebuild` are shared.
 --
--- Concurrency: every trigger first takes one transaction-scoped advisory lock, so the
--- transactions that change counted rows commit their counter changes one at a time.
--- Without it, a user's deletion (which walks their results in any order) could deadlock
--- with a submission over two rollup rows. These transactions are short, and they already
--- met on the same hot rows (today's row of each series).
--- The triggers' names sort after the foreign-key triggers ("RI_..."), so a row's
--- foreign-key checks take their locks before the advisory lock is requested.
---
+-- Concurrency: every change is an upsert (`n = n + delta`) that PostgreSQL applies to the
+-- newest committed version of the row under its row lock, so concurrent transactions never
+-- lose an update. Transactions that change counted rows meet on the same hot rows (today's
+-- row of each series, the row of a level and language) and commit those changes one at a
+-- time. A transaction that changes many counted rows (a user's deletion and its cascades)
+-- may, rarely, deadlock with another over two rollup rows; PostgreSQL then aborts one, which
+-- the service answers with 503 and Retry-After. No global lock: one was tried, and waiting
+-- for it while holding row locks (a foreign-key check locks the user) deadlocked ordinary
+-- flows such as assigning a material while one of its users was deleted.
+-- A transaction that inserts results must not be REPEATABLE READ: its upsert of a rollup
+-- row that another transaction changed after its snapshot would fail (40001).
+
 -- Times before 1970 are not bucketed correctly (`t - t % day` rounds them up); the
 -- application never writes one.
 
@@ -57,11 +61,6 @@ CREATE TABLE stats_days (
     PRIMARY KEY (day, series)
 );
 
--- The serialisation described above (the key is arbitrary, fixed: "stats" in ASCII).
-CREATE FUNCTION stats_lock() RETURNS void LANGUAGE sql AS $$
-    SELECT pg_advisory_xact_lock(1937006964)
-$$;
-
 CREATE FUNCTION stats_count(counter TEXT, delta BIGINT) RETURNS void LANGUAGE sql AS $$
     INSERT INTO stats_counts (name, n) VALUES (counter, delta)
     ON CONFLICT (name) DO UPDATE SET n = stats_counts.n + excluded.n
@@ -85,7 +84,6 @@ $$;
 
 CREATE FUNCTION stats_users() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM stats_lock();
     IF TG_OP <> 'INSERT' THEN
         PERFORM stats_count('users.role.' || OLD.role, -1);
         PERFORM stats_count('users.completed', -OLD.is_registration_complete);
@@ -111,7 +109,6 @@ CREATE TRIGGER stats_users_update AFTER UPDATE OF role, is_registration_complete
 
 CREATE FUNCTION stats_results() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM stats_lock();
     IF TG_OP <> 'INSERT' THEN
         PERFORM stats_result(OLD.level, OLD.target_language, -1, -OLD.total_score);
         PERFORM stats_day('results', OLD.completed_at, -1);
@@ -137,7 +134,6 @@ CREATE TRIGGER stats_results_update
 
 CREATE FUNCTION stats_contacts() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM stats_lock();
     IF TG_OP <> 'INSERT' THEN
         PERFORM stats_count('contacts.status.' || OLD.status, -1);
         PERFORM stats_day('contacts', OLD.created_at, -1);
@@ -164,7 +160,6 @@ DECLARE
     moved boolean := OLD.user_id IS DISTINCT FROM NEW.user_id;
     held bigint;
 BEGIN
-    PERFORM stats_lock();
     IF TG_OP <> 'INSERT' THEN
         PERFORM stats_count('assignments', -1);
         PERFORM stats_day('assignments', OLD.assigned_at, -1);

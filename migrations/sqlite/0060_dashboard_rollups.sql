@@ -106,6 +106,8 @@ CREATE TRIGGER stats_results_delete AFTER DELETE ON test_results BEGIN
         WHERE day = OLD.completed_at - OLD.completed_at % 86400000 AND series = 'results';
 END;
 
+-- No WHEN clause: an update that changes none of the four columns removes and adds the
+-- same counts, which nets to nothing.
 CREATE TRIGGER stats_results_update AFTER UPDATE OF level, target_language, total_score, completed_at ON test_results BEGIN
     UPDATE stats_results SET submissions = submissions - 1, score_sum = score_sum - OLD.total_score
         WHERE level = OLD.level AND target_language = COALESCE(OLD.target_language, '');

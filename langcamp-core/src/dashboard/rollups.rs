@@ -3,7 +3,8 @@
 //!
 //! Database triggers keep them exact in the same transaction as every insert, update and
 //! delete of the rows they count, cascades included; the migration files say how, and
-//! why PostgreSQL's triggers take one lock. A figure that is a sum over a whole table is
+//! what that means for concurrent writers on PostgreSQL. A figure that is a sum over a
+//! whole table is
 //! then a read of a few hundred rows instead of a pass over a million:
 //! * `stats_counts`: named whole-table counts (`users.role.<role>`, `users.completed`,
 //!   `contacts.status.<status>`, `assignments`, `assignments.holders`);
@@ -13,7 +14,8 @@
 //!   counts, kept so that a trigger knows when a user's first or last one comes or goes).
 //!
 //! A row that a recount would not produce (a level whose results were all deleted) stays
-//! with zeros: readers skip zero rows, and the check treats a zero row and no row alike.
+//! with zeros: the distributions skip such rows, a zero adds nothing to a sum, and the
+//! check treats a zero row and no row alike.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -145,7 +147,7 @@ struct Rollup {
     table: &'static str,
     /// The columns of an `INSERT`, in the order each recount selects them.
     columns: &'static str,
-    /// A row's key as one text, for reports.
+    /// The columns that identify a row, as texts.
     key: &'static str,
     /// The counted values.
     values: &'static str,
@@ -183,7 +185,7 @@ const ROLLUPS: [Rollup; 4] = [
     Rollup {
         table: "stats_results",
         columns: "level, target_language, submissions, score_sum",
-        key: "level || '/' || target_language",
+        key: "level, target_language",
         values: "submissions, score_sum",
         recounts: &["SELECT level, COALESCE(target_language, '') AS target_language,
                     COUNT(*) AS submissions, CAST(SUM(total_score) AS BIGINT) AS score_sum
@@ -192,7 +194,7 @@ const ROLLUPS: [Rollup; 4] = [
     Rollup {
         table: "stats_days",
         columns: "day, series, n",
-        key: "series || '/' || CAST(day AS TEXT)",
+        key: "series, CAST(day AS TEXT)",
         values: "n",
         recounts: &[
             "SELECT created_at - created_at % 86400000 AS day, 'users' AS series, COUNT(*) AS n
@@ -220,21 +222,25 @@ pub struct Drift {
 }
 
 /// `key -> values` of rows, without the all-zero ones (the same as no row).
-type Rows = BTreeMap<String, Vec<i64>>;
+type Rows = BTreeMap<Vec<String>, Vec<i64>>;
 
+/// Reads rows whose first `keys` columns are texts and the `values` after them numbers.
 async fn keyed_rows(
     conn: &mut AnyConnection,
     sql: String,
-    width: usize,
+    (keys, values): (usize, usize),
     into: &mut Rows,
 ) -> Result<()> {
     let rows: Vec<AnyRow> = sqlx::query(AssertSqlSafe(sql)).fetch_all(conn).await?;
     for row in &rows {
-        let values = (1..=width)
+        let numbers = (keys..keys + values)
             .map(|i| row.try_get::<i64, _>(i))
             .collect::<std::result::Result<Vec<i64>, _>>()?;
-        if values.iter().any(|v| *v != 0) {
-            into.insert(row.try_get(0)?, values);
+        if numbers.iter().any(|v| *v != 0) {
+            let key = (0..keys)
+                .map(|i| row.try_get::<String, _>(i))
+                .collect::<std::result::Result<Vec<String>, _>>()?;
+            into.insert(key, numbers);
         }
     }
     Ok(())
@@ -244,23 +250,26 @@ async fn keyed_rows(
 async fn drift(conn: &mut AnyConnection) -> Result<Vec<Drift>> {
     let mut drift = Vec::new();
     for rollup in &ROLLUPS {
-        let width = rollup.values.split(',').count();
+        let shape = (
+            rollup.key.split(',').count(),
+            rollup.values.split(',').count(),
+        );
         let mut stored = Rows::new();
         let sql = format!(
-            "SELECT {} AS k, {} FROM {}",
+            "SELECT {}, {} FROM {}",
             rollup.key, rollup.values, rollup.table
         );
-        keyed_rows(conn, sql, width, &mut stored).await?;
+        keyed_rows(conn, sql, shape, &mut stored).await?;
         let mut recounted = Rows::new();
         for recount in rollup.recounts {
             let sql = format!(
-                "SELECT {} AS k, {} FROM ({recount}) recount",
+                "SELECT {}, {} FROM ({recount}) recount",
                 rollup.key, rollup.values
             );
-            keyed_rows(conn, sql, width, &mut recounted).await?;
+            keyed_rows(conn, sql, shape, &mut recounted).await?;
         }
-        let zeros = vec![0; width];
-        let keys: std::collections::BTreeSet<&String> =
+        let zeros = vec![0; shape.1];
+        let keys: std::collections::BTreeSet<&Vec<String>> =
             stored.keys().chain(recounted.keys()).collect();
         for key in keys {
             let (s, r) = (
@@ -270,7 +279,7 @@ async fn drift(conn: &mut AnyConnection) -> Result<Vec<Drift>> {
             if s != r {
                 drift.push(Drift {
                     table: rollup.table,
-                    key: key.clone(),
+                    key: key.join("/"),
                     stored: s.clone(),
                     recounted: r.clone(),
                 });
@@ -293,20 +302,22 @@ impl Langcamp {
     }
 
     /// Replaces every rollup row by a recount, in one write transaction, and returns
-    /// the drift it repaired (`langcamp stats rebuild`). It first takes the triggers'
-    /// lock, so no counted row changes between the recount and the commit.
+    /// the drift it repaired (`langcamp stats rebuild`). No counted row changes between
+    /// the recount and the commit (SQLite: the one writer; PostgreSQL: table locks).
     #[tracing::instrument(skip_all)]
     pub async fn rebuild_dashboard_rollups(&self, actor: &Actor) -> Result<Vec<Drift>> {
         actor.require(Role::Superadmin)?;
         let mut tx = self.db().begin().await?;
         if self.db().backend() == Backend::Postgres {
-            // The triggers' lock (migration 0060): no counted row changes until the commit.
-            // Safe here because this transaction takes it before any row lock; a transaction
-            // that took it and then waited for a row lock held by a writer waiting for it
-            // (a foreign-key check takes one on the user) would deadlock.
-            sqlx::query("SELECT 1 FROM stats_lock()")
-                .execute(&mut *tx)
-                .await?;
+            // No counted row may change between the recount and the commit: block the
+            // triggers' upserts (and wait for transactions that already made some). A
+            // writer holding one rollup table while waiting for another that this holds
+            // makes PostgreSQL abort one of the two; that only happens during a rebuild.
+            sqlx::query(
+                "LOCK TABLE stats_counts, stats_holdings, stats_results, stats_days IN EXCLUSIVE MODE",
+            )
+            .execute(&mut *tx)
+            .await?;
         }
         let drift = drift(&mut tx).await?;
         for rollup in &ROLLUPS {

@@ -511,7 +511,7 @@ impl Langcamp {
         let answers = parse_answers(input.answers)?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
-        store::repeatable_reads(self.db(), &mut tx).await?;
+        store::share_test(self.db(), &mut tx, test_id).await?;
         let test = match store::find_test(&mut tx, test_id).await? {
             Some(test) if test.is_active => test,
             _ => return Err(Error::not_found("test")),

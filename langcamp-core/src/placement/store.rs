@@ -214,18 +214,6 @@ const ADMIN_LIST: ListSql = ListSql {
     ranges: ranges_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
 };
 
-/// A read-only transaction on the reader pool: one consistent view for several statements.
-pub(super) async fn read_snapshot(db: &Db) -> Result<Tx> {
-    Ok(match db.backend() {
-        Backend::Sqlite => db.reader().begin().await?,
-        Backend::Postgres => {
-            db.reader()
-                .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                .await?
-        }
-    })
-}
-
 /// Makes the reads of a write transaction see one snapshot. SQLite's `BEGIN IMMEDIATE`
 /// already holds every other writer off; PostgreSQL's default (read committed) would let a
 /// test edited halfway through our reads show old questions with new options.
@@ -233,6 +221,22 @@ pub(super) async fn repeatable_reads(db: &Db, tx: &mut Tx) -> Result<()> {
     if db.backend() == Backend::Postgres {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Holds the test's row (shared) until the commit, so that the reads that follow see it
+/// whole: an edit takes the row exclusively first ([`lock_test`]), so it either committed
+/// before or waits for the commit. For transactions that insert results: REPEATABLE READ
+/// would do the same, but there the upsert of a dashboard rollup row fails (40001) when
+/// another submission changed it after the snapshot. SQLite's `BEGIN IMMEDIATE` already
+/// holds every other writer off.
+pub(super) async fn share_test(db: &Db, conn: &mut AnyConnection, id: &str) -> Result<()> {
+    if db.backend() == Backend::Postgres && looks_like_id(id) {
+        sqlx::query("SELECT id FROM proficiency_tests WHERE id = $1 FOR SHARE")
+            .bind(id)
+            .fetch_optional(conn)
             .await?;
     }
     Ok(())

@@ -2307,3 +2307,42 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
         "deleted"
     );
 }
+
+/// On PostgreSQL each submission also updates the dashboard's rollup rows (migration
+/// 0060); submissions at once must all succeed, and all be counted.
+#[tokio::test]
+async fn submissions_at_once_all_succeed_and_are_all_counted() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let test = id(&create(&app, &admin, &sample()).await);
+    let mut students = Vec::new();
+    for i in 0..8 {
+        students.push(app.student(&format!("eager{i}@example.com")).await);
+    }
+    let answers: Answers = &[(0, 2), (1, 0), (2, 1)];
+    let outcomes = futures_util::future::join_all(
+        students
+            .iter()
+            .map(|student| submit(&app, student, &test, answers)),
+    )
+    .await;
+    for outcome in outcomes {
+        assert_eq!(outcome.status, 201, "{}", outcome.text());
+    }
+    let drift = app
+        .core
+        .check_dashboard_rollups(&langcamp_core::Actor::Operator)
+        .await
+        .expect("check");
+    assert_eq!(drift, vec![]);
+    let dashboard = app
+        .get("/admin/dashboard")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(dashboard["overview"]["tests"]["totalSubmissions"], 8);
+    assert_eq!(dashboard["distributions"]["levels"][0]["key"], "A2");
+    assert_eq!(dashboard["distributions"]["levels"][0]["count"], 8);
+}

@@ -223,6 +223,60 @@ async fn concurrent_writers_keep_the_rollups_exact() {
     assert_eq!(dashboard.overview.materials.assigned_users, 0);
 }
 
+/// Assigning a material to users while one of them is deleted: the assignment either
+/// happens or finds the user gone, and the deletion happens; never a deadlock (a 503).
+#[tokio::test]
+async fn assigning_while_a_user_is_deleted_never_deadlocks() {
+    let app = TestApp::spawn().await;
+    for round in 0..6 {
+        let mut ids = Vec::new();
+        for who in ["keep", "gone"] {
+            let user = app
+                .core
+                .create_user(
+                    &Actor::Operator,
+                    &format!("{who}{round}@example.com"),
+                    langcamp_core::Role::User,
+                    None,
+                )
+                .await
+                .expect("create a user");
+            ids.push(user.id);
+        }
+        let material = langcamp_core::id::new_id();
+        let mut tx = app.core.db().begin().await.expect("begin");
+        sqlx::query(
+            "INSERT INTO education_materials (id, title, created_at, updated_at)
+             VALUES ($1, 'M', 0, 0)",
+        )
+        .bind(&material)
+        .execute(&mut *tx)
+        .await
+        .expect("insert a material");
+        tx.commit().await.expect("commit");
+        // Alternate the order of the two users in the request.
+        let users = if round % 2 == 0 {
+            vec![ids[0].clone(), ids[1].clone()]
+        } else {
+            vec![ids[1].clone(), ids[0].clone()]
+        };
+        let input = AssignInput {
+            user_ids: Some(users),
+        };
+        let (assigned, deleted) = tokio::join!(
+            app.core.assign_material(&Actor::Operator, &material, input),
+            app.core.delete_user(&Actor::Operator, &ids[1]),
+        );
+        deleted.expect("delete");
+        match assigned {
+            Ok(result) => assert_eq!(result.assigned, 2),
+            Err(langcamp_core::Error::NotFound(_)) => {}
+            Err(other) => panic!("round {round}: {other:?}"),
+        }
+        assert_eq!(check(&app).await, vec![]);
+    }
+}
+
 #[tokio::test]
 async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
     let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
