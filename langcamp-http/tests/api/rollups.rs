@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use futures_util::future::join_all;
 use langcamp_core::Actor;
-use langcamp_core::dashboard::{DashboardQuery, Drift};
+use langcamp_core::dashboard::{Dashboard, DashboardQuery, Drift};
 use langcamp_core::materials::AssignInput;
 
 use crate::dashboard::{NOW, at, seed};
@@ -19,6 +19,37 @@ async fn sql(app: &TestApp, statement: &'static str) {
         .await
         .unwrap_or_else(|e| panic!("{statement}: {e}"));
     tx.commit().await.expect("commit");
+}
+
+/// A new education material (only its id matters here).
+async fn material(app: &TestApp) -> String {
+    let id = langcamp_core::id::new_id();
+    let mut tx = app.core.db().begin().await.expect("begin");
+    sqlx::query(
+        "INSERT INTO education_materials (id, title, created_at, updated_at)
+         VALUES ($1, 'Material', 0, 0)",
+    )
+    .bind(&id)
+    .execute(&mut *tx)
+    .await
+    .expect("insert a material");
+    tx.commit().await.expect("commit");
+    id
+}
+
+/// The dashboard as the operator sees it.
+async fn figures(app: &TestApp, query: &DashboardQuery) -> Dashboard {
+    app.core
+        .dashboard(&Actor::Operator, query)
+        .await
+        .expect("dashboard")
+}
+
+async fn rebuild(app: &TestApp) -> Vec<Drift> {
+    app.core
+        .rebuild_dashboard_rollups(&Actor::Operator)
+        .await
+        .expect("rebuild")
 }
 
 async fn check(app: &TestApp) -> Vec<Drift> {
@@ -83,11 +114,7 @@ async fn rollups_follow_inserts_updates_deletes_and_cascades() {
     sql(&app, "DELETE FROM users").await;
     sql(&app, "DELETE FROM contacts").await;
     assert_eq!(check(&app).await, vec![]);
-    let dashboard = app
-        .core
-        .dashboard(&Actor::Operator, &DashboardQuery::default())
-        .await
-        .expect("dashboard");
+    let dashboard = figures(&app, &DashboardQuery::default()).await;
     assert_eq!(dashboard.overview.users.total, 0);
     assert_eq!(dashboard.overview.tests.total_submissions, 0);
     assert_eq!(dashboard.overview.materials.assigned_users, 0);
@@ -114,21 +141,9 @@ async fn concurrent_writers_keep_the_rollups_exact() {
         );
     }
     let doomed = app.sign_in("doomed@example.com").await.user_id;
-    let materials: Vec<String> = (0..4).map(|_| langcamp_core::id::new_id()).collect();
-    {
-        let mut tx = app.core.db().begin().await.expect("begin");
-        for (i, id) in materials.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO education_materials (id, title, created_at, updated_at)
-                 VALUES ($1, $2, 0, 0)",
-            )
-            .bind(id)
-            .bind(format!("Material {i}"))
-            .execute(&mut *tx)
-            .await
-            .expect("insert a material");
-        }
-        tx.commit().await.expect("commit");
+    let mut materials = Vec::new();
+    for _ in 0..4 {
+        materials.push(material(&app).await);
     }
     let assign = |material: &String, users: Vec<String>| {
         let (core, material) = (app.core.clone(), material.clone());
@@ -190,11 +205,7 @@ async fn concurrent_writers_keep_the_rollups_exact() {
         assert!(for_doomed || outcome.is_ok(), "{outcome:?}");
     }
     assert_eq!(check(&app).await, vec![]);
-    let dashboard = app
-        .core
-        .dashboard(&Actor::Operator, &DashboardQuery::default())
-        .await
-        .expect("dashboard");
+    let dashboard = figures(&app, &DashboardQuery::default()).await;
     assert_eq!(dashboard.overview.materials.assignments, 20);
     assert_eq!(dashboard.overview.materials.assigned_users, 5);
 
@@ -214,11 +225,7 @@ async fn concurrent_writers_keep_the_rollups_exact() {
         outcome.expect("unassign");
     }
     assert_eq!(check(&app).await, vec![]);
-    let dashboard = app
-        .core
-        .dashboard(&Actor::Operator, &DashboardQuery::default())
-        .await
-        .expect("dashboard");
+    let dashboard = figures(&app, &DashboardQuery::default()).await;
     assert_eq!(dashboard.overview.materials.assignments, 0);
     assert_eq!(dashboard.overview.materials.assigned_users, 0);
 }
@@ -243,17 +250,7 @@ async fn assigning_while_a_user_is_deleted_never_deadlocks() {
                 .expect("create a user");
             ids.push(user.id);
         }
-        let material = langcamp_core::id::new_id();
-        let mut tx = app.core.db().begin().await.expect("begin");
-        sqlx::query(
-            "INSERT INTO education_materials (id, title, created_at, updated_at)
-             VALUES ($1, 'M', 0, 0)",
-        )
-        .bind(&material)
-        .execute(&mut *tx)
-        .await
-        .expect("insert a material");
-        tx.commit().await.expect("commit");
+        let material = material(&app).await;
         // Alternate the order of the two users in the request.
         let users = if round % 2 == 0 {
             vec![ids[0].clone(), ids[1].clone()]
@@ -282,11 +279,7 @@ async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
     let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
     seed(&app).await;
     let query = DashboardQuery::months(24);
-    let before = app
-        .core
-        .dashboard(&Actor::Operator, &query)
-        .await
-        .expect("dashboard");
+    let before = figures(&app, &query).await;
 
     // Damage of three kinds: a wrong count, a missing row, a row that should not exist.
     sql(
@@ -328,34 +321,14 @@ async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
         (stray.stored.clone(), stray.recounted.clone()),
         (vec![2], vec![0])
     );
-    assert_ne!(
-        app.core
-            .dashboard(&Actor::Operator, &query)
-            .await
-            .expect("dashboard"),
-        before
-    );
+    assert_ne!(figures(&app, &query).await, before);
 
-    let repaired = app
-        .core
-        .rebuild_dashboard_rollups(&Actor::Operator)
-        .await
-        .expect("rebuild");
+    let repaired = rebuild(&app).await;
     assert_eq!(repaired, drift);
     assert_eq!(check(&app).await, vec![]);
-    assert_eq!(
-        app.core
-            .dashboard(&Actor::Operator, &query)
-            .await
-            .expect("dashboard"),
-        before
-    );
+    assert_eq!(figures(&app, &query).await, before);
     // A second rebuild finds nothing to repair.
-    let again = app
-        .core
-        .rebuild_dashboard_rollups(&Actor::Operator)
-        .await
-        .expect("rebuild");
+    let again = rebuild(&app).await;
     assert_eq!(again, vec![]);
 }
 
