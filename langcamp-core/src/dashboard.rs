@@ -14,8 +14,8 @@
 //! Definitions, where the contract leaves a choice:
 //! * "Last 30 days" is `[now - 30 days, ...)` and "the 30 days before" is
 //!   `[now - 60 days, now - 30 days)`, with `now` from the app clock.
-//! * `monthlyGrowthRate` is `(last30 - previous30) / previous30 * 100`; when the previous
-//!   window is empty it is 100 if the last one is not, and 0 if both are empty.
+//! * `monthlyGrowthRate` is `(last30 - previous30) / previous30 * 100`; like every rate it
+//!   is 0 when its denominator (the previous window) is 0 (contract §11).
 //! * Rates, percentages and averages are rounded to 2 decimals and are 0 when their
 //!   denominator is 0. `avgAssignmentsPerUser` is assignments per user holding at least one
 //!   assignment (`assignments / assignedUsers`).
@@ -126,7 +126,7 @@ pub struct UserStats {
     /// Users created in the last 30 days.
     pub new_last30_days: i64,
     /// Change of new users in the last 30 days against the 30 days before, in percent
-    /// (100 when the earlier window had none and the last one has some).
+    /// (0 when the earlier window had none).
     #[schema(example = 12.5)]
     pub monthly_growth_rate: f64,
 }
@@ -316,13 +316,10 @@ fn round2(value: f64) -> f64 {
     (value * 100.0).round() / 100.0
 }
 
-/// Change from `previous` to `current` in percent; 100 from nothing to something.
+/// Change from `previous` to `current` in percent; 0 when `previous` is 0, as every rate
+/// whose denominator is 0 (contract §11).
 fn growth(current: i64, previous: i64) -> f64 {
-    match (previous, current) {
-        (0, 0) => 0.0,
-        (0, _) => 100.0,
-        _ => percent(current - previous, previous),
-    }
+    percent(current - previous, previous)
 }
 
 /// The small tables' sizes, and the rows of the partial days before the 30-day windows'
@@ -688,7 +685,7 @@ mod tests {
         assert_eq!(growth(5, 2), 150.0);
         assert_eq!(growth(1, 4), -75.0);
         assert_eq!(growth(3, 3), 0.0);
-        assert_eq!(growth(3, 0), 100.0);
+        assert_eq!(growth(3, 0), 0.0);
         assert_eq!(growth(0, 0), 0.0);
     }
 

@@ -78,33 +78,33 @@ pub const GENDERS: [&str; 4] = ["male", "female", "other", "prefer_not_to_say"];
 pub struct ProfileInput {
     /// 1 to 100 characters.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "Ana Silva")]
+    #[schema(value_type = String, example = "Ana Silva")]
     pub name: Patch<String>,
     /// Whole years, 5 to 120.
     #[serde(default)]
-    #[schema(value_type = Option<i64>, example = 27)]
+    #[schema(value_type = i64, example = 27)]
     pub age: Patch<i64>,
     /// `male`, `female`, `other` or `prefer_not_to_say`.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "female")]
+    #[schema(value_type = String, example = "female")]
     pub gender: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "Lisbon")]
     pub city: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "Portugal")]
+    #[schema(value_type = String, example = "Portugal")]
     pub country: Patch<String>,
     /// Dialling prefix: `+` and 1 to 4 digits.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "+351")]
+    #[schema(value_type = String, example = "+351")]
     pub country_code: Patch<String>,
     /// 4 to 15 digits.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "912345678")]
+    #[schema(value_type = String, example = "912345678")]
     pub phone_number: Patch<String>,
     /// BCP 47 language tag.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "pt-PT")]
+    #[schema(value_type = String, example = "pt-PT")]
     pub locale: Patch<String>,
 }
 
@@ -113,25 +113,25 @@ pub struct ProfileInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdminProfileInput {
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = String)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<i64>)]
+    #[schema(value_type = i64)]
     pub age: Patch<i64>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = String)]
     pub phone: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = String)]
     pub gender: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub city: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = String)]
     pub country: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = String)]
     pub email: Patch<String>,
 }
 
@@ -209,24 +209,24 @@ impl ProfileInput {
         let text100 = |field: &'static str| move |v: String| validate::bounded(field, &v, 1, 100);
         ProfileChange {
             name: patch_field(problems, "name", self.name, false, text100("name")).flatten(),
-            age: patch_field(problems, "age", self.age, true, check_age),
-            gender: patch_field(problems, "gender", self.gender, true, |g: String| {
+            age: patch_field(problems, "age", self.age, false, check_age),
+            gender: patch_field(problems, "gender", self.gender, false, |g: String| {
                 check_gender(&g)
             }),
             city: patch_field(problems, "city", self.city, true, text100("city")),
-            country: patch_field(problems, "country", self.country, true, text100("country")),
+            country: patch_field(problems, "country", self.country, false, text100("country")),
             country_code: patch_field(
                 problems,
                 "countryCode",
                 self.country_code,
-                true,
+                false,
                 |c: String| check_country_code(&c),
             ),
             phone_number: patch_field(
                 problems,
                 "phoneNumber",
                 self.phone_number,
-                true,
+                false,
                 |p: String| check_phone("phoneNumber", &p),
             ),
             locale: patch_field(problems, "locale", self.locale, false, |l: String| {
@@ -243,14 +243,14 @@ impl AdminProfileInput {
         let text100 = |field: &'static str| move |v: String| validate::bounded(field, &v, 1, 100);
         ProfileChange {
             name: patch_field(problems, "name", self.name, false, text100("name")).flatten(),
-            age: patch_field(problems, "age", self.age, true, check_age),
-            gender: patch_field(problems, "gender", self.gender, true, |g: String| {
+            age: patch_field(problems, "age", self.age, false, check_age),
+            gender: patch_field(problems, "gender", self.gender, false, |g: String| {
                 check_gender(&g)
             }),
             city: patch_field(problems, "city", self.city, true, text100("city")),
-            country: patch_field(problems, "country", self.country, true, text100("country")),
+            country: patch_field(problems, "country", self.country, false, text100("country")),
             country_code: None,
-            phone_number: patch_field(problems, "phone", self.phone, true, |p: String| {
+            phone_number: patch_field(problems, "phone", self.phone, false, |p: String| {
                 check_phone("phone", &p)
             }),
             locale: None,
@@ -506,18 +506,6 @@ impl Langcamp {
         ] {
             if missing {
                 problems.add(format!("{field} is required"));
-            }
-        }
-        let required_null = [
-            ("age", matches!(input.age, Patch::Null)),
-            ("gender", matches!(input.gender, Patch::Null)),
-            ("country", matches!(input.country, Patch::Null)),
-            ("countryCode", matches!(input.country_code, Patch::Null)),
-            ("phoneNumber", matches!(input.phone_number, Patch::Null)),
-        ];
-        for (field, is_null) in required_null {
-            if is_null {
-                problems.add(format!("{field} cannot be null"));
             }
         }
         let change = input.parse(&mut problems);

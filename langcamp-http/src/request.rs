@@ -278,9 +278,6 @@ impl Ctx {
     pub async fn json<T: DeserializeOwned>(&mut self) -> Result<T> {
         self.require_content_type("application/json")?;
         let bytes = self.bytes(JSON_LIMIT).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(Error::invalid("request body must be a JSON object"));
-        }
         parse_json(&bytes)
     }
 
@@ -353,19 +350,89 @@ pub fn body_error(error: &(dyn std::error::Error + 'static)) -> Error {
     Error::invalid("the request body could not be read")
 }
 
-/// Parses JSON into `T`, turning serde's message into a client-facing one.
+/// Parses a JSON object into `T`, turning serde's messages into client-facing ones.
+///
+/// Every body of this API is an object; serde would also read a struct from an array
+/// (`["a@b.test"]` as `{email}`), so anything else is refused first. A well-formed object
+/// with wrong fields gets one message per field (contract §1), not just serde's first.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        let message = e.to_string();
-        // serde appends " at line L column C"; keep it for syntax errors only.
-        let message = match e.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                format!("malformed JSON: {message}")
-            }
-            _ => message
-                .rsplit_once(" at line ")
-                .map_or(message.clone(), |(m, _)| m.to_owned()),
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(Error::invalid("request body must be a JSON object"));
+    }
+    match serde_json::from_slice(bytes) {
+        Ok(value) => Ok(value),
+        Err(e) if is_syntax(&e) => Err(Error::Validation(vec![format!("malformed JSON: {e}")])),
+        // The slow path runs only for a refused body.
+        Err(_) => Err(Error::Validation(field_problems::<T>(bytes))),
+    }
+}
+
+fn is_syntax(e: &serde_json::Error) -> bool {
+    matches!(
+        e.classify(),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+    )
+}
+
+/// Every field problem of a well-formed object. serde stops at the first one, so the field
+/// it names is set aside and the rest is read again; each round removes a field, so this
+/// ends within the object's size.
+fn field_problems<T: DeserializeOwned>(bytes: &[u8]) -> Vec<String> {
+    let mut object: serde_json::Map<String, serde_json::Value> = match serde_json::from_slice(bytes)
+    {
+        Ok(object) => object,
+        Err(e) => return vec![serde_message(&e)],
+    };
+    let mut problems = Vec::new();
+    let mut set_aside: Option<String> = None;
+    loop {
+        let value = serde_json::Value::Object(object.clone());
+        let Err(error) = serde_path_to_error::deserialize::<_, T>(value) else {
+            break;
         };
-        Error::Validation(vec![message])
-    })
+        let message = serde_message(error.inner());
+        // A required field set aside in the previous round is now missing: that is no
+        // new problem, and nothing more can be learnt.
+        if set_aside
+            .as_deref()
+            .is_some_and(|f| message == format!("missing field `{f}`"))
+        {
+            break;
+        }
+        let field = backticked(&message, "unknown field `").or_else(|| top_level_key(&error));
+        problems.push(match &field {
+            Some(f) if !message.contains(&format!("`{f}`")) => format!("{f}: {message}"),
+            _ => message,
+        });
+        match field {
+            Some(f) if object.remove(&f).is_some() => set_aside = Some(f),
+            _ => break,
+        }
+    }
+    if problems.is_empty() {
+        problems.push("the request body could not be read".into());
+    }
+    problems
+}
+
+/// serde's message without its " at line L column C" suffix.
+fn serde_message(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    message
+        .rsplit_once(" at line ")
+        .map_or(message.clone(), |(m, _)| m.to_owned())
+}
+
+/// The name in "unknown field `name`, expected ...".
+fn backticked(message: &str, prefix: &str) -> Option<String> {
+    let rest = message.strip_prefix(prefix)?;
+    rest.split_once('`').map(|(name, _)| name.to_owned())
+}
+
+/// The body's own field that holds the error (the first segment of its path).
+fn top_level_key(error: &serde_path_to_error::Error<serde_json::Error>) -> Option<String> {
+    match error.path().iter().next()? {
+        serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+        _ => None,
+    }
 }

@@ -52,8 +52,8 @@ pub struct Api;
 /// Computed from the database at the time of the call, all figures from one snapshot
 /// (times in UTC):
 /// - "Last 30 days" means from `generatedAt` minus 30 days on; growth rates compare that
-///   window with the 30 days before it: `(last - previous) / previous * 100`, or 100 when
-///   the previous window is empty and the last is not (0 when both are empty).
+///   window with the 30 days before it: `(last - previous) / previous * 100`, or 0 when
+///   the previous window is empty (like every rate whose denominator is 0).
 /// - Rates, percentages and averages are rounded to 2 decimals and are 0 when their
 ///   denominator is 0. `avgAssignmentsPerUser` divides by `assignedUsers`.
 /// - `trends` has one entry per calendar month, oldest first, ending with the current month.

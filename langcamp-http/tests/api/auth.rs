@@ -678,6 +678,65 @@ async fn own_profile_refuses_email_and_role_and_validates_fields() {
 }
 
 #[tokio::test]
+async fn own_profile_refuses_null_for_each_required_field_and_keeps_the_profile() {
+    let app = TestApp::spawn().await;
+    let student = app.student("nulls@example.com").await;
+    let before = app
+        .get("/me")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    for field in [
+        "name",
+        "age",
+        "gender",
+        "country",
+        "countryCode",
+        "phoneNumber",
+        "locale",
+    ] {
+        let refused = app
+            .patch("/me/profile")
+            .bearer(&student.access)
+            .json(&json!({ field: null, "city": "Changed" }))
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
+        assert_eq!(
+            refused.json()["errors"],
+            json!([format!("{field} cannot be null")]),
+            "{field}"
+        );
+    }
+    let all = app
+        .patch("/me/profile")
+        .bearer(&student.access)
+        .json(
+            &json!({ "name": null, "age": null, "gender": null, "country": null,
+                       "countryCode": null, "phoneNumber": null }),
+        )
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(
+        all.json()["errors"].as_array().map(Vec::len),
+        Some(6),
+        "one message per field"
+    );
+    let after = app
+        .get("/me")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(after, before, "a refused change changes nothing");
+}
+
+#[tokio::test]
 async fn complete_registration_requires_the_profile() {
     let app = TestApp::spawn().await;
     let fresh = app.sign_in("new@example.com").await;

@@ -726,7 +726,7 @@ async fn an_empty_database_reports_zeros_without_dividing_by_zero() {
         data["overview"]["users"],
         json!({
             "total": 1, "admins": 1, "registrationCompleted": 1, "completionRate": 100.0,
-            "newLast30Days": 1, "monthlyGrowthRate": 100.0,
+            "newLast30Days": 1, "monthlyGrowthRate": 0.0,
         })
     );
     assert_eq!(data["overview"]["tests"]["averageScore"], 0.0);

@@ -99,6 +99,71 @@ async fn cors_preflight_allows_any_origin() {
 }
 
 #[tokio::test]
+async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
+    let app = TestApp::spawn().await;
+    for body in [r#"["a@example.com"]"#, r#""a@example.com""#, "5", "null"] {
+        let response = app
+            .post("/auth/otp/request")
+            .header("x-forwarded-for", &fresh_client())
+            .body("application/json", body.to_owned())
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(response.code(), "VALIDATION_FAILED", "{body}");
+        assert_eq!(
+            response.json()["errors"],
+            json!(["request body must be a JSON object"]),
+            "{body}"
+        );
+    }
+    // A real request afterwards is the first mail the server sends.
+    app.post("/auth/otp/request")
+        .header("x-forwarded-for", &fresh_client())
+        .json(&json!({ "email": "b@example.com" }))
+        .send()
+        .await
+        .expect(200);
+    let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(mail.len(), 1, "the refused bodies sent no mail");
+    assert_eq!(mail[0].to, vec!["b@example.com".to_owned()]);
+}
+
+#[tokio::test]
+async fn a_body_with_several_wrong_fields_gets_one_message_per_field() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let response = app
+        .post("/courses")
+        .bearer(&admin.access)
+        .json(&json!({ "title": 5, "capacity": "ten", "colour": "red", "isPublished": "yes" }))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(response.code(), "VALIDATION_FAILED");
+    let errors: Vec<String> = response.json()["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|m| m.as_str().expect("a message").to_owned())
+        .collect();
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    for field in ["title", "capacity", "colour", "isPublished"] {
+        assert!(
+            errors.iter().any(|m| m.contains(field)),
+            "{field} is named: {errors:?}"
+        );
+    }
+    let courses = app
+        .get("/courses")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(courses, json!([]), "nothing was created");
+}
+
+#[tokio::test]
 async fn json_bodies_get_clear_400s_and_415s() {
     let app = TestApp::spawn().await;
     let cases = [

@@ -166,7 +166,7 @@ async fn bad_keys_missing_or_null_values_and_unknown_fields_are_refused() {
             json!({ "key": "ok", "value": 1, "updatedAt": "x" }),
             vec!["unknown field `updatedAt`"],
         ),
-        (json!({ "key": 5, "value": 1 }), vec!["invalid type"]),
+        (json!({ "key": 5, "value": 1 }), vec!["key: invalid type"]),
     ];
     for (body, expected) in cases {
         let response = app

@@ -294,6 +294,55 @@ async fn only_a_superadmin_manages_admins() {
 }
 
 #[tokio::test]
+async fn the_admin_profile_edit_refuses_null_for_required_fields() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("adminnulls@example.com").await;
+    let path = format!("/admin/users/{}/profile", student.user_id);
+    let before = app
+        .get(&format!("/users/{}", student.user_id))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    for field in ["name", "age", "phone", "gender", "country", "email"] {
+        let refused = app
+            .patch(&path)
+            .bearer(&admin.access)
+            .json(&json!({ field: null }))
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
+        assert_eq!(
+            refused.json()["errors"],
+            json!([format!("{field} cannot be null")]),
+            "{field}"
+        );
+    }
+    let cleared = app
+        .patch(&path)
+        .bearer(&admin.access)
+        .json(&json!({ "city": null }))
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(cleared["user"]["city"], json!(null), "city is optional");
+    let after = app
+        .get(&format!("/users/{}", student.user_id))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    for field in ["name", "age", "phoneNumber", "gender", "country", "email"] {
+        assert_eq!(after[field], before[field], "{field} is unchanged");
+    }
+}
+
+#[tokio::test]
 async fn admins_edit_profiles_and_emails_with_conflicts_refused() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
