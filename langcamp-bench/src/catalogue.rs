@@ -32,7 +32,7 @@ pub async fn extend(db: &Db, courses: u64, tests: u64, at: i64) -> langcamp_core
     let extra_courses = courses.saturating_sub(COURSES);
     insert_all(
         db,
-        "INSERT INTO courses (id, title, summary, description, target_language, level, locale, location, start_date, end_date, price, currency, capacity, is_published, sort_order, created_at, updated_at)",
+        "INSERT INTO courses (id, title, summary, description, target_language, level, locale, location, start_date, end_date, price_minor, currency, capacity, is_published, sort_order, created_at, updated_at)",
         extra_courses,
         |i| {
             let n = COURSES + i;
@@ -45,7 +45,8 @@ pub async fn extend(db: &Db, courses: u64, tests: u64, at: i64) -> langcamp_core
                 text(LEVELS[(n % 6) as usize].0),
                 1 + n % 14,
                 15 + n % 14,
-                450 + 10 * n,
+                // EUR 450, 460, ... in cents.
+                (450 + 10 * n) * 100,
             )
         },
     )

@@ -57,6 +57,9 @@ pub struct Config {
     pub port: u16,
     /// `sqlite://...` or `postgres://...`; may carry a password, hence a secret.
     pub database_url: Secret,
+    /// `DATABASE_MAX_CONNECTIONS`: the most connections of the PostgreSQL pool, or of the
+    /// SQLite reader pool (SQLite writes always use one). Unset: the built-in defaults.
+    pub database_max_connections: Option<u32>,
     /// Signs access tokens and keys every derived secret (OTP hashes, outbox encryption).
     pub jwt_secret: Secret,
     /// True when `JWT_SECRET` was unset and a random one was generated for this start.
@@ -122,6 +125,19 @@ impl Config {
             }
             None => default_sqlite_url(&data_dir),
         };
+        let database_max_connections = get("DATABASE_MAX_CONNECTIONS")
+            .map(|v| {
+                v.parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_POOL_CONNECTIONS).contains(n))
+                    .ok_or_else(|| ConfigError {
+                        variable: "DATABASE_MAX_CONNECTIONS",
+                        message: format!(
+                            "cannot use {v:?}: expected a whole number from 1 to {MAX_POOL_CONNECTIONS}"
+                        ),
+                    })
+            })
+            .transpose()?;
         let (jwt_secret, jwt_secret_generated) = match get("JWT_SECRET") {
             Some(secret) if secret.len() < 16 => {
                 return Err(ConfigError {
@@ -193,6 +209,7 @@ impl Config {
             host,
             port,
             database_url: Secret::new(database_url),
+            database_max_connections,
             jwt_secret: Secret::new(jwt_secret),
             jwt_secret_generated,
             jwt_expiration,
@@ -219,10 +236,19 @@ impl Config {
         .unwrap_or_else(|e| unreachable!("the built-in defaults are valid: {e}"))
     }
 
+    /// The size of a connection pool: `DATABASE_MAX_CONNECTIONS`, else `default`.
+    pub fn pool_size(&self, default: u32) -> u32 {
+        self.database_max_connections.unwrap_or(default)
+    }
+
     pub fn is_postgres(&self) -> bool {
         is_postgres_url(self.database_url.expose())
     }
 }
+
+/// The largest `DATABASE_MAX_CONNECTIONS`: PostgreSQL's own default limit is 100 for all
+/// clients together, so more than this per instance is a typo.
+const MAX_POOL_CONNECTIONS: u32 = 1000;
 
 fn is_postgres_url(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")
@@ -337,6 +363,22 @@ mod tests {
         assert_eq!(config.mail.timeout, Duration::from_millis(1500));
         let config = load(&[("MAIL_TIMEOUT", "2m")]).expect("valid");
         assert_eq!(config.mail.timeout, Duration::from_secs(120));
+    }
+
+    #[test]
+    fn the_pool_size_is_the_default_unless_database_max_connections_is_set() {
+        let config = load(&[]).expect("defaults are valid");
+        assert_eq!(config.database_max_connections, None);
+        assert_eq!(config.pool_size(32), 32);
+        let config = load(&[("DATABASE_MAX_CONNECTIONS", " 1 ")]).expect("valid");
+        assert_eq!(config.pool_size(32), 1);
+        let config = load(&[("DATABASE_MAX_CONNECTIONS", "1000")]).expect("valid");
+        assert_eq!(config.pool_size(4), 1000);
+        for bad in ["0", "-1", "1001", "ten", "2.5"] {
+            let err = load(&[("DATABASE_MAX_CONNECTIONS", bad)]).expect_err(bad);
+            assert_eq!(err.variable, "DATABASE_MAX_CONNECTIONS");
+            assert!(err.message.contains("1 to 1000"), "{err}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::actor::{Actor, Role};
 use crate::db::{bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
+use crate::money::{self, Price, PriceError, PriceText};
 use crate::page::UNPAGED_CAP;
 use crate::time::Timestamp;
 use crate::users::Deleted;
@@ -34,8 +35,8 @@ macro_rules! select_courses {
     ($rest:literal) => {
         concat!(
             "SELECT id, title, summary, description, target_language, level, locale, image_url, \
-             location, start_date, end_date, price, currency, capacity, is_published, sort_order, \
-             created_at, updated_at FROM courses ",
+             location, start_date, end_date, price_minor, currency, capacity, is_published, \
+             sort_order, created_at, updated_at FROM courses ",
             $rest
         )
     };
@@ -66,9 +67,10 @@ pub struct Course {
     /// `YYYY-MM-DD`, not before `startDate`.
     #[schema(example = "2026-12-18")]
     pub end_date: Option<String>,
-    /// In `currency`; at least 0.
-    #[schema(example = 490.0)]
-    pub price: Option<f64>,
+    /// In `currency`, exact: at least 0, with no more decimal places than the currency's
+    /// minor unit (EUR 2, JPY 0, KWD 3). Stored as integer minor units, never as a float.
+    #[schema(value_type = Option<f64>, example = 490.5)]
+    pub price: Option<Price>,
     /// ISO 4217 code, upper-case.
     #[schema(example = "EUR")]
     pub currency: Option<String>,
@@ -83,6 +85,7 @@ pub struct Course {
 
 impl Course {
     fn from_row(row: &AnyRow) -> std::result::Result<Course, sqlx::Error> {
+        let currency: Option<String> = row.try_get("currency")?;
         Ok(Course {
             id: row.try_get("id")?,
             title: row.try_get("title")?,
@@ -95,8 +98,8 @@ impl Course {
             location: row.try_get("location")?,
             start_date: row.try_get("start_date")?,
             end_date: row.try_get("end_date")?,
-            price: row.try_get("price")?,
-            currency: row.try_get("currency")?,
+            price: stored_price(row.try_get("price_minor")?, currency.as_deref())?,
+            currency,
             capacity: row.try_get("capacity")?,
             is_published: flag(row.try_get("is_published")?),
             sort_order: row.try_get("sort_order")?,
@@ -155,10 +158,11 @@ pub struct CourseInput {
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "2026-12-18")]
     pub end_date: Patch<String>,
-    /// A number of at least 0; needs `currency`.
+    /// A number of at least 0 and at most 100000000000; needs `currency`, and has no more
+    /// decimal places than its minor unit (EUR and USD 2, JPY 0, KWD 3).
     #[serde(default)]
-    #[schema(value_type = Option<f64>, example = 490.0)]
-    pub price: Patch<f64>,
+    #[schema(value_type = Option<f64>, example = 490.5)]
+    pub price: Patch<PriceText>,
     /// ISO 4217, three letters (upper-cased).
     #[serde(default)]
     #[schema(value_type = Option<String>, example = "EUR")]
@@ -332,12 +336,30 @@ fn check_date(field: &str, raw: &str) -> std::result::Result<String, String> {
     }
 }
 
-fn check_price(price: f64) -> std::result::Result<f64, String> {
-    if price.is_finite() && price >= 0.0 {
-        Ok(price)
-    } else {
-        Err("price must be a number of at least 0".into())
-    }
+/// The price of a stored row: minor units of its currency (a legacy row without a
+/// currency counts in hundredths, as the migration converted it).
+fn stored_price(
+    minor: Option<i64>,
+    currency: Option<&str>,
+) -> std::result::Result<Option<Price>, sqlx::Error> {
+    minor
+        .map(|m| {
+            Price::from_minor(m, currency.map_or(2, money::decimals)).ok_or_else(|| {
+                sqlx::Error::Decode(format!("course price_minor {m} is negative").into())
+            })
+        })
+        .transpose()
+}
+
+/// The price to store: minor units of the currency (checked by [`CourseChange::apply`]).
+fn price_minor(v: &CourseValues) -> Result<Option<i64>> {
+    v.price
+        .map(|p| {
+            let decimals = v.currency.as_deref().map_or(2, money::decimals);
+            p.to_minor(decimals)
+                .ok_or_else(|| Error::internal("a checked price does not fit its currency"))
+        })
+        .transpose()
 }
 
 fn check_capacity(capacity: i64) -> std::result::Result<i64, String> {
@@ -361,7 +383,7 @@ struct CourseValues {
     location: Option<String>,
     start_date: Option<String>,
     end_date: Option<String>,
-    price: Option<f64>,
+    price: Option<Price>,
     currency: Option<String>,
     capacity: Option<i64>,
     is_published: bool,
@@ -403,7 +425,9 @@ struct CourseChange {
     location: Field<Option<String>>,
     start_date: Field<Option<String>>,
     end_date: Field<Option<String>>,
-    price: Field<Option<f64>>,
+    price: Field<Option<Price>>,
+    /// The price had more decimal places than any currency; said once the currency is known.
+    price_too_precise: bool,
     currency: Field<Option<String>>,
     capacity: Field<Option<i64>>,
     is_published: Field<bool>,
@@ -413,6 +437,7 @@ struct CourseChange {
 impl CourseInput {
     fn parse(self, problems: &mut Problems) -> CourseChange {
         let p = problems;
+        let mut price_too_precise = false;
         CourseChange {
             title: required(p, "title", self.title, |v: String| {
                 validate::bounded("title", &v, 1, TITLE_MAX)
@@ -436,7 +461,22 @@ impl CourseInput {
             end_date: optional(p, self.end_date, |v: String| {
                 non_empty(&v, |d| check_date("endDate", d))
             }),
-            price: nullable(p, self.price, check_price),
+            price: match self.price {
+                Patch::Absent => Field::Keep,
+                Patch::Null => Field::Set(None),
+                Patch::Value(text) => match Price::parse(text.as_str()) {
+                    Ok(price) => Field::Set(Some(price)),
+                    Err(PriceError::TooManyDecimals) => {
+                        price_too_precise = true;
+                        Field::Invalid
+                    }
+                    Err(e) => {
+                        p.add(e.message());
+                        Field::Invalid
+                    }
+                },
+            },
+            price_too_precise,
             currency: optional(p, self.currency, |v: String| non_empty(&v, check_currency)),
             capacity: nullable(p, self.capacity, check_capacity),
             is_published: required(p, "isPublished", self.is_published, Ok),
@@ -471,9 +511,32 @@ impl CourseChange {
         {
             problems.add("endDate must not be before startDate");
         }
+        if self.price_too_precise {
+            problems.add(match (currency_ok, &values.currency) {
+                (true, Some(code)) => too_many_decimals(code),
+                _ => PriceError::TooManyDecimals.message(),
+            });
+        }
         if price_ok && currency_ok && values.price.is_some() && values.currency.is_none() {
             problems.add("currency is required when price is set");
         }
+        // Checked against the resulting pair, so a new currency is checked against the
+        // stored price too (10.5 EUR cannot become 10.5 JPY).
+        if price_ok
+            && currency_ok
+            && let (Some(price), Some(code)) = (values.price, &values.currency)
+            && price.to_minor(money::decimals(code)).is_none()
+        {
+            problems.add(too_many_decimals(code));
+        }
+    }
+}
+
+fn too_many_decimals(currency: &str) -> String {
+    match money::decimals(currency) {
+        0 => format!("price must be a whole number in {currency}"),
+        1 => format!("price must have at most 1 decimal place in {currency}"),
+        n => format!("price must have at most {n} decimal places in {currency}"),
     }
 }
 
@@ -503,10 +566,11 @@ async fn require_course(conn: &mut AnyConnection, id: &str) -> Result<Course> {
 
 async fn insert_course(conn: &mut AnyConnection, v: &CourseValues, now: i64) -> Result<Course> {
     let id = new_id();
+    let price = price_minor(v)?;
     sqlx::query(
         "INSERT INTO courses (id, title, summary, description, target_language, level, locale,
-                image_url, location, start_date, end_date, price, currency, capacity, is_published,
-                sort_order, created_at, updated_at)
+                image_url, location, start_date, end_date, price_minor, currency, capacity,
+                is_published, sort_order, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)",
     )
     .bind(&id)
@@ -520,7 +584,7 @@ async fn insert_course(conn: &mut AnyConnection, v: &CourseValues, now: i64) -> 
     .bind(v.location.as_deref())
     .bind(v.start_date.as_deref())
     .bind(v.end_date.as_deref())
-    .bind(v.price)
+    .bind(price)
     .bind(v.currency.as_deref())
     .bind(v.capacity)
     .bind(bit(v.is_published))
@@ -653,10 +717,11 @@ impl Langcamp {
         let mut v = CourseValues::from(&course);
         change.apply(&mut v, &mut problems);
         problems.finish()?;
+        let price = price_minor(&v)?;
         sqlx::query(
             "UPDATE courses SET title = $1, summary = $2, description = $3, target_language = $4,
                     level = $5, locale = $6, image_url = $7, location = $8, start_date = $9,
-                    end_date = $10, price = $11, currency = $12, capacity = $13, is_published = $14,
+                    end_date = $10, price_minor = $11, currency = $12, capacity = $13, is_published = $14,
                     sort_order = $15, updated_at = $16
              WHERE id = $17",
         )
@@ -670,7 +735,7 @@ impl Langcamp {
         .bind(v.location.as_deref())
         .bind(v.start_date.as_deref())
         .bind(v.end_date.as_deref())
-        .bind(v.price)
+        .bind(price)
         .bind(v.currency.as_deref())
         .bind(v.capacity)
         .bind(bit(v.is_published))

@@ -58,7 +58,7 @@ impl Db {
         let url = config.database_url.expose();
         if config.is_postgres() {
             let pool = AnyPoolOptions::new()
-                .max_connections(32)
+                .max_connections(config.pool_size(32))
                 .min_connections(0)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 .connect(url)
@@ -82,7 +82,7 @@ impl Db {
         let readers = std::thread::available_parallelism()
             .map_or(4, |n| n.get() * 2)
             .max(4);
-        let reader = sqlite_pool(readers as u32)
+        let reader = sqlite_pool(config.pool_size(readers as u32))
             .connect(url)
             .await
             .map_err(Error::from)?;

@@ -18,6 +18,7 @@ pub mod error;
 pub mod id;
 pub mod mail;
 pub mod materials;
+pub mod money;
 pub mod page;
 pub mod placement;
 pub mod settings;

@@ -5,7 +5,7 @@ use langcamp_core::courses::CourseInput;
 use langcamp_core::{Actor, Langcamp};
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp};
+use crate::helpers::{Session, TestApp, TestResponse};
 
 const UNKNOWN_ID: &str = "0190a0c4-0000-7000-8000-000000000000";
 
@@ -814,4 +814,362 @@ async fn changes_made_by_another_server_show_within_five_seconds() {
         "reloaded after five seconds"
     );
     other.db().close().await;
+}
+
+/// Creates a course with `price` in `currency` and returns the response.
+async fn priced(app: &TestApp, admin: &Session, price: Value, currency: &str) -> TestResponse {
+    app.post("/courses")
+        .bearer(&admin.access)
+        .json(&json!({ "title": "Priced", "price": price, "currency": currency }))
+        .send()
+        .await
+}
+
+#[tokio::test]
+async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+
+    // Stored exactly, given back as the same JSON number.
+    for (price, currency) in [
+        (json!(1299.5), "EUR"),
+        (json!(0.1), "EUR"),
+        (json!(0.2), "USD"),
+        (json!(0.3), "EUR"),
+        (json!(19.99), "USD"),
+        (json!(0.07), "GBP"),
+        (json!(12000), "JPY"),
+        (json!(12.345), "KWD"),
+        (json!(0.001), "BHD"),
+        (json!(0), "EUR"),
+        (json!(99_999_999_999.99_f64), "EUR"),
+        (json!(100_000_000_000_u64), "JPY"),
+    ] {
+        let course = priced(&app, &admin, price.clone(), currency)
+            .await
+            .expect(201)
+            .data();
+        let expected = price.as_f64().expect("a number");
+        assert_eq!(course["price"], expected, "{price} {currency}");
+        let read = app
+            .get(&format!("/courses/{}", id_of(&course)))
+            .bearer(&admin.access)
+            .send()
+            .await
+            .expect(200);
+        // The exact text: no float noise like 0.30000000000000004.
+        let text = read.text();
+        let shown = text
+            .split("\"price\":")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .expect("a price in the body");
+        assert_eq!(
+            shown.trim_end_matches(".0"),
+            price.to_string().trim_end_matches(".0"),
+            "{text}"
+        );
+    }
+
+    // Summed on the client, the listed prices add up to exactly what they say.
+    let list = app
+        .get("/courses")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    let prices: Vec<Value> = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|c| c["price"].clone())
+        .collect();
+    assert!(
+        prices.contains(&json!(0.3)) && prices.contains(&json!(1299.5)),
+        "{prices:?}"
+    );
+
+    // More decimal places than the currency has: 400, nothing stored.
+    for (price, currency, message) in [
+        (
+            json!(12.345),
+            "EUR",
+            "price must have at most 2 decimal places in EUR",
+        ),
+        (json!(10.5), "JPY", "price must be a whole number in JPY"),
+        (
+            json!(1.0001),
+            "KWD",
+            "price must have at most 3 decimal places in KWD",
+        ),
+        (
+            json!(0.1 + 0.2),
+            "EUR",
+            "price must have at most 2 decimal places in EUR",
+        ),
+        (
+            json!(0.00001),
+            "CLF",
+            "price must have at most 4 decimal places in CLF",
+        ),
+        (
+            json!(100_000_000_000.01_f64),
+            "EUR",
+            "price must be at most 100000000000",
+        ),
+        (json!(1e15), "JPY", "price must be at most 100000000000"),
+        (json!(-0.01), "EUR", "price must be a number of at least 0"),
+        (
+            json!("12.50"),
+            "EUR",
+            "price must be a number of at least 0",
+        ),
+        (json!(true), "EUR", "price must be a number of at least 0"),
+    ] {
+        let refused = priced(&app, &admin, price.clone(), currency)
+            .await
+            .expect(400);
+        assert_eq!(refused.code(), "VALIDATION_FAILED");
+        assert_eq!(errors(&refused), [message], "{price} {currency}");
+    }
+    // The raw text decides, even past what a float can tell apart from 1299.5.
+    let response = app
+        .post("/courses")
+        .bearer(&admin.access)
+        .body(
+            "application/json",
+            r#"{"title":"t","price":1299.50000000000000000001,"currency":"EUR"}"#,
+        )
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(
+        errors(&response),
+        ["price must have at most 2 decimal places in EUR"]
+    );
+    let response = app
+        .post("/courses")
+        .bearer(&admin.access)
+        .body(
+            "application/json",
+            r#"{"title":"t","price":1.2995E3,"currency":"EUR"}"#,
+        )
+        .send()
+        .await
+        .expect(201);
+    assert_eq!(response.data()["price"], 1299.5);
+    assert_eq!(
+        titles(&app, "/courses", Some(&admin.access)).await.len(),
+        13,
+        "only the valid prices were stored"
+    );
+}
+
+#[tokio::test]
+async fn a_new_currency_is_checked_against_the_stored_price_and_the_other_way_round() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let course = priced(&app, &admin, json!(10.5), "EUR")
+        .await
+        .expect(201)
+        .data();
+    let path = format!("/courses/{}", id_of(&course));
+
+    let refused = app
+        .patch(&path)
+        .bearer(&admin.access)
+        .json(&json!({ "currency": "JPY" }))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(errors(&refused), ["price must be a whole number in JPY"]);
+
+    // Into a currency with more decimals the amount stays the amount.
+    let kwd = patch(&app, &admin, &id_of(&course), json!({ "currency": "kwd" })).await;
+    assert_eq!(
+        (kwd["price"].clone(), kwd["currency"].clone()),
+        (json!(10.5), json!("KWD"))
+    );
+    let fils = patch(&app, &admin, &id_of(&course), json!({ "price": 10.125 })).await;
+    assert_eq!(fils["price"], 10.125);
+    let refused = app
+        .patch(&path)
+        .bearer(&admin.access)
+        .json(&json!({ "currency": "USD" }))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(
+        errors(&refused),
+        ["price must have at most 2 decimal places in USD"]
+    );
+    // Both at once are checked together.
+    let yen = patch(
+        &app,
+        &admin,
+        &id_of(&course),
+        json!({ "price": 1500, "currency": "JPY" }),
+    )
+    .await;
+    assert_eq!(
+        (yen["price"].clone(), yen["currency"].clone()),
+        (json!(1500.0), json!("JPY"))
+    );
+    let refused = app
+        .patch(&path)
+        .bearer(&admin.access)
+        .json(&json!({ "price": 1500.5 }))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(errors(&refused), ["price must be a whole number in JPY"]);
+
+    // The duplicate keeps the exact price.
+    let copy = app
+        .post(&format!("{path}/duplicate"))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(201)
+        .data();
+    assert_eq!(
+        (copy["price"].clone(), copy["currency"].clone()),
+        (json!(1500.0), json!("JPY"))
+    );
+}
+
+#[tokio::test]
+async fn the_migration_turns_float_prices_into_exact_minor_units() {
+    use sqlx::migrate::Migrator;
+
+    // A database as it was before migration 0070, with prices stored as floats.
+    let dir = std::env::temp_dir().join(format!("langcamp-0070-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let url = crate::helpers::test_database_url(&dir).await;
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
+    let backend = if url.starts_with("postgres") {
+        "postgres"
+    } else {
+        "sqlite"
+    };
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../migrations")
+        .join(backend);
+    let mut before = Migrator::new(folder).await.expect("the migrations");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < 70)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    before.run(&pool).await.expect("migrate to 0061");
+    let legacy: [(&str, Option<f64>, Option<&str>); 9] = [
+        (
+            "0190a0c4-0000-7000-8000-000000000001",
+            Some(1299.5),
+            Some("EUR"),
+        ),
+        (
+            "0190a0c4-0000-7000-8000-000000000002",
+            Some(0.1),
+            Some("EUR"),
+        ),
+        (
+            "0190a0c4-0000-7000-8000-000000000003",
+            Some(0.29),
+            Some("USD"),
+        ),
+        (
+            "0190a0c4-0000-7000-8000-000000000004",
+            Some(12000.0),
+            Some("JPY"),
+        ),
+        (
+            "0190a0c4-0000-7000-8000-000000000005",
+            Some(12.345),
+            Some("KWD"),
+        ),
+        // More decimals than the currency has: rounded to its minor unit.
+        (
+            "0190a0c4-0000-7000-8000-000000000006",
+            Some(10.5),
+            Some("JPY"),
+        ),
+        (
+            "0190a0c4-0000-7000-8000-000000000007",
+            Some(4.999),
+            Some("EUR"),
+        ),
+        ("0190a0c4-0000-7000-8000-000000000008", None, None),
+        ("0190a0c4-0000-7000-8000-000000000009", Some(5.0), None),
+    ];
+    for (i, (id, price, currency)) in legacy.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO courses (id, title, price, currency, is_published, sort_order, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, 1, $5, 0, 0)",
+        )
+        .bind(*id)
+        .bind(format!("Legacy {i}"))
+        // Never NULL here: the old float NULL bind is the bug this migration removes.
+        .bind(price.unwrap_or(0.0))
+        .bind(*currency)
+        .bind(i as i64)
+        .execute(&pool)
+        .await
+        .expect("a legacy course");
+    }
+    sqlx::query("UPDATE courses SET price = NULL WHERE id = $1")
+        .bind(legacy[7].0)
+        .execute(&pool)
+        .await
+        .expect("a course without a price");
+    pool.close().await;
+
+    // The app applies 0070 on start.
+    let app = TestApp::builder().var("DATABASE_URL", &url).spawn().await;
+    let list = app.get("/courses").send().await.expect(200).data();
+    let prices: Vec<(Value, Value)> = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|c| (c["price"].clone(), c["currency"].clone()))
+        .collect();
+    assert_eq!(
+        prices,
+        [
+            (json!(1299.5), json!("EUR")),
+            (json!(0.1), json!("EUR")),
+            (json!(0.29), json!("USD")),
+            (json!(12000.0), json!("JPY")),
+            (json!(12.345), json!("KWD")),
+            (json!(11.0), json!("JPY")),
+            (json!(5.0), json!("EUR")),
+            (Value::Null, Value::Null),
+            (json!(5.0), Value::Null),
+        ]
+    );
+    let stored: Vec<Option<i64>> =
+        sqlx::query_scalar("SELECT price_minor FROM courses ORDER BY sort_order")
+            .fetch_all(app.core.db().reader())
+            .await
+            .expect("minor units");
+    assert_eq!(
+        stored,
+        [
+            Some(129_950),
+            Some(10),
+            Some(29),
+            Some(12_000),
+            Some(12_345),
+            Some(11),
+            Some(500),
+            None,
+            Some(500)
+        ]
+    );
+    drop(app);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -16,3 +16,4 @@ mod rollups;
 mod settings;
 mod storage;
 mod users;
+mod write_matrix;

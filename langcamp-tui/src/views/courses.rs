@@ -1,6 +1,7 @@
 //! Courses: every course (published or not); publish / unpublish, duplicate, delete.
 
 use langcamp_core::courses::Course;
+use langcamp_core::money;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -115,9 +116,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
 fn detail(c: &Course) -> Vec<Line<'static>> {
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    // Exact, with the currency's own decimal places: 1299.50 EUR, 12000 JPY, 12.500 KWD.
     let price = match (c.price, &c.currency) {
-        (Some(p), Some(cur)) => format!("{p:.2} {cur}"),
-        (Some(p), None) => format!("{p:.2}"),
+        (Some(p), Some(cur)) => format!("{} {cur}", p.format_places(money::decimals(cur))),
+        (Some(p), None) => p.format_places(2),
         _ => "—".into(),
     };
     let dates = match (&c.start_date, &c.end_date) {
