@@ -1,6 +1,8 @@
 //! `langcamp`: the operator's command. Each subcommand lives in its own module.
 
+mod backup;
 mod console;
+mod doctor;
 mod migrate;
 mod openapi;
 mod seed;
@@ -60,6 +62,15 @@ enum Command {
     /// Print the OpenAPI document.
     #[command(after_help = "Example:\n  langcamp openapi > openapi.json")]
     Openapi,
+    /// Check the configuration, database, migrations, mail server, file store and
+    /// JWT_SECRET; one line per check with the fix; exit 0 only when all pass.
+    #[command(after_help = "Examples:\n  langcamp doctor\n  langcamp doctor --json")]
+    Doctor,
+    /// Copy the live SQLite database to a new file (VACUUM INTO); PostgreSQL: use pg_dump.
+    #[command(
+        after_help = "Example:\n  langcamp backup backups/langcamp-$(date +%F).db\n  langcamp --database-url sqlite://backups/langcamp-2026-11-25.db users list"
+    )]
+    Backup(backup::Args),
 }
 
 /// Exit codes: 0 success, 1 the operation failed, 2 usage error (clap's own, or a
@@ -68,8 +79,11 @@ enum Command {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     // The console logs to a file: stderr would draw over its screen.
-    if !matches!(cli.command, Command::Console) {
-        init_tracing();
+    if !matches!(cli.command, Command::Console)
+        && let Err(message) = init_tracing()
+    {
+        eprintln!("langcamp: {message}");
+        return ExitCode::from(2);
     }
     let result = match &cli.command {
         Command::Serve(args) => serve::run(&cli, args).await,
@@ -80,6 +94,8 @@ async fn main() -> ExitCode {
         Command::Stats(command) => stats::run(&cli, command).await,
         Command::Console => console::run(&cli).await,
         Command::Openapi => openapi::run(),
+        Command::Doctor => doctor::run(&cli).await,
+        Command::Backup(args) => backup::run(&cli, args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -134,13 +150,37 @@ fn confirm(yes: bool, question: &str) -> Result<(), String> {
     }
 }
 
-fn init_tracing() {
+/// Logs to stderr: text (coloured only when stderr is a terminal, so a file never gets
+/// escape codes) or, with `LOG_FORMAT=json`, one JSON object a line for log shippers.
+fn init_tracing() -> Result<(), String> {
+    use std::io::IsTerminal;
+    // `.env` may set LOG_FORMAT and RUST_LOG too; the configuration reads it again later.
+    let _ = dotenvy::dotenv();
+    let json = match std::env::var("LOG_FORMAT").as_deref().map(str::trim) {
+        Err(_) | Ok("" | "text") => false,
+        Ok("json") => true,
+        Ok(other) => {
+            return Err(format!(
+                "LOG_FORMAT: expected `text` or `json`, got `{other}`"
+            ));
+        }
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if json {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .init();
+    } else {
+        builder.with_ansi(std::io::stderr().is_terminal()).init();
+    }
+    Ok(())
 }
 
 /// Loads the configuration, with command-line flags overriding the environment.
@@ -159,9 +199,11 @@ fn config(cli: &Cli) -> Result<Config, String> {
 
 /// Opens the core handle on the configured database.
 async fn open(config: Config) -> Result<Langcamp, String> {
-    Langcamp::connect(config, Clock::System)
-        .await
-        .map_err(|e| format!("cannot open the database: {e}"))
+    let url = config.database_url.expose().to_owned();
+    match Langcamp::connect(config, Clock::System).await {
+        Ok(app) => Ok(app),
+        Err(e) => Err(langcamp_core::health::connect_error(&url, &e).await),
+    }
 }
 
 #[cfg(test)]
@@ -190,6 +232,9 @@ mod tests {
             "langcamp settings list --json",
             "langcamp console",
             "langcamp --database-url sqlite://x.db console",
+            "langcamp doctor",
+            "langcamp doctor --json",
+            "langcamp backup /tmp/copy.db",
         ] {
             let args = line.split_whitespace();
             assert!(Cli::try_parse_from(args).is_ok(), "{line}");
@@ -207,6 +252,7 @@ mod tests {
             "langcamp serve --port eighty",
             "langcamp users delete",
             "langcamp settings set only_key",
+            "langcamp backup",
         ] {
             let err = Cli::try_parse_from(line.split_whitespace()).expect_err(line);
             assert_eq!(err.exit_code(), 2, "{line}");

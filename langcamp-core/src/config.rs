@@ -67,6 +67,9 @@ pub struct Config {
     pub jwt_expiration: Duration,
     pub jwt_refresh_expiration: Duration,
     pub otp_ttl: Duration,
+    /// `METRICS_TOKEN`: the bearer token `GET /metrics` requires; unset, there is no
+    /// `/metrics` at all (contract §15).
+    pub metrics_token: Option<Secret>,
     pub mail: MailConfig,
     pub frontend_base_url: String,
     pub public_base_url: String,
@@ -215,6 +218,7 @@ impl Config {
             jwt_expiration,
             jwt_refresh_expiration,
             otp_ttl,
+            metrics_token: get("METRICS_TOKEN").map(Secret::new),
             mail,
             frontend_base_url,
             public_base_url,

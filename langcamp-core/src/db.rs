@@ -154,6 +154,76 @@ impl Db {
             .unwrap_or_default()
     }
 
+    /// Versions of the migrations this build knows but the database has not applied
+    /// (readiness: an instance must not serve a schema older than its code).
+    pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
+        let migrator = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        let applied: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = TRUE")
+                .fetch_all(&self.reader)
+                .await
+                .or_else(|e| match &e {
+                    // No bookkeeping table yet: nothing is applied.
+                    sqlx::Error::Database(_) => Ok(Vec::new()),
+                    _ => Err(Error::from(e)),
+                })?;
+        Ok(migrator
+            .iter()
+            .filter(|m| m.migration_type.is_up_migration() && !applied.contains(&m.version))
+            .map(|m| m.version)
+            .collect())
+    }
+
+    /// Connections of the pools, `(in use, idle)`, for the pool-saturation metric; the
+    /// SQLite writer and readers are added up.
+    pub fn pool_connections(&self) -> (u64, u64) {
+        let count = |pool: &AnyPool| {
+            let size = u64::from(pool.size());
+            let idle = pool.num_idle() as u64;
+            (size.saturating_sub(idle), idle)
+        };
+        let (used, idle) = count(&self.reader);
+        match self.backend {
+            Backend::Postgres => (used, idle),
+            Backend::Sqlite => {
+                let (w_used, w_idle) = count(&self.writer);
+                (used + w_used, idle + w_idle)
+            }
+        }
+    }
+
+    /// The most connections the pools may open (the saturation ceiling).
+    pub fn pool_max_connections(&self) -> u64 {
+        let max = |pool: &AnyPool| u64::from(pool.options().get_max_connections());
+        match self.backend {
+            Backend::Postgres => max(&self.reader),
+            Backend::Sqlite => max(&self.reader) + max(&self.writer),
+        }
+    }
+
+    /// An online copy of an SQLite database into `dest` (`VACUUM INTO`): consistent,
+    /// taken while the service keeps serving, and itself an SQLite file the CLI opens.
+    /// PostgreSQL has its own tools for this (`pg_dump`): a validation error names it.
+    pub async fn backup_to(&self, dest: &Path) -> Result<()> {
+        if self.backend == Backend::Postgres {
+            return Err(Error::invalid(
+                "backup copies SQLite databases only; for PostgreSQL use pg_dump (see docs/OPERATIONS.md)",
+            ));
+        }
+        let dest = dest
+            .to_str()
+            .ok_or_else(|| Error::invalid("the backup path must be valid UTF-8"))?;
+        sqlx::query("VACUUM INTO $1")
+            .bind(dest)
+            // A reader: in WAL mode the copy reads one snapshot and never blocks writers.
+            .execute(&self.reader)
+            .await?;
+        Ok(())
+    }
+
     /// Whether the database answers; used by health checks.
     pub async fn ping(&self) -> Result<()> {
         sqlx::query("SELECT 1").execute(&self.reader).await?;

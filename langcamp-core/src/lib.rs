@@ -15,6 +15,7 @@ pub mod crypto;
 pub mod dashboard;
 pub mod db;
 pub mod error;
+pub mod health;
 pub mod id;
 pub mod mail;
 pub mod materials;
@@ -60,6 +61,8 @@ struct Inner {
     mail_wakeup: Notify,
     /// Read caches of public data; every write of that data invalidates them.
     caches: cache::Caches,
+    /// What this process's mail worker is doing (readiness report, metrics).
+    mail_status: health::MailStatus,
 }
 
 impl Langcamp {
@@ -77,6 +80,7 @@ impl Langcamp {
                 files,
                 mail_wakeup: Notify::new(),
                 caches: cache::Caches::default(),
+                mail_status: health::MailStatus::default(),
             }),
         })
     }
@@ -110,6 +114,11 @@ impl Langcamp {
     /// The file store holding uploaded files' bytes.
     pub fn files(&self) -> &Arc<dyn FileStore> {
         &self.inner.files
+    }
+
+    /// What this process's mail worker is doing.
+    pub fn mail_status(&self) -> &health::MailStatus {
+        &self.inner.mail_status
     }
 
     pub(crate) fn mail_wakeup(&self) -> &Notify {

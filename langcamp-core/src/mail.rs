@@ -177,6 +177,53 @@ impl Transport {
     }
 }
 
+/// Connects to the configured SMTP server, reads its greeting, negotiates TLS and logs
+/// in, then hangs up (`langcamp doctor`). Errors name the server and the cause.
+pub async fn check_smtp(mail: &MailConfig) -> std::result::Result<String, String> {
+    let Some(host) = &mail.host else {
+        return Ok(
+            "MAIL_HOST is not set: mail is written as .eml files under DATA_DIR/mail".into(),
+        );
+    };
+    let server = format!("SMTP server {host}:{}", mail.port);
+    let transport = match Transport::from_config(mail, std::path::Path::new(".")) {
+        Ok(Transport::Smtp(smtp, _)) => smtp,
+        Ok(Transport::Files(_)) => return Err(format!("{server}: no SMTP transport")),
+        Err(e) => return Err(format!("{server}: {e}")),
+    };
+    match tokio::time::timeout(mail.timeout, transport.test_connection()).await {
+        Ok(Ok(true)) => Ok(format!(
+            "{server} greeted{}",
+            if mail.user.is_some() {
+                " and accepted the credentials"
+            } else {
+                " (no MAIL_USER: no login tried)"
+            }
+        )),
+        Ok(Ok(false)) => Err(format!("{server}: the connection was not usable")),
+        Ok(Err(e)) => Err(format!("{server}: {}", describe_smtp_error(&e))),
+        Err(_) => Err(format!(
+            "{server}: no answer within {} ms (MAIL_TIMEOUT)",
+            mail.timeout.as_millis()
+        )),
+    }
+}
+
+/// An SMTP error with its causes (lettre's own text omits the I/O reason).
+fn describe_smtp_error(error: &lettre::transport::smtp::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// A mail claimed by this worker.
 struct Claimed {
     id: String,
@@ -199,6 +246,15 @@ pub async fn run_worker(app: Langcamp, shutdown: impl std::future::Future<Output
     }
     let owner = new_id();
     tokio::pin!(shutdown);
+    app.mail_status().set_running(true);
+    // Cleared on every way out of the loop, so readiness never reports a dead worker alive.
+    struct Stopped<'a>(&'a Langcamp);
+    impl Drop for Stopped<'_> {
+        fn drop(&mut self) {
+            self.0.mail_status().set_running(false);
+        }
+    }
+    let _stopped = Stopped(&app);
     loop {
         match deliver_due(&app, &transport, &owner).await {
             Ok(0) | Err(_) => {
@@ -297,6 +353,7 @@ async fn deliver_one(
     let mut tx = app.db().begin().await?;
     match outcome {
         Ok(()) => {
+            app.mail_status().delivered(now);
             sqlx::query(
                 "UPDATE mail_outbox SET status = 'sent', sealed = NULL, sent_at = $1, lease_until = NULL,
                         attempts = attempts + 1, last_error = NULL
@@ -312,6 +369,7 @@ async fn deliver_one(
             let attempts = mail.attempts + 1;
             if now - mail.created_at >= GIVE_UP_AFTER_MS || mail.sealed.is_none() {
                 tracing::error!(mail_id = %mail.id, attempts, %error, "mail delivery failed for good");
+                app.mail_status().attempt_failed(&error, now, true);
                 sqlx::query(
                     "UPDATE mail_outbox SET status = 'failed', sealed = NULL, lease_until = NULL,
                             attempts = $1, last_error = $2
@@ -326,6 +384,7 @@ async fn deliver_one(
             } else {
                 let next = now + backoff_ms(attempts);
                 tracing::warn!(mail_id = %mail.id, attempts, %error, "mail delivery failed; will retry");
+                app.mail_status().attempt_failed(&error, now, false);
                 sqlx::query(
                     "UPDATE mail_outbox SET attempts = $1, last_error = $2, next_attempt_at = $3, lease_until = NULL
                      WHERE id = $4 AND lease_owner = $5",

@@ -7,6 +7,7 @@ pub mod docs;
 mod handlers;
 pub mod limits;
 pub mod multipart;
+pub mod observe;
 pub mod reply;
 pub mod request;
 mod router;
@@ -78,6 +79,8 @@ pub struct Server {
     limits: RateLimits,
     trust_forwarded_for: bool,
     options: ServeOptions,
+    /// Present when `METRICS_TOKEN` is set.
+    metrics: Option<observe::Metrics>,
 }
 
 impl Server {
@@ -88,11 +91,12 @@ impl Server {
     pub fn with_options(app: Langcamp, options: ServeOptions) -> Server {
         let trust_forwarded_for = app.config().trust_forwarded_for;
         Server {
-            app,
             routes: handlers::routes(),
             limits: RateLimits::new(),
             trust_forwarded_for,
             options,
+            metrics: observe::Metrics::from_config(&app),
+            app,
         }
     }
 
@@ -100,23 +104,36 @@ impl Server {
         &self.limits
     }
 
-    /// Answers one request. Never fails: every error becomes an envelope.
+    /// Answers one request. Never fails: every error becomes an envelope. Every answer
+    /// carries `X-Request-Id`, is counted, and gets one access-log line.
     pub async fn handle(&self, request: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
         let started = Instant::now();
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
-        let mut response = self.dispatch(request, peer).await;
+        let request_id = observe::request_id(request.headers());
+        let operations = observe::is_operations_path(&method, &path);
+        let mut response = observe::with_request_id(Arc::clone(&request_id), async {
+            if operations {
+                observe::operations(&self.app, self.metrics.as_ref(), &request).await
+            } else {
+                self.dispatch(request, peer).await
+            }
+        })
+        .await;
         response.headers_mut().insert(
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
         );
-        tracing::info!(
-            target: "langcamp_http::access",
-            %method,
-            %path,
-            status = response.status().as_u16(),
-            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
-        );
+        observe::Finish {
+            method: &method,
+            path: &path,
+            request_id: &request_id,
+            started,
+            peer: peer.ip(),
+            operations,
+            metrics: self.metrics.is_some(),
+        }
+        .apply(&mut response);
         response
     }
 
@@ -132,7 +149,26 @@ impl Server {
             Lookup::NoRoute => return http_failure(HttpError::RouteNotFound),
         };
         let client = client_ip(request.headers(), peer, self.trust_forwarded_for);
+        let info = observe::RouteInfo {
+            template: Arc::clone(&route.template),
+            client,
+        };
+        let mut response = self.route(request, route, params, client).await;
+        response.extensions_mut().insert(info);
+        response
+    }
+
+    async fn route(
+        &self,
+        request: Request<Incoming>,
+        route: &router::Route,
+        params: Vec<(String, String)>,
+        client: std::net::IpAddr,
+    ) -> Response<Body> {
         if let Err(wait) = self.limits.check(route.rule, route.id, client) {
+            if self.metrics.is_some() {
+                observe::record_rate_limited(route.rule);
+            }
             return http_failure(HttpError::RateLimited {
                 retry_after_secs: wait.as_secs_f64().ceil() as u64,
             });

@@ -48,6 +48,10 @@ pub struct ErrorEnvelope {
     /// Stable machine-readable code such as `VALIDATION_FAILED` or `NOT_FOUND`.
     pub code: &'static str,
     pub timestamp: Timestamp,
+    /// The request's `X-Request-Id`, to quote when reporting a problem: the server's log
+    /// line for this request carries the same id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 /// What a handler returns on success.
@@ -171,7 +175,8 @@ pub fn failure(error: &Error) -> Response<Body> {
         let cause = std::error::Error::source(error)
             .map(ToString::to_string)
             .unwrap_or_default();
-        tracing::error!(%code, error = %error, %cause, "request failed");
+        let request_id = crate::observe::current_request_id().unwrap_or_default();
+        tracing::error!(%request_id, %code, error = %error, %cause, "request failed");
     }
     let mut response = failure_with(status, code, messages);
     if let Error::TooManyRequests { retry_after } = error {
@@ -228,6 +233,7 @@ pub fn failure_with(status: StatusCode, code: &'static str, errors: Vec<String>)
         errors,
         code,
         timestamp: Timestamp(chrono::Utc::now()),
+        request_id: crate::observe::current_request_id(),
     };
     let bytes = serde_json::to_vec(&envelope).unwrap_or_else(|_| b"{}".to_vec());
     json_response(status, Bytes::from(bytes))

@@ -21,6 +21,8 @@ pub struct Route {
     /// A small number naming the route, the per-endpoint rate-limit key.
     pub id: u16,
     pub rule: RateRule,
+    /// The path pattern (`/courses/{id}`): the route label of logs and metrics.
+    pub template: Arc<str>,
     pub handler: Handler,
 }
 
@@ -58,6 +60,7 @@ impl Routes {
         let route = Route {
             id: self.count,
             rule,
+            template: Arc::from(path),
             handler: Arc::new(move |ctx| Box::pin(handler(ctx))),
         };
         let router = self

@@ -10,6 +10,7 @@ mod courses;
 mod dashboard;
 mod faults;
 mod materials;
+mod operations;
 mod placement;
 mod platform;
 mod rollups;

@@ -1,0 +1,166 @@
+//! `langcamp doctor`: checks everything a deployment depends on, one line per check with
+//! what to do when it fails. Exit 0 only when every check passes, so it can gate a
+//! deployment script. The database, migration and file-store checks are the readiness
+//! report of `GET /ready` (`langcamp_core::health`), so both always agree.
+
+use std::time::Duration;
+
+use langcamp_core::health::{self, Check};
+use langcamp_core::{Clock, Config, Langcamp};
+use serde::Serialize;
+
+use crate::Cli;
+
+/// A database that has not answered in this long is reported as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One line of the report: the check, and the fix when it failed.
+#[derive(Debug, Serialize)]
+struct Line {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<&'static str>,
+}
+
+impl Line {
+    fn from_check(check: Check, fix: &'static str) -> Line {
+        Line {
+            name: check.name,
+            ok: check.ok,
+            fix: (!check.ok).then_some(fix),
+            detail: check.detail,
+        }
+    }
+}
+
+pub async fn run(cli: &Cli) -> Result<(), String> {
+    let lines = match crate::config(cli) {
+        Ok(config) => checks(config).await,
+        Err(message) => vec![Line {
+            name: "configuration",
+            ok: false,
+            detail: message,
+            fix: Some("correct the variable named above (README: Configuration)"),
+        }],
+    };
+    let ok = lines.iter().all(|l| l.ok);
+    if cli.json {
+        crate::print_json(&serde_json::json!({ "ok": ok, "checks": lines }))?;
+    } else {
+        for line in &lines {
+            match line.fix {
+                None => println!("ok    {:<14} {}", line.name, line.detail),
+                Some(fix) => println!("FAIL  {:<14} {}; fix: {fix}", line.name, line.detail),
+            }
+        }
+    }
+    if ok {
+        Ok(())
+    } else {
+        let failed: Vec<&str> = lines.iter().filter(|l| !l.ok).map(|l| l.name).collect();
+        Err(format!(
+            "{} check(s) failed: {}",
+            failed.len(),
+            failed.join(", ")
+        ))
+    }
+}
+
+async fn checks(config: Config) -> Vec<Line> {
+    let mut lines = vec![Line {
+        name: "configuration",
+        ok: true,
+        detail: format!("read; data directory {}", config.data_dir.display()),
+        fix: None,
+    }];
+    lines.push(if config.jwt_secret_generated {
+        Line {
+            name: "JWT_SECRET",
+            ok: false,
+            detail: "not set: a random secret is used, so every restart signs everyone out".into(),
+            fix: Some(
+                "set JWT_SECRET to a random string of 32+ characters, the same on every instance",
+            ),
+        }
+    } else {
+        Line {
+            name: "JWT_SECRET",
+            ok: true,
+            detail: format!("set, {} characters", config.jwt_secret.expose().len()),
+            fix: None,
+        }
+    });
+    lines.push(match langcamp_core::mail::check_smtp(&config.mail).await {
+        Ok(detail) => Line {
+            name: "mail",
+            ok: true,
+            detail,
+            fix: None,
+        },
+        Err(detail) => Line {
+            name: "mail",
+            ok: false,
+            detail,
+            fix: Some("check MAIL_HOST, MAIL_PORT, MAIL_SECURE, MAIL_USER and MAIL_PASS"),
+        },
+    });
+
+    let url = config.database_url.expose().to_owned();
+    let location = health::database_location(&url);
+    let store = langcamp_core::storage::default_store(&config);
+    let connected =
+        tokio::time::timeout(CONNECT_TIMEOUT, Langcamp::connect(config, Clock::System)).await;
+    const DB_FIX: &str =
+        "check DATABASE_URL and that the database server runs and accepts connections from here";
+    match connected {
+        Ok(Ok(app)) => {
+            let report = app.readiness().await;
+            app.db().close().await;
+            for check in report.checks {
+                let fix = match check.name {
+                    "database" => DB_FIX,
+                    "migrations" => {
+                        "run `langcamp migrate` (or start `langcamp serve`, which migrates)"
+                    }
+                    "fileStore" => "make DATA_DIR/files writable by this user, with free space",
+                    _ => "see docs/OPERATIONS.md",
+                };
+                let mut line = Line::from_check(check, fix);
+                if line.name == "database" {
+                    line.detail = format!("{location}: {}", line.detail);
+                }
+                lines.push(line);
+            }
+        }
+        Ok(Err(e)) => {
+            lines.push(Line {
+                name: "database",
+                ok: false,
+                detail: health::connect_error(&url, &e).await,
+                fix: Some(DB_FIX),
+            });
+            lines.push(Line::from_check(
+                health::file_store_check(store.as_ref()).await,
+                "make DATA_DIR/files writable by this user, with free space",
+            ));
+        }
+        Err(_) => {
+            lines.push(Line {
+                name: "database",
+                ok: false,
+                detail: format!(
+                    "{location}: no answer within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                ),
+                fix: Some(DB_FIX),
+            });
+            lines.push(Line::from_check(
+                health::file_store_check(store.as_ref()).await,
+                "make DATA_DIR/files writable by this user, with free space",
+            ));
+        }
+    }
+    lines
+}

@@ -1,0 +1,388 @@
+//! The operator's kit on the real binary: `langcamp doctor`, `langcamp backup`, connection
+//! errors that name host, port and cause, and the log formats. Runs on SQLite, or on
+//! PostgreSQL when `TEST_DATABASE_URL` names a server.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use sqlx::Connection;
+
+/// Nothing listens on the discard port: connections are refused at once.
+const REFUSED_DB: &str = "postgres://ana:topsecret@127.0.0.1:9/langcamp";
+
+struct Env {
+    data_dir: PathBuf,
+    database_url: String,
+}
+
+impl Env {
+    async fn new() -> Env {
+        let data_dir =
+            std::env::temp_dir().join(format!("langcamp-ops-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&data_dir).expect("data dir");
+        let database_url = match std::env::var("TEST_DATABASE_URL") {
+            Ok(server) if server.starts_with("postgres") => {
+                let name = format!("lc_ops_{}", uuid::Uuid::new_v4().simple());
+                let mut conn = sqlx::PgConnection::connect(&server).await.expect("connect");
+                sqlx::Executor::execute(
+                    &mut conn,
+                    sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")),
+                )
+                .await
+                .expect("create database");
+                let base = server.split('?').next().unwrap_or(&server);
+                format!("{}/{name}", base.rsplit_once('/').map_or(base, |(b, _)| b))
+            }
+            _ => format!(
+                "sqlite://{}?mode=rwc",
+                data_dir.join("langcamp.db").display()
+            ),
+        };
+        Env {
+            data_dir,
+            database_url,
+        }
+    }
+
+    fn is_postgres(&self) -> bool {
+        self.database_url.starts_with("postgres")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_langcamp"));
+        command
+            .args(args)
+            .env("DATABASE_URL", &self.database_url)
+            .env("DATA_DIR", &self.data_dir)
+            .env("JWT_SECRET", "operator-test-secret-0123456789")
+            .env("RUST_LOG", "warn")
+            .env_remove("MAIL_HOST")
+            .env_remove("LOG_FORMAT")
+            .env_remove("METRICS_TOKEN")
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run langcamp")
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+        if let (Ok(server), Some(name)) = (
+            std::env::var("TEST_DATABASE_URL"),
+            self.database_url
+                .rsplit('/')
+                .next()
+                .filter(|n| n.starts_with("lc_ops_"))
+                .map(str::to_owned),
+        ) {
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                runtime.block_on(async {
+                    let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
+                    let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                    sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
+                        .await
+                        .ok()
+                })
+            })
+            .join();
+        }
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn checks(out: &Output) -> Vec<(String, bool, String)> {
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("doctor printed no JSON ({e}): {}", text(&out.stdout)));
+    report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap_or_default().to_owned(),
+                c["ok"] == true,
+                c.to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn doctor_passes_every_check_on_a_migrated_database() {
+    let env = Env::new().await;
+    assert!(env.run(&["migrate"]).status.success());
+    let out = env.run(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let names: Vec<String> = checks(&out)
+        .into_iter()
+        .map(|(n, ok, c)| {
+            assert!(ok, "{c}");
+            n
+        })
+        .collect();
+    for name in [
+        "configuration",
+        "JWT_SECRET",
+        "mail",
+        "database",
+        "migrations",
+        "fileStore",
+    ] {
+        assert!(
+            names.iter().any(|n| n == name),
+            "{name} missing from {names:?}"
+        );
+    }
+    // The text report: one line per check.
+    let out = env.run(&["doctor"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("ok "))
+            .count(),
+        6
+    );
+}
+
+#[tokio::test]
+async fn doctor_fails_with_the_fix_for_pending_migrations_and_an_unset_secret() {
+    let env = Env::new().await;
+    let out = env
+        .command(&["doctor"])
+        .env_remove("JWT_SECRET")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let report = text(&out.stdout);
+    let line = |name: &str| {
+        report
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no {name} line in\n{report}"))
+            .to_owned()
+    };
+    assert!(
+        line("migrations").starts_with("FAIL") && line("migrations").contains("langcamp migrate"),
+        "{report}"
+    );
+    assert!(
+        line("JWT_SECRET").starts_with("FAIL") && line("JWT_SECRET").contains("fix:"),
+        "{report}"
+    );
+    assert!(line("database").starts_with("ok"), "{report}");
+    assert!(
+        text(&out.stderr).contains("migrations"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn unreachable_servers_are_named_with_host_port_and_cause() {
+    let env = Env::new().await;
+    let out = env
+        .command(&["doctor", "--json"])
+        .env("DATABASE_URL", REFUSED_DB)
+        .env("MAIL_HOST", "127.0.0.1")
+        .env("MAIL_PORT", "9")
+        .env("MAIL_SECURE", "none")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let report = checks(&out);
+    let find = |name: &str| {
+        report
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .unwrap_or_else(|| panic!("no {name} in {report:?}"))
+            .clone()
+    };
+    let (_, ok, database) = find("database");
+    assert!(
+        !ok && database.contains("127.0.0.1:9") && database.contains("refused"),
+        "{database}"
+    );
+    assert!(
+        !database.contains("topsecret"),
+        "the password leaked: {database}"
+    );
+    let (_, ok, mail) = find("mail");
+    assert!(!ok && mail.contains("127.0.0.1:9"), "{mail}");
+    // The file store does not need the database: it is still checked.
+    assert!(find("fileStore").1);
+
+    // Every other command says the same instead of "service temporarily unavailable".
+    let out = env
+        .command(&["users", "list"])
+        .env("DATABASE_URL", REFUSED_DB)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let message = text(&out.stderr);
+    assert!(
+        message.contains("PostgreSQL at 127.0.0.1:9") && message.contains("refused"),
+        "{message}"
+    );
+    assert!(!message.contains("topsecret"), "{message}");
+}
+
+#[tokio::test]
+async fn backup_copies_a_live_sqlite_database_that_the_cli_opens_and_refuses_postgres() {
+    let env = Env::new().await;
+    assert!(env.run(&["migrate"]).status.success());
+    let created = env.run(&["users", "create", "kept@example.com", "--name", "Kept"]);
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    let copy = env.data_dir.join("copy.db");
+    let copy_arg = copy.to_string_lossy().into_owned();
+    let out = env.run(&["backup", &copy_arg]);
+    if env.is_postgres() {
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("pg_dump"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!copy.exists());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = env
+        .command(&["users", "list", "--json"])
+        .env("DATABASE_URL", format!("sqlite://{copy_arg}"))
+        .output()
+        .expect("run");
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    assert!(text(&listed.stdout).contains("kept@example.com"));
+
+    // A backup never overwrites.
+    let again = env.run(&["backup", &copy_arg]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("already exists"));
+}
+
+#[test]
+fn a_bad_log_format_is_a_usage_error_naming_the_variable() {
+    let out = Command::new(env!("CARGO_BIN_EXE_langcamp"))
+        .args(["migrate"])
+        .env("LOG_FORMAT", "yaml")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("LOG_FORMAT"));
+}
+
+/// Starts `langcamp serve` on a free port and returns it with its stderr lines.
+fn serve(
+    env: &Env,
+    json: bool,
+) -> (
+    std::process::Child,
+    u16,
+    std::io::Lines<BufReader<std::process::ChildStderr>>,
+) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let mut command = env.command(&["serve"]);
+    command
+        .env("PORT", port.to_string())
+        .env("HOST", "127.0.0.1")
+        .env("RUST_LOG", "info,sqlx=warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if json {
+        command.env("LOG_FORMAT", "json");
+    }
+    let mut child = command.spawn().expect("start langcamp serve");
+    let lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    (child, port, lines)
+}
+
+fn get(port: u16, path: &str, request_id: &str) -> String {
+    for _ in 0..200 {
+        if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+            let request = format!(
+                "GET {path} HTTP/1.1\r\nHost: t\r\nX-Request-Id: {request_id}\r\nConnection: close\r\n\r\n"
+            );
+            stream.write_all(request.as_bytes()).expect("send");
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            return answer;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the server did not start");
+}
+
+#[tokio::test]
+async fn json_logs_are_one_object_a_line_with_the_request_id() {
+    let env = Env::new().await;
+    let (mut child, port, mut lines) = serve(&env, true);
+    let answer = get(port, "/courses/not-a-course", "trace-json-1");
+    assert!(answer.contains("x-request-id: trace-json-1"), "{answer}");
+    let mut access = None;
+    for line in lines.by_ref() {
+        let line = line.expect("a log line");
+        let value: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+        if value["request_id"] == "trace-json-1" {
+            access = Some(value);
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let access = access.expect("the access line");
+    assert_eq!(access["route"], "/courses/{id}", "{access}");
+    assert_eq!(access["status"], 404, "{access}");
+    assert_eq!(access["method"], "GET", "{access}");
+    assert_eq!(access["client"], "127.0.0.1", "{access}");
+    assert!(access["latency_ms"].is_number(), "{access}");
+    assert!(
+        access["timestamp"].is_string() && access["level"] == "INFO",
+        "{access}"
+    );
+}
+
+#[tokio::test]
+async fn text_logs_carry_no_colour_codes_when_not_on_a_terminal() {
+    let env = Env::new().await;
+    let (mut child, port, mut lines) = serve(&env, false);
+    get(port, "/courses", "trace-text-1");
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.expect("a log line");
+        let done = line.contains("trace-text-1");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let log = seen.join("\n");
+    assert!(log.contains("trace-text-1"), "{log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "escape codes in a piped log:\n{log}"
+    );
+}
