@@ -16,7 +16,9 @@
 # (64 connections) against the baseline and the endpoint alternately and prints, per
 # endpoint, the median requests per second, the ratio to the baseline of the same
 # interleaved runs, the median p50 and p99, non-2xx answers, "database is locked" lines in
-# the server log, and the server's peak RSS (VmHWM, reset before each endpoint).
+# the server log, and the server's peak RSS (VmHWM, reset before each endpoint). The list
+# endpoints also get a same-bytes baseline: `hello` sending the endpoint's own answer
+# (fetched once) from memory, run interleaved too; its ratio is the second ratio column.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -76,11 +78,13 @@ fi
 
 SERVER_PID=""
 HELLO_PID=""
+SAME_PIDS=""
 cleanup() {
   # Not under errexit: `wait` returns the killed server's status.
   set +e
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
   [ -n "$HELLO_PID" ] && kill "$HELLO_PID" 2>/dev/null && wait "$HELLO_PID" 2>/dev/null
+  for pid in $SAME_PIDS; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
   if [ "$KEEP" = 0 ]; then
     [ -n "$PG" ] && "$BIN/api-bench" drop --database-url "$DB_URL" || true
     rm -rf "$WORK"
@@ -109,6 +113,21 @@ for _ in $(seq 1 300); do
   fi
   sleep 0.1
 done
+
+# Same-bytes baselines: each list endpoint's answer, as wrk gets it, served by `hello`.
+COURSES_PORT=18082
+TESTS_PORT=18083
+curl -fs "http://127.0.0.1:$PORT/courses" -o "$WORK/courses.json"
+curl -fs "http://127.0.0.1:$PORT/proficiency-tests" -o "$WORK/tests.json"
+"$BIN/hello" $COURSES_PORT "$WORK/courses.json" &
+SAME_PIDS+=" $!"
+"$BIN/hello" $TESTS_PORT "$WORK/tests.json" &
+SAME_PIDS+=" $!"
+for _ in $(seq 1 100); do
+  curl -fs "http://127.0.0.1:$COURSES_PORT/" >/dev/null && curl -fs "http://127.0.0.1:$TESTS_PORT/" >/dev/null && break
+  sleep 0.1
+done
+echo "same-bytes baselines: courses $(wc -c <"$WORK/courses.json") bytes, tests $(wc -c <"$WORK/tests.json") bytes" >&2
 
 LUA=$ROOT/scripts/bench
 # The next unused one-time code, in a file: endpoint runs happen in command substitutions
@@ -160,6 +179,18 @@ baseline_run() {
   wrk_run "http://127.0.0.1:$BASE_PORT/" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET
 }
 
+# same_port NAME: the port of the endpoint's same-bytes baseline, empty when it has none.
+same_port() {
+  case "$1" in
+    "GET /courses") echo $COURSES_PORT ;;
+    "GET /proficiency-tests") echo $TESTS_PORT ;;
+  esac
+}
+
+same_run() {
+  wrk_run "http://127.0.0.1:$1/" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET
+}
+
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v c="$1" '{ print $c }'; }
 hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
@@ -177,8 +208,8 @@ ENDPOINTS=(
 
 TABLE=$WORK/table.md
 {
-  echo "| endpoint | req/s | ratio to baseline | p50 ms | p99 ms | non-2xx | db locked | peak RSS MB |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| endpoint | req/s | ratio to baseline | ratio to same bytes | p50 ms | p99 ms | non-2xx | db locked | peak RSS MB |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$TABLE"
 ALL_BASE=""
 for name in "${ENDPOINTS[@]}"; do
@@ -188,9 +219,12 @@ for name in "${ENDPOINTS[@]}"; do
   : >"$LOG"
   baseline_run >/dev/null
   endpoint_run "$name" >/dev/null
-  base="" ends=""
+  sport=$(same_port "$name")
+  [ -n "$sport" ] && same_run "$sport" >/dev/null
+  base="" ends="" same=""
   for _ in $(seq 1 "$RUNS"); do
     base+="$(baseline_run)"$'\n'
+    [ -n "$sport" ] && same+="$(same_run "$sport")"$'\n'
     ends+="$(endpoint_run "$name")"$'\n'
   done
   ALL_BASE+=$base
@@ -200,7 +234,12 @@ for name in "${ENDPOINTS[@]}"; do
   e_p99=$(col 3 <<<"${ends%$'\n'}" | median)
   e_bad=$(col 4 <<<"${ends%$'\n'}" | awk '{ s += $1 } END { print s + 0 }')
   ratio=$(awk -v e="$e_rps" -v b="$b_rps" 'BEGIN { printf "%.2f", (b > 0 ? e / b : 0) }')
-  row="| \`$name\` | $(printf '%.0f' "$e_rps") | $ratio | $e_p50 | $e_p99 | $e_bad | $(locked) | $(hwm_mb) |"
+  same_ratio="-"
+  if [ -n "$sport" ]; then
+    s_rps=$(col 1 <<<"${same%$'\n'}" | median)
+    same_ratio="$(awk -v e="$e_rps" -v b="$s_rps" 'BEGIN { printf "%.2f", (b > 0 ? e / b : 0) }') (of $(printf '%.0f' "$s_rps"))"
+  fi
+  row="| \`$name\` | $(printf '%.0f' "$e_rps") | $ratio | $same_ratio | $e_p50 | $e_p99 | $e_bad | $(locked) | $(hwm_mb) |"
   echo "$row" >&2
   echo "$row" >>"$TABLE"
 done
@@ -208,7 +247,7 @@ b_rps=$(col 1 <<<"${ALL_BASE%$'\n'}" | median)
 b_p50=$(col 2 <<<"${ALL_BASE%$'\n'}" | median)
 b_p99=$(col 3 <<<"${ALL_BASE%$'\n'}" | median)
 HELLO_HWM=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$HELLO_PID/status")
-echo "| baseline (\`hello\`, all runs) | $(printf '%.0f' "$b_rps") | 1.00 | $b_p50 | $b_p99 | 0 | - | $HELLO_HWM |" >>"$TABLE"
+echo "| baseline (\`hello\`, all runs) | $(printf '%.0f' "$b_rps") | 1.00 | - | $b_p50 | $b_p99 | 0 | - | $HELLO_HWM |" >>"$TABLE"
 
 echo "== dashboard, one connection" >&2
 DASH1=$(wrk_run "http://127.0.0.1:$PORT/admin/dashboard" "$DURATION" 1 1 "$LUA/request.lua" GET "$ADMIN_TOKEN")
@@ -231,4 +270,5 @@ echo
 echo "Dashboard with one connection (sequential): p50 $(col 2 <<<"$DASH1") ms, p99 $(col 3 <<<"$DASH1") ms, $(col 1 <<<"$DASH1" | xargs printf '%.0f') req/s"
 echo "Submission soak (${SOAK} s, $CONNECTIONS connections): $SOAK_LINE"
 echo "Start-up to first answer (5 runs): $STARTUP"
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Server peak RSS since the last reset (dashboard and soak): $PEAK MB"

@@ -11,6 +11,8 @@
 //!   presented again within [`REUSE_GRACE_MS`] (two tabs refreshing at once) gets a fresh
 //!   pair; later, it is treated as stolen and its whole sign-in is revoked.
 
+use std::sync::Arc;
+
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use sqlx::{AnyConnection, Row};
@@ -18,10 +20,12 @@ use utoipa::ToSchema;
 
 use crate::Langcamp;
 use crate::actor::{Actor, Caller, Role};
+use crate::changes::Change;
 use crate::crypto::{random_token, sha256_hex};
 use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::mail::{self, MailKind, OutgoingMail};
+use crate::sessions::LiveSession;
 use crate::users::{self, User};
 use crate::validate::{self, Email, Problems};
 
@@ -365,8 +369,30 @@ impl Langcamp {
         if claims.typ != "access" || claims.exp.saturating_mul(1000) + LEEWAY_MS <= now {
             return Err(Error::TokenInvalid);
         }
+        let user = self.live_session_user(&claims, now).await?;
+        Ok(Caller {
+            user_id: claims.sub,
+            role: user.role,
+            session_id: claims.sid,
+            token_id: claims.jti,
+            token_expires_at: claims.exp.saturating_mul(1000),
+        })
+    }
+
+    /// The user of a live sign-in: from memory when held (see [`crate::sessions`]), else
+    /// one read that checks the sign-in, the blacklist and the user, and keeps the answer.
+    async fn live_session_user(&self, claims: &Claims, now: i64) -> Result<Arc<User>> {
+        let sessions = self.sessions();
+        sessions.catch_up();
+        if let Some(user) = sessions.get(&claims.sid, &claims.sub, now) {
+            return Ok(user);
+        }
+        let generation = sessions.generation();
         let row = sqlx::query(
-            "SELECT u.role FROM sessions s JOIN users u ON u.id = s.user_id
+            "SELECT u.id, u.email, u.name, u.role, u.is_registration_complete, u.age, u.gender, u.city,
+                    u.country, u.country_code, u.phone_number, u.locale, u.created_at, u.updated_at,
+                    s.expires_at AS session_expires_at
+             FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3
                AND NOT EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $4)",
         )
@@ -378,13 +404,16 @@ impl Langcamp {
         .await?
         .ok_or(Error::TokenInvalid)?;
         let role: String = row.try_get("role")?;
-        Ok(Caller {
-            user_id: claims.sub,
-            role: role.parse().map_err(|_| Error::TokenInvalid)?,
-            session_id: claims.sid,
-            token_id: claims.jti,
-            token_expires_at: claims.exp.saturating_mul(1000),
-        })
+        if role.parse::<Role>().is_err() {
+            return Err(Error::TokenInvalid);
+        }
+        let user = Arc::new(User::from_row(&row)?);
+        let live = LiveSession {
+            user: Arc::clone(&user),
+            expires_at: row.try_get("session_expires_at")?,
+        };
+        sessions.store(generation, &claims.sid, live, now);
+        Ok(user)
     }
 
     /// `POST /auth/refresh`: rotates the refresh token.
@@ -438,7 +467,8 @@ impl Langcamp {
                     .bind(&session_id)
                     .execute(&mut *tx)
                     .await?;
-                tx.commit().await?;
+                self.commit_change(tx, Change::Session(session_id.clone()))
+                    .await?;
                 return Err(Error::TokenInvalid);
             }
         }
@@ -483,7 +513,9 @@ impl Langcamp {
             .execute(&mut *tx)
             .await?;
         }
-        tx.commit().await?;
+        // The refresh token may have ended another of the caller's sign-ins: forget them all.
+        self.commit_change(tx, Change::User(caller.user_id.clone()))
+            .await?;
         Ok(Message {
             message: "signed out".into(),
         })

@@ -29,7 +29,7 @@ use std::time::Duration;
 use crate::courses::{Course, CourseFilter};
 use crate::error::Result;
 use crate::page::Page;
-use crate::placement::ProficiencyTest;
+use crate::placement::{HeldTest, ProficiencyTest};
 use crate::settings::Setting;
 
 /// How long an entry may be served before it is reloaded, whatever happened elsewhere.
@@ -168,6 +168,8 @@ pub struct Caches {
     pub settings: Cache<String, Option<Setting>>,
     /// Pages of the public (active) placement-test list, by filter and page.
     pub tests: Cache<TestListKey, Arc<Page<ProficiencyTest>>>,
+    /// Whole tests by id, for scoring submissions outside the write transaction.
+    pub active_tests: Cache<String, HeldTest>,
 }
 
 /// The key of a cached page of the public test list: locale, target language, page, limit.
@@ -179,6 +181,7 @@ impl Default for Caches {
             courses: Cache::new(PUBLIC_TTL, 64),
             settings: Cache::new(PUBLIC_TTL, 256),
             tests: Cache::new(PUBLIC_TTL, 256),
+            active_tests: Cache::new(PUBLIC_TTL, 256),
         }
     }
 }

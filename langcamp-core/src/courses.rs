@@ -620,17 +620,11 @@ async fn load_courses(
 }
 
 impl Langcamp {
-    /// Called after every committed (or possibly committed) change to courses.
-    fn courses_changed(&self) {
-        self.caches().courses.invalidate_all();
-    }
-
     /// Commits a course change and drops the cached lists, whatever the outcome of the
     /// commit (a failed commit may still have been applied).
     async fn commit_courses(&self, tx: crate::db::Tx) -> Result<()> {
-        let committed = tx.commit().await;
-        self.courses_changed();
-        Ok(committed?)
+        self.commit_change(tx, crate::changes::Change::Courses)
+            .await
     }
 
     /// `GET /courses`: published courses (every course for admins), by `sortOrder` then

@@ -22,8 +22,8 @@ use sqlx::{Any, AnyPool, Executor, Transaction};
 use crate::config::Config;
 use crate::error::{Error, Result};
 
-static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
-static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+pub(crate) static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+pub(crate) static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 
 /// How long a request waits for a pooled connection before answering 503.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -61,8 +61,8 @@ impl Db {
                 .max_connections(config.pool_size(32))
                 .min_connections(0)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect(url)
-                .await
+                // Opened on first use: start-up waits for no connection of its own.
+                .connect_lazy(url)
                 .map_err(Error::from)?;
             return Ok(Db {
                 reader: pool.clone(),
@@ -253,7 +253,7 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
 }
 
 /// The file path inside a `sqlite:` URL, if it names a file.
-fn sqlite_file(url: &str) -> Option<&str> {
+pub(crate) fn sqlite_file(url: &str) -> Option<&str> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;

@@ -7,6 +7,7 @@
 pub mod actor;
 pub mod auth;
 pub mod cache;
+pub mod changes;
 pub mod clock;
 pub mod config;
 pub mod contacts;
@@ -22,7 +23,9 @@ pub mod materials;
 pub mod money;
 pub mod page;
 pub mod placement;
+pub mod sessions;
 pub mod settings;
+mod startup;
 pub mod storage;
 pub mod time;
 pub mod users;
@@ -63,6 +66,12 @@ struct Inner {
     caches: cache::Caches,
     /// What this process's mail worker is doing (readiness report, metrics).
     mail_status: health::MailStatus,
+    /// Live sign-ins, so token checks need no round trip (see [`sessions`]).
+    sessions: sessions::Sessions,
+    /// Names this handle in change notifications, so it skips its own (see [`changes`]).
+    instance_id: String,
+    /// Dropped with the handle, which ends its change listener (PostgreSQL).
+    _stop_listener: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Langcamp {
@@ -71,7 +80,18 @@ impl Langcamp {
         let db = Db::connect(&config).await?;
         let keys = Keys::derive(config.jwt_secret.expose());
         let files = storage::default_store(&config);
-        Ok(Langcamp {
+        let sessions = match db.backend() {
+            db::Backend::Sqlite => sessions::Sessions::new(
+                db::sqlite_file(config.database_url.expose())
+                    .map(|file| std::path::PathBuf::from(format!("{file}-signal"))),
+            ),
+            // Off until every instance's writes are heard (see `sessions`).
+            db::Backend::Postgres => sessions::Sessions::disabled(),
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let is_postgres = db.backend() == db::Backend::Postgres;
+        let url = config.database_url.expose().to_owned();
+        let app = Langcamp {
             inner: Arc::new(Inner {
                 config,
                 db,
@@ -81,12 +101,31 @@ impl Langcamp {
                 mail_wakeup: Notify::new(),
                 caches: cache::Caches::default(),
                 mail_status: health::MailStatus::default(),
+                sessions,
+                instance_id: id::new_id(),
+                _stop_listener: is_postgres.then_some(stop),
             }),
-        })
+        };
+        if is_postgres {
+            changes::spawn_listener(Arc::downgrade(&app.inner), url, stopped);
+        }
+        Ok(app)
+    }
+
+    /// The handle behind a listener's weak reference, while it exists.
+    pub(crate) fn upgrade(inner: &std::sync::Weak<Inner>) -> Option<Langcamp> {
+        inner.upgrade().map(|inner| Langcamp { inner })
+    }
+
+    pub(crate) fn instance_id(&self) -> &str {
+        &self.inner.instance_id
     }
 
     /// Applies pending migrations; returns those applied now.
     pub async fn migrate(&self) -> Result<Vec<db::AppliedMigration>> {
+        if self.migrations_current().await {
+            return Ok(Vec::new());
+        }
         self.inner.db.migrate().await
     }
 
@@ -109,6 +148,11 @@ impl Langcamp {
     /// The read caches of public data (see [`cache`]).
     pub fn caches(&self) -> &cache::Caches {
         &self.inner.caches
+    }
+
+    /// The live sign-ins held in memory (see [`sessions`]).
+    pub fn sessions(&self) -> &sessions::Sessions {
+        &self.inner.sessions
     }
 
     /// The file store holding uploaded files' bytes.

@@ -99,9 +99,8 @@ impl Langcamp {
     /// Commits a settings change and drops the cached settings, whatever the outcome of
     /// the commit (a failed commit may still have been applied).
     async fn commit_settings(&self, tx: crate::db::Tx) -> Result<()> {
-        let committed = tx.commit().await;
-        self.caches().settings.invalidate_all();
-        Ok(committed?)
+        self.commit_change(tx, crate::changes::Change::Settings)
+            .await
     }
 
     /// `GET /settings/{key}`: public; served from the cache. A key that is not set (or

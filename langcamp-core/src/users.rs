@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::changes::Change;
 use crate::db::{Backend, bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
@@ -473,6 +474,14 @@ impl Langcamp {
     #[tracing::instrument(skip_all)]
     pub async fn me(&self, actor: &Actor) -> Result<User> {
         let caller = actor.caller()?;
+        // The token check just filled or confirmed this entry (see `crate::sessions`).
+        let now = self.clock().now_ms();
+        if let Some(user) = self
+            .sessions()
+            .get(&caller.session_id, &caller.user_id, now)
+        {
+            return Ok(User::clone(&user));
+        }
         let mut conn = self.db().reader().acquire().await?;
         find_user(&mut conn, &caller.user_id)
             .await?
@@ -526,7 +535,8 @@ impl Langcamp {
             .execute(&mut *tx)
             .await?;
         let user = require_user(&mut tx, &user.id).await?;
-        tx.commit().await?;
+        self.commit_change(tx, Change::User(user.id.clone()))
+            .await?;
         Ok(CompletedRegistration {
             user,
             registration_complete: true,
@@ -546,7 +556,8 @@ impl Langcamp {
             .await?
             .ok_or(Error::TokenInvalid)?;
         let user = apply_change(&mut tx, &user, change, now).await?;
-        tx.commit().await?;
+        self.commit_change(tx, Change::User(user.id.clone()))
+            .await?;
         Ok(user)
     }
 
@@ -658,7 +669,8 @@ impl Langcamp {
             .execute(&mut *tx)
             .await?;
         let user = require_user(&mut tx, id).await?;
-        tx.commit().await?;
+        self.commit_change(tx, Change::User(user.id.clone()))
+            .await?;
         Ok(user)
     }
 
@@ -682,7 +694,8 @@ impl Langcamp {
             ..ProfileChange::default()
         };
         let user = apply_change(&mut tx, &user, change, now).await?;
-        tx.commit().await?;
+        self.commit_change(tx, Change::User(user.id.clone()))
+            .await?;
         Ok(user)
     }
 
@@ -703,7 +716,8 @@ impl Langcamp {
         let user = require_user(&mut tx, id).await?;
         may_manage(actor, &user)?;
         let user = apply_change(&mut tx, &user, change, now).await?;
-        tx.commit().await?;
+        self.commit_change(tx, Change::User(user.id.clone()))
+            .await?;
         Ok(UserEnvelope { user })
     }
 
@@ -725,7 +739,8 @@ impl Langcamp {
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+        // Its sign-ins went with it (foreign keys).
+        self.commit_change(tx, Change::User(id.to_owned())).await?;
         Ok(Deleted {
             id: id.to_owned(),
             deleted: true,

@@ -4,6 +4,7 @@
 //! handlers; the handlers themselves only translate between HTTP and core calls.
 
 pub mod docs;
+pub mod encoded;
 mod handlers;
 pub mod limits;
 pub mod multipart;

@@ -1,7 +1,10 @@
 //! `hello`: the baseline of the HTTP benchmark. A bare hyper "Hello, World!" server with
 //! the runtime settings of `langcamp serve` (tokio multi-thread runtime, hyper-util's auto
 //! builder with the same HTTP/1 timer and header read timeout), so the ratio of an
-//! endpoint to it measures what Langcamp adds. `hello [PORT]` (default 8081).
+//! endpoint to it measures what Langcamp adds. `hello [PORT] [FILE]` (port 8081 by
+//! default): without FILE it answers "Hello, World!"; with FILE, the file's bytes as
+//! `application/json`, the same-bytes baseline of a list endpoint (a bare server sending
+//! the very answer from memory: the ceiling for an endpoint that sends that many bytes).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -25,6 +28,23 @@ async fn main() {
         .nth(1)
         .and_then(|p| p.parse::<u16>().ok())
         .unwrap_or(8081);
+    let answer = match std::env::args().nth(2) {
+        None => Answer {
+            body: Bytes::from_static(b"Hello, World!"),
+            content_type: HeaderValue::from_static("text/plain; charset=utf-8"),
+        },
+        Some(file) => match std::fs::read(&file) {
+            Ok(bytes) => Answer {
+                body: Bytes::from(bytes),
+                content_type: HeaderValue::from_static("application/json"),
+            },
+            Err(e) => {
+                eprintln!("hello: cannot read {file}: {e}");
+                std::process::exit(1);
+            }
+        },
+    };
+    let answer: &'static Answer = Box::leak(Box::new(answer));
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let listener = match TcpListener::bind(addr).await {
         Ok(listener) => listener,
@@ -44,7 +64,10 @@ async fn main() {
             continue;
         };
         let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service_fn(hello))
+            .serve_connection_with_upgrades(
+                TokioIo::new(stream),
+                service_fn(move |request| hello(answer, request)),
+            )
             .into_owned();
         tokio::spawn(async move {
             let _ = connection.await;
@@ -52,11 +75,19 @@ async fn main() {
     }
 }
 
-async fn hello(_: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let mut response = Response::new(Full::new(Bytes::from_static(b"Hello, World!")));
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
+/// What every request gets.
+struct Answer {
+    body: Bytes,
+    content_type: HeaderValue,
+}
+
+async fn hello(
+    answer: &'static Answer,
+    _: Request<hyper::body::Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let mut response = Response::new(Full::new(answer.body.clone()));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, answer.content_type.clone());
     Ok(response)
 }

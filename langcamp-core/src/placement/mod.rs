@@ -18,6 +18,12 @@ mod draft;
 mod results;
 mod store;
 
+/// A test as submissions need it (questions, options, bands), held by
+/// [`crate::cache::Caches::active_tests`]; `None` remembers that the id names no test.
+/// Opaque outside this module.
+#[derive(Clone)]
+pub struct HeldTest(Option<Arc<store::StoredTest>>);
+
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -250,6 +256,18 @@ impl Langcamp {
         filter: &TestFilter,
         page: PageRequest,
     ) -> Result<Page<ProficiencyTest>> {
+        Ok((*self.list_tests_shared(actor, filter, page).await?).clone())
+    }
+
+    /// [`Langcamp::list_tests`] without copying the cached page: the public page is the
+    /// read cache's own object (the HTTP layer keeps its encoding by that identity).
+    #[tracing::instrument(skip_all)]
+    pub async fn list_tests_shared(
+        &self,
+        actor: &Actor,
+        filter: &TestFilter,
+        page: PageRequest,
+    ) -> Result<Arc<Page<ProficiencyTest>>> {
         let admin = actor.is_admin();
         let mut problems = Problems::new();
         let locale = language_filter(&mut problems, "locale", filter.locale.as_deref());
@@ -260,9 +278,10 @@ impl Langcamp {
         );
         problems.finish()?;
         if admin {
-            return self
-                .load_tests(true, locale.as_deref(), target.as_deref(), page)
-                .await;
+            return Ok(Arc::new(
+                self.load_tests(true, locale.as_deref(), target.as_deref(), page)
+                    .await?,
+            ));
         }
         // The public list is read far more than written: served from the read cache,
         // which every test change empties (see `commit_test_change`).
@@ -279,7 +298,7 @@ impl Langcamp {
                 ))
             })
             .await?;
-        Ok((*cached).clone())
+        Ok(cached)
     }
 
     async fn load_tests(
@@ -299,10 +318,7 @@ impl Langcamp {
     /// Commits a change to tests and empties the public-list cache whatever the outcome
     /// (a commit that failed may still have been applied).
     async fn commit_test_change(&self, tx: crate::db::Tx) -> Result<()> {
-        let committed = tx.commit().await;
-        self.caches().tests.invalidate_all();
-        committed?;
-        Ok(())
+        self.commit_change(tx, crate::changes::Change::Tests).await
     }
 
     /// `GET /proficiency-tests/languages`: target languages having an active test, sorted.

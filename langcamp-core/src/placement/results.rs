@@ -8,6 +8,7 @@
 //! a response for admins only.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -15,8 +16,8 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 use utoipa::{IntoParams, ToSchema};
 
-use super::language_filter;
 use super::store::{self, StoredTest};
+use super::{HeldTest, language_filter};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::error::{Error, Result};
@@ -497,8 +498,84 @@ async fn visible_test(conn: &mut AnyConnection, actor: &Actor, id: &str) -> Resu
     }
 }
 
+/// The result of `answers` to `test` by `user` at `now`, before it is stored.
+fn scored(test: &StoredTest, user: &users::User, answers: &[Answer], now: i64) -> ResultRecord {
+    let (total, items) = score(test, answers);
+    let max_score: i64 = items.iter().map(|i| i.points).sum();
+    let (level, message) = test
+        .range_for(total)
+        .map(|r| (r.level.clone(), r.message.clone()))
+        .unwrap_or_default();
+    ResultRecord {
+        id: new_id(),
+        user_id: user.id.clone(),
+        test_title: test.title.clone(),
+        target_language: test.target_language.clone(),
+        total_score: total,
+        max_score,
+        level,
+        message,
+        snapshot: Snapshot {
+            test_id: test.id.clone(),
+            questions: items,
+        },
+        completed_at: now,
+        user_name: user.name.clone(),
+        user_email: user.email.clone(),
+    }
+}
+
+/// Inserts `record`. With `test_version`, only if its test is still active at that
+/// `updated_at` and its user still exists; whether it was inserted.
+async fn insert_result(
+    conn: &mut AnyConnection,
+    record: &ResultRecord,
+    test_version: Option<i64>,
+) -> Result<bool> {
+    let snapshot = serde_json::to_string(&record.snapshot)?;
+    let query = match test_version {
+        None => sqlx::query(
+            "INSERT INTO test_results (id, test_id, user_id, test_title, target_language,
+                 total_score, max_score, level, message, answers, completed_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        ),
+        Some(_) => sqlx::query(
+            "INSERT INTO test_results (id, test_id, user_id, test_title, target_language,
+                 total_score, max_score, level, message, answers, completed_at)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+             WHERE EXISTS (SELECT 1 FROM proficiency_tests t
+                           WHERE t.id = $2 AND t.is_active = 1 AND t.updated_at = $12)
+               AND EXISTS (SELECT 1 FROM users u WHERE u.id = $3)",
+        ),
+    };
+    let query = query
+        .bind(&record.id)
+        .bind(&record.snapshot.test_id)
+        .bind(&record.user_id)
+        .bind(&record.test_title)
+        .bind(record.target_language.as_deref())
+        .bind(record.total_score)
+        .bind(record.max_score)
+        .bind(&record.level)
+        .bind(&record.message)
+        .bind(snapshot)
+        .bind(record.completed_at);
+    let query = match test_version {
+        Some(version) => query.bind(version),
+        None => query,
+    };
+    Ok(query.execute(conn).await?.rows_affected() == 1)
+}
+
 impl Langcamp {
     /// `POST /proficiency-tests/{id}/submit`: scores the answers and stores a new result.
+    ///
+    /// The test and the user come from memory (the active-test cache, the caller's live
+    /// sign-in), so the single writer only inserts the result, with a guard that the test
+    /// is still active and unchanged (`updated_at`) and the user still exists. When the
+    /// guard fails (an edit or a deletion raced the submission, or the cache was stale
+    /// because another process wrote) the submission is done again reading everything
+    /// inside the write transaction, exactly as before the cache existed.
     #[tracing::instrument(skip_all)]
     pub async fn submit_test(
         &self,
@@ -510,6 +587,33 @@ impl Langcamp {
         let caller = actor.caller()?;
         let answers = parse_answers(input.answers)?;
         let now = self.clock().now_ms();
+        if let Some(test) = self.held_test(test_id, now).await?
+            && test.is_active
+        {
+            check_against(&test, &answers)?;
+            let user = match self
+                .sessions()
+                .get(&caller.session_id, &caller.user_id, now)
+            {
+                Some(user) => user,
+                None => {
+                    let mut conn = self.db().reader().acquire().await?;
+                    Arc::new(
+                        users::find_user(&mut conn, &caller.user_id)
+                            .await?
+                            .ok_or(Error::TokenInvalid)?,
+                    )
+                }
+            };
+            let record = scored(&test, &user, &answers, now);
+            let mut tx = self.db().begin().await?;
+            store::share_test(self.db(), &mut tx, test_id).await?;
+            if insert_result(&mut tx, &record, Some(test.updated_at)).await? {
+                tx.commit().await?;
+                return Ok(record.summary());
+            }
+            // Rolled back on drop; the exact path below decides.
+        }
         let mut tx = self.db().begin().await?;
         store::share_test(self.db(), &mut tx, test_id).await?;
         let test = match store::find_test(&mut tx, test_id).await? {
@@ -520,51 +624,28 @@ impl Langcamp {
         let user = users::find_user(&mut tx, &caller.user_id)
             .await?
             .ok_or(Error::TokenInvalid)?;
-        let (total, items) = score(&test, &answers);
-        let max_score: i64 = items.iter().map(|i| i.points).sum();
-        let (level, message) = test
-            .range_for(total)
-            .map(|r| (r.level.clone(), r.message.clone()))
-            .unwrap_or_default();
-        let snapshot = Snapshot {
-            test_id: test.id.clone(),
-            questions: items,
-        };
-        let id = new_id();
-        sqlx::query(
-            "INSERT INTO test_results (id, test_id, user_id, test_title, target_language,
-                 total_score, max_score, level, message, answers, completed_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        )
-        .bind(&id)
-        .bind(&test.id)
-        .bind(&user.id)
-        .bind(&test.title)
-        .bind(test.target_language.as_deref())
-        .bind(total)
-        .bind(max_score)
-        .bind(&level)
-        .bind(&message)
-        .bind(serde_json::to_string(&snapshot)?)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
+        let record = scored(&test, &user, &answers, now);
+        insert_result(&mut tx, &record, None).await?;
         tx.commit().await?;
-        let record = ResultRecord {
-            id,
-            user_id: user.id,
-            test_title: test.title,
-            target_language: test.target_language,
-            total_score: total,
-            max_score,
-            level,
-            message,
-            snapshot,
-            completed_at: now,
-            user_name: user.name,
-            user_email: user.email,
-        };
         Ok(record.summary())
+    }
+
+    /// The test `id` as the active-test cache holds it (loaded through a reader on a miss).
+    async fn held_test(&self, id: &str, now: i64) -> Result<Option<Arc<StoredTest>>> {
+        if !looks_like_id(id) {
+            return Ok(None);
+        }
+        let held = self
+            .caches()
+            .active_tests
+            .get_or_load(id.to_owned(), now, || async {
+                let mut conn = self.db().reader().acquire().await?;
+                Ok(HeldTest(
+                    store::find_test(&mut conn, id).await?.map(Arc::new),
+                ))
+            })
+            .await?;
+        Ok(held.0)
     }
 
     /// `GET /proficiency-tests/{id}/status`: the caller's latest result of this test.

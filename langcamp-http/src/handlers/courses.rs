@@ -37,14 +37,16 @@ pub struct Api;
 /// List courses.
 ///
 /// Ordered by `sortOrder`, then creation time; at most 1000. The public sees published
-/// courses only, admins see all. The public list is served from a short-lived cache that
-/// every change on this server clears at once; other servers sharing the database catch
-/// up within 5 seconds.
+/// courses only, admins see all. The public list is served from a cache that every change
+/// clears at once on this server and, on PostgreSQL, within milliseconds on the others
+/// sharing the database (a change made by the `langcamp` command on SQLite: within 5
+/// seconds).
 #[utoipa::path(get, path = "/courses", tag = "courses", operation_id = "listCourses",
     params(CourseQuery),
     security((), ("bearer" = [])),
     responses(
-        (status = 200, description = "The courses", body = Envelope<Vec<Course>>),
+        (status = 200, description = "The courses. The public answer carries a weak `ETag` of its data, `Cache-Control: no-cache`, and is gzipped for `Accept-Encoding: gzip`; its `timestamp` is when the answer was encoded (at most a few seconds before).", body = Envelope<Vec<Course>>),
+        (status = 304, description = "`If-None-Match` holds the current `ETag` (public answer only): no body"),
         (status = 400, description = "A filter is not a language code", body = ErrorEnvelope),
         (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
     ))]
@@ -55,7 +57,10 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
         target_language: ctx.query("targetLanguage").map(str::to_owned),
     };
     let courses = ctx.app.list_courses(&actor, &query).await?;
-    Ok(Reply::ok(&*courses))
+    if actor.is_admin() {
+        return Ok(Reply::ok(&*courses));
+    }
+    crate::encoded::reply(&crate::encoded::COURSES, &courses, &ctx.parts.headers)
 }
 
 /// One course.

@@ -138,7 +138,8 @@ pub struct Api;
         ("page" = Option<u32>, Query, description = "1-based page, default 1"),
         ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
     responses(
-        (status = 200, description = "A page of tests", body = Envelope<Page<ProficiencyTest>>),
+        (status = 200, description = "A page of tests. The public answer carries a weak `ETag` of its data, `Cache-Control: no-cache`, and is gzipped for `Accept-Encoding: gzip`; its `timestamp` is when the answer was encoded (at most a few seconds before).", body = Envelope<Page<ProficiencyTest>>),
+        (status = 304, description = "`If-None-Match` holds the current `ETag` (public answer only): no body"),
         (status = 400, description = "Bad language code or pagination", body = ErrorEnvelope),
         (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
     ))]
@@ -149,7 +150,11 @@ pub async fn list_tests(ctx: Ctx) -> Result<Reply> {
         locale: ctx.query("locale").map(str::to_owned),
         target_language: ctx.query("targetLanguage").map(str::to_owned),
     };
-    Ok(Reply::ok(&ctx.app.list_tests(&actor, &filter, page).await?))
+    let tests = ctx.app.list_tests_shared(&actor, &filter, page).await?;
+    if actor.is_admin() {
+        return Ok(Reply::ok(&*tests));
+    }
+    crate::encoded::reply(&crate::encoded::TESTS, &tests, &ctx.parts.headers)
 }
 
 /// Target-language codes that have an active test, sorted.

@@ -30,9 +30,10 @@ pub struct Api;
 /// Read one setting (public).
 ///
 /// The frontend reads `landing_video_url` (the landing page's video address, a string)
-/// here; like any key it answers 404 until an admin sets it. Served from a short-lived
-/// cache that every change on this server clears at once; other servers sharing the
-/// database (and the `langcamp settings set` command) show within 5 seconds.
+/// here; like any key it answers 404 until an admin sets it. Served from a cache that
+/// every change clears at once on this server and, on PostgreSQL, within milliseconds on
+/// the others sharing the database (a change made by the `langcamp settings set` command
+/// on SQLite: within 5 seconds).
 #[utoipa::path(get, path = "/settings/{key}", tag = "settings", operation_id = "getSetting",
     params(("key" = String, Path, description = "Setting key, e.g. `landing_video_url`")),
     responses(

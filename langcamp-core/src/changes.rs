@@ -1,0 +1,216 @@
+//! What a write changed, told to this process's caches and, on PostgreSQL, to every other
+//! instance sharing the database.
+//!
+//! Why: the live sign-ins (`sessions`) and the public read caches (`cache`) live in each
+//! process's memory. A logout, a role change or a course edit made through one instance
+//! must be honoured by all of them at once, not after a time to live.
+//!
+//! * A write that changes cached data commits through [`Langcamp::commit_change`]: on
+//!   PostgreSQL it first queues a `NOTIFY` on [`CHANNEL`] inside the transaction (so it is
+//!   delivered exactly when, and only if, the write commits), then commits, then drops the
+//!   entries of this process whatever the commit's outcome (a failed commit may still
+//!   have been applied).
+//! * Every handle on PostgreSQL runs a listener task (`LISTEN` through sqlx's
+//!   `PgListener`, its own connection) that applies other instances' changes as they
+//!   arrive, a few milliseconds after their commit. While it is not listening (start-up,
+//!   a lost connection) this process cannot hear other writers, so its sign-in cache is
+//!   off; once `LISTEN` is in place again everything held is dropped and the cache is back
+//!   on. The public caches keep their 5 s time to live as the bound for that gap.
+//! * SQLite has one database file and its writers may be other processes (the `langcamp`
+//!   command): they tell each other through the signal file of [`crate::sessions`].
+
+use std::sync::Weak;
+use std::time::Duration;
+
+use sqlx::AssertSqlSafe;
+use sqlx::postgres::PgListener;
+use tokio::sync::oneshot;
+
+use crate::db::{Backend, Tx};
+use crate::error::Result;
+use crate::{Inner, Langcamp};
+
+/// The PostgreSQL notification channel of cache changes.
+pub const CHANNEL: &str = "langcamp_changes";
+
+/// How long the listener waits before connecting again after a failure.
+const RECONNECT_AFTER: Duration = Duration::from_millis(500);
+
+/// One change to cached data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A sign-in ended.
+    Session(String),
+    /// A user's row changed or went, or some of their sign-ins ended.
+    User(String),
+    /// Courses changed (the public course lists).
+    Courses,
+    /// Placement tests changed (the public test lists).
+    Tests,
+    /// Settings changed.
+    Settings,
+    /// Anything (a kind this instance does not know, from a newer one).
+    Everything,
+}
+
+impl Change {
+    fn payload(&self, instance: &str) -> String {
+        match self {
+            Change::Session(id) => format!("{instance}|s|{id}"),
+            Change::User(id) => format!("{instance}|u|{id}"),
+            Change::Courses => format!("{instance}|c|"),
+            Change::Tests => format!("{instance}|t|"),
+            Change::Settings => format!("{instance}|g|"),
+            Change::Everything => format!("{instance}|*|"),
+        }
+    }
+
+    /// The change in a payload, unless it came from `instance` itself (already applied).
+    fn parse(payload: &str, instance: &str) -> Option<Change> {
+        let mut parts = payload.splitn(3, '|');
+        let from = parts.next()?;
+        let kind = parts.next()?;
+        let id = parts.next()?.to_owned();
+        if from == instance {
+            return None;
+        }
+        Some(match kind {
+            "s" => Change::Session(id),
+            "u" => Change::User(id),
+            "c" => Change::Courses,
+            "t" => Change::Tests,
+            "g" => Change::Settings,
+            // A newer instance's kind: dropping everything is always safe.
+            _ => Change::Everything,
+        })
+    }
+}
+
+impl Langcamp {
+    /// Commits `tx`, which made `change`, and tells every cache that must forget it.
+    pub(crate) async fn commit_change(&self, mut tx: Tx, change: Change) -> Result<()> {
+        if self.db().backend() == Backend::Postgres {
+            // NOTIFY takes no parameters; the payload is ids (UUIDs) and a fixed alphabet,
+            // quoted anyway.
+            let payload = change.payload(self.instance_id()).replace('\'', "''");
+            sqlx::raw_sql(AssertSqlSafe(format!("NOTIFY {CHANNEL}, '{payload}'")))
+                .execute(&mut *tx)
+                .await?;
+        }
+        let committed = tx.commit().await;
+        self.forget_locally(&change);
+        Ok(committed?)
+    }
+
+    /// Drops what `change` made stale in this process.
+    pub(crate) fn forget_locally(&self, change: &Change) {
+        match change {
+            Change::Session(id) => self.sessions().forget_session(id),
+            Change::User(id) => self.sessions().forget_user(id),
+            Change::Courses => self.caches().courses.invalidate_all(),
+            Change::Tests => {
+                self.caches().tests.invalidate_all();
+                self.caches().active_tests.invalidate_all();
+            }
+            Change::Settings => self.caches().settings.invalidate_all(),
+            Change::Everything => self.forget_everything(),
+        }
+    }
+
+    fn forget_everything(&self) {
+        self.sessions().forget_all();
+        self.caches().courses.invalidate_all();
+        self.caches().tests.invalidate_all();
+        self.caches().active_tests.invalidate_all();
+        self.caches().settings.invalidate_all();
+    }
+}
+
+/// Starts the listener of a PostgreSQL handle; it ends when the handle is dropped (its
+/// `stop` sender goes with it).
+pub(crate) fn spawn_listener(app: Weak<Inner>, url: String, stop: oneshot::Receiver<()>) {
+    tokio::spawn(listen(app, url, stop));
+}
+
+async fn listen(app: Weak<Inner>, url: String, mut stop: oneshot::Receiver<()>) {
+    loop {
+        let connected = tokio::select! {
+            _ = &mut stop => return,
+            connected = connect(&url) => connected,
+        };
+        let mut listener = match connected {
+            Ok(listener) => listener,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for other instances' changes; sign-ins are checked in the database until then");
+                tokio::select! {
+                    _ = &mut stop => return,
+                    () = tokio::time::sleep(RECONNECT_AFTER) => continue,
+                }
+            }
+        };
+        {
+            let Some(app) = Langcamp::upgrade(&app) else {
+                return;
+            };
+            // Whatever changed while nobody listened is forgotten before serving again.
+            app.forget_everything();
+            app.sessions().enable();
+        }
+        loop {
+            let received = tokio::select! {
+                _ = &mut stop => return,
+                received = listener.try_recv() => received,
+            };
+            let Some(app) = Langcamp::upgrade(&app) else {
+                return;
+            };
+            match received {
+                Ok(Some(notification)) => {
+                    if let Some(change) = Change::parse(notification.payload(), app.instance_id()) {
+                        app.forget_locally(&change);
+                    }
+                }
+                Ok(None) | Err(_) => {
+                    tracing::warn!(
+                        "lost the connection that hears other instances' changes; reconnecting"
+                    );
+                    app.sessions().disable();
+                    break;
+                }
+            }
+        }
+    }
+}
+
+async fn connect(url: &str) -> std::result::Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect(url).await?;
+    listener.listen(CHANNEL).await?;
+    Ok(listener)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_round_trip_and_own_changes_are_skipped() {
+        for change in [
+            Change::Session("0190-a".into()),
+            Change::User("0190-b".into()),
+            Change::Courses,
+            Change::Tests,
+            Change::Settings,
+            Change::Everything,
+        ] {
+            let payload = change.payload("me");
+            assert_eq!(Change::parse(&payload, "other"), Some(change.clone()));
+            assert_eq!(Change::parse(&payload, "me"), None);
+        }
+        assert_eq!(
+            Change::parse("x|z|", "me"),
+            Some(Change::Everything),
+            "an unknown kind drops everything"
+        );
+        assert_eq!(Change::parse("garbage", "me"), None);
+    }
+}

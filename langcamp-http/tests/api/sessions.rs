@@ -1,0 +1,376 @@
+//! Live sign-ins served from memory (`langcamp-core/src/sessions.rs`) still obey every
+//! contract rule at once: each test first makes the server hold the sign-in (a `GET /me`),
+//! then changes it through another path and expects the very next request to see it.
+
+use chrono::{TimeDelta, TimeZone, Utc};
+use langcamp_core::{Actor, Config, Langcamp, Role};
+use serde_json::json;
+
+use crate::helpers::{Session, TestApp};
+
+/// Makes the server hold `session`'s sign-in (and checks it answers).
+async fn warm(app: &TestApp, session: &Session) -> serde_json::Value {
+    app.get("/me")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200);
+    app.get("/me")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200)
+        .data()
+}
+
+/// A second handle on the same database, as the `langcamp` command or another instance
+/// would open it: its own memory, the server's files and database.
+async fn second_process(app: &TestApp) -> Langcamp {
+    let url = app.core.config().database_url.expose().to_owned();
+    let dir = app.data_dir.to_string_lossy().into_owned();
+    let config = Config::from_lookup(|name| match name {
+        "DATABASE_URL" => Some(url.clone()),
+        "DATA_DIR" => Some(dir.clone()),
+        "JWT_SECRET" => Some("test-secret-for-langcamp-0123456789".to_owned()),
+        _ => None,
+    })
+    .expect("configuration of the second process");
+    Langcamp::connect(config, langcamp_core::Clock::System)
+        .await
+        .expect("second process connects")
+}
+
+#[tokio::test]
+async fn a_held_sign_in_ends_at_once_on_logout() {
+    let app = TestApp::spawn().await;
+    let student = app.student("held@example.com").await;
+    let other = app.sign_in("held@example.com").await;
+    warm(&app, &student).await;
+    warm(&app, &other).await;
+    app.post("/auth/logout")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200);
+    let refused = app
+        .get("/me")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(401);
+    assert_eq!(refused.code(), "TOKEN_INVALID");
+    // The user's other sign-in is not ended, only reloaded.
+    app.get("/me")
+        .bearer(&other.access)
+        .send()
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn a_held_sign_in_ended_by_its_refresh_token_at_logout_is_refused_at_once() {
+    let app = TestApp::spawn().await;
+    let phone = app.student("two@example.com").await;
+    let laptop = app.sign_in("two@example.com").await;
+    warm(&app, &laptop).await;
+    // Logging out on the phone with the laptop's refresh token ends the laptop's sign-in.
+    app.post("/auth/logout")
+        .bearer(&phone.access)
+        .json(&json!({ "refreshToken": laptop.refresh }))
+        .send()
+        .await
+        .expect(200);
+    app.get("/me")
+        .bearer(&laptop.access)
+        .send()
+        .await
+        .expect(401);
+}
+
+#[tokio::test]
+async fn a_held_sign_in_revoked_by_refresh_reuse_is_refused_at_once() {
+    let start = Utc
+        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
+        .single()
+        .expect("valid date");
+    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let session = app.sign_in("reuse@example.com").await;
+    warm(&app, &session).await;
+    app.post("/auth/refresh")
+        .json(&json!({ "refreshToken": session.refresh }))
+        .send()
+        .await
+        .expect(200);
+    app.clock.advance(TimeDelta::seconds(11));
+    warm(&app, &session).await;
+    app.post("/auth/refresh")
+        .json(&json!({ "refreshToken": session.refresh }))
+        .send()
+        .await
+        .expect(401);
+    app.get("/me")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(401);
+}
+
+#[tokio::test]
+async fn role_changes_reach_a_held_sign_in_in_both_directions() {
+    let app = TestApp::spawn().await;
+    let root = app.superadmin().await;
+    let student = app.student("climber@example.com").await;
+    assert_eq!(warm(&app, &student).await["role"], "user");
+    app.get("/users")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(403);
+    for (role, status) in [("admin", 200), ("user", 403)] {
+        app.patch(&format!("/users/{}/role", student.user_id))
+            .bearer(&root.access)
+            .json(&json!({ "role": role }))
+            .send()
+            .await
+            .expect(200);
+        app.get("/users")
+            .bearer(&student.access)
+            .send()
+            .await
+            .expect(status);
+        assert_eq!(warm(&app, &student).await["role"], role);
+    }
+}
+
+#[tokio::test]
+async fn profile_registration_and_email_changes_show_in_the_next_me() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let fresh = app.sign_in("fresh@example.com").await;
+    assert_eq!(warm(&app, &fresh).await["isRegistrationComplete"], false);
+
+    app.post("/auth/complete-registration")
+        .bearer(&fresh.access)
+        .json(&json!({
+            "name": "Ana", "age": 30, "gender": "female", "country": "Portugal",
+            "countryCode": "+351", "phoneNumber": "912345678"
+        }))
+        .send()
+        .await
+        .expect(200);
+    let me = warm(&app, &fresh).await;
+    assert_eq!(me["isRegistrationComplete"], true);
+    assert_eq!(me["name"], "Ana");
+
+    app.patch("/me/profile")
+        .bearer(&fresh.access)
+        .json(&json!({ "city": "Porto" }))
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(warm(&app, &fresh).await["city"], "Porto");
+
+    app.patch(&format!("/admin/users/{}/profile", fresh.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "name": "Ana Silva" }))
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(warm(&app, &fresh).await["name"], "Ana Silva");
+
+    app.patch(&format!("/users/{}/email", fresh.user_id))
+        .bearer(&admin.access)
+        .json(&json!({ "email": "ana@example.com" }))
+        .send()
+        .await
+        .expect(200);
+    let me = app
+        .get("/auth/optional")
+        .bearer(&fresh.access)
+        .send()
+        .await
+        .expect(200)
+        .data();
+    assert_eq!(me["user"]["email"], "ana@example.com");
+}
+
+#[tokio::test]
+async fn a_held_sign_in_of_a_deleted_user_is_refused_at_once() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("leaving@example.com").await;
+    warm(&app, &student).await;
+    app.delete(&format!("/users/{}", student.user_id))
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    let refused = app
+        .get("/me")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(401);
+    assert_eq!(refused.code(), "TOKEN_INVALID");
+}
+
+/// The operator's `langcamp users set-role` and `users delete` run in a process of their
+/// own. On SQLite it tells the server through the signal file beside the database, before
+/// the command returns, so the next request sees it; on PostgreSQL through NOTIFY, which
+/// reaches the server a few milliseconds after the commit.
+#[tokio::test]
+async fn changes_made_by_another_process_reach_a_held_sign_in_at_once() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("operator-target@example.com").await;
+    warm(&app, &admin).await;
+    warm(&app, &student).await;
+    let operator = second_process(&app).await;
+
+    let input = langcamp_core::users::RoleInput {
+        role: Some("user".into()),
+    };
+    operator
+        .set_role(&Actor::Operator, &admin.user_id, input)
+        .await
+        .expect("demote from the other process");
+    let sqlite = app.core.db().backend() == langcamp_core::db::Backend::Sqlite;
+    let limit = std::time::Duration::from_secs(1);
+    let status = async |path: &str, token: &str| app.get(path).bearer(token).send().await.status;
+    if sqlite {
+        assert_eq!(status("/users", &admin.access).await, 403, "at once");
+    }
+    let demoted = within(limit, async || status("/users", &admin.access).await == 403).await;
+    assert!(demoted.is_some(), "demoted within {limit:?}");
+    assert_eq!(warm(&app, &admin).await["role"], Role::User.as_str());
+
+    operator
+        .delete_user(&Actor::Operator, &student.user_id)
+        .await
+        .expect("delete from the other process");
+    if sqlite {
+        assert_eq!(status("/me", &student.access).await, 401, "at once");
+    }
+    let refused = within(limit, async || status("/me", &student.access).await == 401).await;
+    assert!(refused.is_some(), "refused within {limit:?}");
+}
+
+#[tokio::test]
+async fn the_server_holds_a_sign_in_after_the_first_check_on_sqlite() {
+    let app = TestApp::spawn().await;
+    let student = app.student("counted@example.com").await;
+    warm(&app, &student).await;
+    let sessions = app.core.sessions();
+    if app.core.db().backend() == langcamp_core::db::Backend::Sqlite {
+        assert!(sessions.is_enabled());
+        assert_eq!(
+            sessions.len(),
+            1,
+            "one sign-in held, not reloaded per request"
+        );
+    }
+    app.post("/auth/logout")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200);
+    assert!(sessions.is_empty(), "logout forgot it");
+}
+
+/// Waits until `check` holds, at most `limit`; how long it took, or `None`.
+async fn within(
+    limit: std::time::Duration,
+    mut check: impl AsyncFnMut() -> bool,
+) -> Option<std::time::Duration> {
+    let started = std::time::Instant::now();
+    while started.elapsed() < limit {
+        if check().await {
+            return Some(started.elapsed());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    None
+}
+
+/// Two instances on one PostgreSQL database hear each other's writes (LISTEN/NOTIFY,
+/// `langcamp-core/src/changes.rs`) in milliseconds, far inside the public cache's 5 s
+/// time to live. On SQLite one process owns the file, so there is no second instance.
+#[tokio::test]
+async fn two_instances_on_one_postgres_database_honour_each_others_writes_at_once() {
+    let a = TestApp::spawn().await;
+    if a.core.db().backend() != langcamp_core::db::Backend::Postgres {
+        return;
+    }
+    let url = a.core.config().database_url.expose().to_owned();
+    let b = TestApp::builder().var("DATABASE_URL", &url).spawn().await;
+    let limit = std::time::Duration::from_secs(1);
+    let listening = within(std::time::Duration::from_secs(10), async || {
+        a.core.sessions().is_enabled() && b.core.sessions().is_enabled()
+    })
+    .await;
+    assert!(listening.is_some(), "both instances listen");
+
+    let admin = a.admin().await;
+    let student = a.student("roaming@example.com").await;
+    warm(&b, &student).await;
+    warm(&b, &admin).await;
+    assert_eq!(b.core.sessions().len(), 2, "B holds both sign-ins");
+
+    // Logout on A: the token is refused on B.
+    a.post("/auth/logout")
+        .bearer(&student.access)
+        .send()
+        .await
+        .expect(200);
+    let refused = within(limit, async || {
+        b.get("/me").bearer(&student.access).send().await.status == 401
+    })
+    .await;
+    assert!(refused.is_some(), "B refused the token within {limit:?}");
+
+    // A role change on A: B's held sign-in loses admin rights.
+    let root = a.superadmin().await;
+    b.get("/users")
+        .bearer(&admin.access)
+        .send()
+        .await
+        .expect(200);
+    a.patch(&format!("/users/{}/role", admin.user_id))
+        .bearer(&root.access)
+        .json(&json!({ "role": "user" }))
+        .send()
+        .await
+        .expect(200);
+    let demoted = within(limit, async || {
+        b.get("/users").bearer(&admin.access).send().await.status == 403
+    })
+    .await;
+    assert!(demoted.is_some(), "B saw the demotion within {limit:?}");
+
+    // A course edited on A: B's public list shows it.
+    let course = a
+        .post("/courses")
+        .bearer(&root.access)
+        .json(&json!({ "title": "Old title", "isPublished": true }))
+        .send()
+        .await
+        .expect(201)
+        .data();
+    let listed = within(limit, async || {
+        b.get("/courses").send().await.json()["data"][0]["title"] == "Old title"
+    })
+    .await;
+    assert!(listed.is_some(), "B lists the new course within {limit:?}");
+    a.patch(&format!("/courses/{}", course["id"].as_str().expect("id")))
+        .bearer(&root.access)
+        .json(&json!({ "title": "New title" }))
+        .send()
+        .await
+        .expect(200);
+    let renamed = within(limit, async || {
+        b.get("/courses").send().await.json()["data"][0]["title"] == "New title"
+    })
+    .await;
+    assert!(renamed.is_some(), "B lists the new title within {limit:?}");
+    println!("B caught up: logout {refused:?}, role {demoted:?}, course {renamed:?}");
+}

@@ -1,0 +1,163 @@
+//! Submissions scored from the active-test cache (`placement/results.rs`, `submit_test`):
+//! the writer only inserts, guarded by the test's version, and a test changed behind the
+//! server's back (another process) is still scored exactly.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Session, TestApp};
+
+/// One question worth 1 point whose correct option is the first; bands cover 0..=1.
+fn one_question() -> Value {
+    json!({
+        "title": "Quick check",
+        "locale": "en",
+        "targetLanguage": "de",
+        "questions": [
+            {"text": "Guten ___", "options": [{"text": "Tag"}, {"text": "Nacht"}], "correctOptionIndex": 0}
+        ],
+        "levelRanges": [
+            {"level": "A1", "minScore": 0, "maxScore": 0, "message": "Start"},
+            {"level": "A2", "minScore": 1, "maxScore": 1, "message": "Go on"}
+        ]
+    })
+}
+
+async fn submit_first_option(
+    app: &TestApp,
+    who: &Session,
+    test_id: &str,
+) -> crate::helpers::TestResponse {
+    app.post(&format!("/proficiency-tests/{test_id}/submit"))
+        .bearer(&who.access)
+        .json(&json!({ "answers": [{"questionIndex": 0, "selectedOptionIndex": 0}] }))
+        .send()
+        .await
+}
+
+/// Runs `statement` with `$1` bound to `id`, as another process writing the database would
+/// (no cache of this server hears of it).
+async fn behind_the_back(app: &TestApp, statement: &'static str, id: &str) {
+    let mut tx = app.core.db().begin().await.expect("begin");
+    sqlx::query(statement)
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    tx.commit().await.expect("commit");
+}
+
+async fn result_count(app: &TestApp) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM test_results")
+        .fetch_one(app.core.db().reader())
+        .await
+        .expect("count results")
+}
+
+#[tokio::test]
+async fn a_test_edited_through_the_service_scores_the_next_submission_by_its_new_key() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("quick@example.com").await;
+    let test = app
+        .post("/proficiency-tests")
+        .bearer(&admin.access)
+        .json(&one_question())
+        .send()
+        .await
+        .expect(201)
+        .data();
+    let id = test["id"].as_str().expect("id").to_owned();
+    let first = submit_first_option(&app, &student, &id)
+        .await
+        .expect(201)
+        .data();
+    assert_eq!(first["totalScore"], 1);
+
+    let mut edited = one_question();
+    edited["questions"][0]["correctOptionIndex"] = json!(1);
+    app.patch(&format!("/proficiency-tests/{id}"))
+        .bearer(&admin.access)
+        .json(&edited)
+        .send()
+        .await
+        .expect(200);
+    let second = submit_first_option(&app, &student, &id)
+        .await
+        .expect(201)
+        .data();
+    assert_eq!(second["totalScore"], 0, "scored by the edited key");
+    assert_eq!(second["level"], "A1");
+}
+
+#[tokio::test]
+async fn a_test_changed_by_another_process_is_still_scored_by_its_current_key() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("quick2@example.com").await;
+    let test = app
+        .post("/proficiency-tests")
+        .bearer(&admin.access)
+        .json(&one_question())
+        .send()
+        .await
+        .expect(201)
+        .data();
+    let id = test["id"].as_str().expect("id").to_owned();
+    // The server now holds the test.
+    assert_eq!(
+        submit_first_option(&app, &student, &id)
+            .await
+            .expect(201)
+            .data()["totalScore"],
+        1
+    );
+
+    // Another process makes the second option the correct one (and, as every edit does,
+    // moves the test's version).
+    behind_the_back(
+        &app,
+        "UPDATE test_questions SET correct_option_id =
+             (SELECT o.id FROM test_options o WHERE o.question_id = test_questions.id AND o.position = 1)
+         WHERE test_id = $1",
+        &id,
+    )
+    .await;
+    behind_the_back(
+        &app,
+        "UPDATE proficiency_tests SET updated_at = updated_at + 1 WHERE id = $1",
+        &id,
+    )
+    .await;
+    let scored = submit_first_option(&app, &student, &id)
+        .await
+        .expect(201)
+        .data();
+    assert_eq!(scored["totalScore"], 0, "the held copy was not trusted");
+    assert_eq!(result_count(&app).await, 2);
+}
+
+#[tokio::test]
+async fn a_test_deactivated_by_another_process_refuses_submissions_and_stores_nothing() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let student = app.student("quick3@example.com").await;
+    let test = app
+        .post("/proficiency-tests")
+        .bearer(&admin.access)
+        .json(&one_question())
+        .send()
+        .await
+        .expect(201)
+        .data();
+    let id = test["id"].as_str().expect("id").to_owned();
+    submit_first_option(&app, &student, &id).await.expect(201);
+    behind_the_back(
+        &app,
+        "UPDATE proficiency_tests SET is_active = 0, updated_at = updated_at + 1 WHERE id = $1",
+        &id,
+    )
+    .await;
+    let refused = submit_first_option(&app, &student, &id).await.expect(404);
+    assert_eq!(refused.code(), "NOT_FOUND");
+    assert_eq!(result_count(&app).await, 1);
+}
