@@ -161,7 +161,16 @@ fn config(cli: &Cli) -> Result<Config, String> {
 async fn open(config: Config) -> Result<Langcamp, String> {
     Langcamp::connect(config, Clock::System)
         .await
-        .map_err(|e| format!("cannot open the database: {e}"))
+        .map_err(|e| format!("cannot open the database: {}", with_cause(&e)))
+}
+
+/// An error and its cause, for operators: "service temporarily unavailable" alone does
+/// not say which file or why.
+fn with_cause(error: &langcamp_core::Error) -> String {
+    match std::error::Error::source(error) {
+        Some(cause) => format!("{error} ({cause})"),
+        None => error.to_string(),
+    }
 }
 
 #[cfg(test)]
