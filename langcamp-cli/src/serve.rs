@@ -31,7 +31,24 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
         );
     }
     let addr = SocketAddr::new(config.host, config.port);
+    let url = config.database_url.expose();
+    if let Some(reason) = langcamp_core::db::sqlite_file_unwritable(url) {
+        let file = langcamp_core::db::sqlite_file(url).unwrap_or(url);
+        return Err(format!(
+            "the database {file} cannot be written, refusing to start: {reason}"
+        ));
+    }
     let app = crate::open(config).await?;
+    // A read-only file, folder or mount would otherwise start, serve reads, and fail
+    // every write: refuse now, naming the file and the reason.
+    app.db().check_writable().await.map_err(|e| {
+        let database = langcamp_core::db::sqlite_file(app.config().database_url.expose())
+            .map_or_else(|| "on the PostgreSQL server".to_owned(), |f| f.to_owned());
+        format!(
+            "the database {database} cannot be written, refusing to start: {}",
+            crate::with_cause(&e)
+        )
+    })?;
     for m in app
         .migrate()
         .await

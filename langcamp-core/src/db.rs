@@ -11,16 +11,36 @@
 //!   fails at once with SQLITE_BUSY whatever the busy timeout;
 //! * `UPDATE ... RETURNING` is read with `fetch_all`/`fetch_optional`, which drain the
 //!   statement and release the lock.
+//!
+//! Fault rules (issue 15):
+//! * a connection released while sqlx still counts it inside a transaction is closed,
+//!   not pooled: SQLite rolls back by itself after SQLITE_FULL, SQLITE_IOERR or an
+//!   interrupt, sqlx's own `ROLLBACK` then fails, and the single writer would otherwise
+//!   answer "begin_with at non-zero transaction depth" until a restart;
+//! * after a storage fault (read-only, I/O error, full, cannot open) the SQLite writer is
+//!   replaced too, since a connection opened while the file was read-only stays
+//!   read-only; a fresh one writes as soon as the file is writable again;
+//! * `langcamp serve` refuses to start on a database it cannot write ([`Db::check_writable`]);
+//! * PostgreSQL sits behind a circuit ([`circuit`]) that answers 503 at once while the
+//!   server is known to be down.
+
+mod circuit;
+
+pub use circuit::DatabaseState;
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::Migrator;
-use sqlx::{Any, AnyPool, Executor, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, storage_faults};
+
+use self::circuit::Circuit;
 
 pub(crate) static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 pub(crate) static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
@@ -40,6 +60,8 @@ pub struct Db {
     reader: AnyPool,
     writer: AnyPool,
     backend: Backend,
+    /// PostgreSQL only; on SQLite it stays closed (a local file answers at once).
+    circuit: Circuit,
 }
 
 /// A write transaction (SQLite: `BEGIN IMMEDIATE` on the writer connection).
@@ -61,13 +83,17 @@ impl Db {
                 .max_connections(config.pool_size(32))
                 .min_connections(0)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
+                .after_release(|conn, _meta| Box::pin(release_check(conn, None)))
                 // Opened on first use: start-up waits for no connection of its own.
                 .connect_lazy(url)
                 .map_err(Error::from)?;
+            let circuit = Circuit::default();
+            circuit.watch(pool.clone());
             return Ok(Db {
                 reader: pool.clone(),
                 writer: pool,
                 backend: Backend::Postgres,
+                circuit,
             });
         }
 
@@ -76,13 +102,21 @@ impl Db {
         {
             std::fs::create_dir_all(parent)?;
         }
-        let writer = sqlite_pool(1).connect(url).await.map_err(Error::from)?;
+        let faults_seen = Arc::new(AtomicU64::new(storage_faults()));
+        let writer = sqlite_pool(1)
+            .after_release(move |conn, _meta| {
+                Box::pin(release_check(conn, Some(Arc::clone(&faults_seen))))
+            })
+            .connect(url)
+            .await
+            .map_err(Error::from)?;
         // WAL lets readers run beside the writer; it is a property of the file, set once.
         writer.execute("PRAGMA journal_mode = WAL").await?;
         let readers = std::thread::available_parallelism()
             .map_or(4, |n| n.get() * 2)
             .max(4);
         let reader = sqlite_pool(config.pool_size(readers as u32))
+            .after_release(|conn, _meta| Box::pin(release_check(conn, None)))
             .connect(url)
             .await
             .map_err(Error::from)?;
@@ -90,7 +124,46 @@ impl Db {
             reader,
             writer,
             backend: Backend::Sqlite,
+            circuit: Circuit::default(),
         })
+    }
+
+    /// Whether the database is reachable, as the circuit knows it (PostgreSQL; SQLite is
+    /// always `Up`). For readiness reports and the console's status line.
+    pub fn state(&self) -> DatabaseState {
+        self.circuit.state()
+    }
+
+    /// Fails unless a write to the database can succeed now: SQLite writes its header
+    /// (the same `user_version` back) in a write transaction, so a read-only file,
+    /// folder or mount, or a full disk, is named before serving; PostgreSQL checks the
+    /// session is not read-only (a standby).
+    pub async fn check_writable(&self) -> Result<()> {
+        let mut tx = self.begin().await?;
+        match self.backend {
+            Backend::Sqlite => {
+                let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+                    .fetch_one(&mut *tx)
+                    .await?;
+                // A pragma takes no bind parameters; the number is our own.
+                tx.execute(sqlx::AssertSqlSafe(format!(
+                    "PRAGMA user_version = {version}"
+                )))
+                .await?;
+            }
+            Backend::Postgres => {
+                let read_only: String = sqlx::query_scalar("SHOW transaction_read_only")
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if read_only == "on" {
+                    return Err(Error::Unavailable(
+                        "the PostgreSQL session is read-only (a standby?)".into(),
+                    ));
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     pub fn backend(&self) -> Backend {
@@ -231,6 +304,7 @@ impl Db {
     }
 
     pub async fn close(&self) {
+        self.circuit.stop();
         self.reader.close().await;
         self.writer.close().await;
     }
@@ -252,8 +326,52 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
         })
 }
 
+/// Decides on release whether a connection may go back to the pool (`false` closes it).
+/// A connection still inside a transaction would make every later `begin` fail; the
+/// writer is also replaced after any SQLite storage fault since its last release
+/// (`faults_seen`), because one opened while the file was read-only never writes.
+async fn release_check(
+    conn: &mut AnyConnection,
+    faults_seen: Option<Arc<AtomicU64>>,
+) -> Result<bool, sqlx::Error> {
+    if let Some(seen) = faults_seen {
+        let now = storage_faults();
+        if seen.swap(now, Ordering::Relaxed) != now {
+            tracing::warn!("database storage fault: replacing the writer connection");
+            return Ok(false);
+        }
+    }
+    if conn.is_in_transaction() {
+        // A dropped transaction's rollback is queued, not yet run (SQLite runs it on the
+        // connection's worker): a ping waits for it, then the depth is final.
+        conn.ping().await?;
+        if conn.is_in_transaction() {
+            tracing::warn!(
+                "connection released inside a transaction the database already ended: replacing it"
+            );
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Why the SQLite file of `url` cannot be opened for writing, if it exists and cannot:
+/// a read-only mount, an immutable file, missing permissions. SQLite itself would quietly
+/// open such a file read-only (or, on a read-only mount, not at all) and fail later.
+pub fn sqlite_file_unwritable(url: &str) -> Option<String> {
+    let file = sqlite_file(url)?;
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Some(e.to_string()),
+        _ => None,
+    }
+}
+
 /// The file path inside a `sqlite:` URL, if it names a file.
-pub(crate) fn sqlite_file(url: &str) -> Option<&str> {
+pub fn sqlite_file(url: &str) -> Option<&str> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;

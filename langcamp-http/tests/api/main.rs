@@ -8,6 +8,7 @@ mod auth;
 mod contacts;
 mod courses;
 mod dashboard;
+mod diskfaults;
 mod encoded;
 mod faults;
 mod materials;

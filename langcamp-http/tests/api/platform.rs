@@ -460,14 +460,14 @@ async fn mail_sent_while_smtp_is_down_arrives_once_it_is_up() {
 
 /// A TCP relay in front of PostgreSQL that a test can "stop" (drop every connection and
 /// refuse new ones) and "start" again on the same port.
-struct DatabaseRelay {
-    port: u16,
+pub(crate) struct DatabaseRelay {
+    pub(crate) port: u16,
     target: String,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl DatabaseRelay {
-    async fn start(port: u16, target: &str) -> DatabaseRelay {
+    pub(crate) async fn start(port: u16, target: &str) -> DatabaseRelay {
         let listener = loop {
             match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
                 Ok(l) => break l,
@@ -495,14 +495,14 @@ impl DatabaseRelay {
     }
 
     /// Cuts every connection (the JoinSet is dropped with the task) and frees the port.
-    async fn stop(&mut self) {
+    pub(crate) async fn stop(&mut self) {
         if let Some(task) = self.task.take() {
             task.abort();
             let _ = task.await;
         }
     }
 
-    async fn restart(&mut self) {
+    pub(crate) async fn restart(&mut self) {
         *self = DatabaseRelay::start(self.port, &self.target).await;
     }
 }
