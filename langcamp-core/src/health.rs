@@ -96,7 +96,14 @@ pub struct MailStatus {
     running: AtomicBool,
     sent: AtomicU64,
     failed: AtomicU64,
-    last: Mutex<(Option<i64>, Option<(String, i64)>)>,
+    last: Mutex<LastEvents>,
+}
+
+/// The last delivery (epoch ms) and the last error with its time.
+#[derive(Clone, Debug, Default)]
+struct LastEvents {
+    delivery_at: Option<i64>,
+    error: Option<(String, i64)>,
 }
 
 impl MailStatus {
@@ -107,7 +114,7 @@ impl MailStatus {
     pub(crate) fn delivered(&self, at: i64) {
         self.sent.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut last) = self.last.lock() {
-            last.0 = Some(at);
+            last.delivery_at = Some(at);
         }
     }
 
@@ -117,12 +124,15 @@ impl MailStatus {
             self.failed.fetch_add(1, Ordering::Relaxed);
         }
         if let Ok(mut last) = self.last.lock() {
-            last.1 = Some((error.to_owned(), at));
+            last.error = Some((error.to_owned(), at));
         }
     }
 
     pub fn snapshot(&self) -> MailWorkerState {
-        let (last_delivery_at, last_error) = self
+        let LastEvents {
+            delivery_at: last_delivery_at,
+            error: last_error,
+        } = self
             .last
             .lock()
             .map(|last| last.clone())

@@ -245,7 +245,8 @@ async fn ready(app: &Langcamp) -> Response<Body> {
     });
     if !ready {
         body["failing"] = json!(report.failing());
-        tracing::warn!(failing = ?report.failing(), "readiness check failed");
+        // Debug like the rest of the operations endpoints: a probe polls every few seconds.
+        tracing::debug!(failing = ?report.failing(), "readiness check failed");
     }
     let status = if ready {
         StatusCode::OK
