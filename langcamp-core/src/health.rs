@@ -171,6 +171,13 @@ impl Langcamp {
     }
 
     async fn check_database(&self) -> Check {
+        // While the circuit is open every query fails at once; say since when.
+        if let crate::db::DatabaseState::Down { since } = self.db().state() {
+            return Check::fail(
+                "database",
+                format!("unreachable since {since}; probed again every 250 ms"),
+            );
+        }
         let started = Instant::now();
         match self.db().ping().await {
             Ok(()) => Check::pass(
