@@ -130,6 +130,11 @@ async fn checks(config: Config) -> Vec<Line> {
                 let mut line = Line::from_check(check, fix);
                 if line.name == "database" {
                     line.detail = format!("{location}: {}", line.detail);
+                    if !line.ok
+                        && let Some(probe) = health::tcp_probe(&url).await
+                    {
+                        line.detail = format!("{}; {probe}", line.detail);
+                    }
                 }
                 lines.push(line);
             }

@@ -200,7 +200,13 @@ fn config(cli: &Cli) -> Result<Config, String> {
 /// Opens the core handle on the configured database.
 async fn open(config: Config) -> Result<Langcamp, String> {
     let url = config.database_url.expose().to_owned();
-    match Langcamp::connect(config, Clock::System).await {
+    let connected = match Langcamp::connect(config, Clock::System).await {
+        // PostgreSQL pools open lazily: one query now names an unreachable server here,
+        // with its host, port and cause, instead of a bare 503 at the command's first query.
+        Ok(app) => app.db().ping().await.map(|()| app),
+        Err(e) => Err(e),
+    };
+    match connected {
         Ok(app) => Ok(app),
         Err(e) => Err(langcamp_core::health::connect_error(&url, &e).await),
     }

@@ -336,24 +336,29 @@ pub async fn connect_error(url: &str, error: &Error) -> String {
         database_location(url),
         describe_error(error)
     );
-    if let Some((host, port)) = postgres_host_port(url) {
-        let target = format!("{host}:{port}");
-        let probe = tokio::time::timeout(
-            Duration::from_secs(3),
-            tokio::net::TcpStream::connect(target.as_str()),
-        )
-        .await;
-        match probe {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => message.push_str(&format!("; TCP connection to {target}: {e}")),
-            Err(_) => {
-                message.push_str(&format!(
-                    "; TCP connection to {target}: no answer within 3 s"
-                ));
-            }
-        }
+    if let Some(probe) = tcp_probe(url).await {
+        message.push_str("; ");
+        message.push_str(&probe);
     }
     message
+}
+
+/// For a PostgreSQL URL, what one plain TCP connection to its host and port says when it
+/// fails ("Connection refused", no answer): sqlx retries until its timeout and then only
+/// reports "pool timed out", which names no cause.
+pub async fn tcp_probe(url: &str) -> Option<String> {
+    let (host, port) = postgres_host_port(url)?;
+    let target = format!("{host}:{port}");
+    let probe = tokio::time::timeout(
+        Duration::from_secs(3),
+        tokio::net::TcpStream::connect(target.as_str()),
+    )
+    .await;
+    match probe {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(format!("TCP connection to {target}: {e}")),
+        Err(_) => Some(format!("TCP connection to {target}: no answer within 3 s")),
+    }
 }
 
 #[cfg(test)]
