@@ -18,6 +18,7 @@ pub mod error;
 pub mod id;
 pub mod mail;
 pub mod materials;
+pub mod net;
 pub mod page;
 pub mod placement;
 pub mod settings;

@@ -5,6 +5,7 @@
 
 pub mod docs;
 mod handlers;
+pub mod headers;
 pub mod limits;
 pub mod multipart;
 pub mod reply;
@@ -76,7 +77,8 @@ pub struct Server {
     app: Langcamp,
     routes: Routes,
     limits: RateLimits,
-    trust_forwarded_for: bool,
+    /// `TRUSTED_PROXIES`: peers whose `X-Forwarded-For` is believed.
+    trusted_proxies: Vec<langcamp_core::net::IpNet>,
     options: ServeOptions,
 }
 
@@ -86,12 +88,12 @@ impl Server {
     }
 
     pub fn with_options(app: Langcamp, options: ServeOptions) -> Server {
-        let trust_forwarded_for = app.config().trust_forwarded_for;
+        let trusted_proxies = app.config().trusted_proxies.clone();
         Server {
             app,
             routes: handlers::routes(),
             limits: RateLimits::new(),
-            trust_forwarded_for,
+            trusted_proxies,
             options,
         }
     }
@@ -106,6 +108,7 @@ impl Server {
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
         let mut response = self.dispatch(request, peer).await;
+        headers::add_security_headers(&path, response.headers_mut());
         response.headers_mut().insert(
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
@@ -131,7 +134,7 @@ impl Server {
             }
             Lookup::NoRoute => return http_failure(HttpError::RouteNotFound),
         };
-        let client = client_ip(request.headers(), peer, self.trust_forwarded_for);
+        let client = client_ip(request.headers(), peer, &self.trusted_proxies);
         if let Err(wait) = self.limits.check(route.rule, route.id, client) {
             return http_failure(HttpError::RateLimited {
                 retry_after_secs: wait.as_secs_f64().ceil() as u64,

@@ -400,7 +400,7 @@ async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
 }
 
 #[tokio::test]
-async fn two_tabs_refreshing_at_once_both_get_working_pairs() {
+async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let session = app.sign_in("tabs@example.com").await;
     let first = app
@@ -422,6 +422,8 @@ async fn two_tabs_refreshing_at_once_both_get_working_pairs() {
         let access = pair["accessToken"].as_str().expect("access");
         app.get("/me").bearer(access).send().await.expect(200);
     }
+    // One chain, never a tree: the second tab gets the same refresh token.
+    assert_eq!(first["refreshToken"], second["refreshToken"]);
     let refresh = first["refreshToken"].as_str().expect("refresh");
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": refresh }))

@@ -13,6 +13,7 @@ mod materials;
 mod placement;
 mod platform;
 mod rollups;
+mod security;
 mod settings;
 mod storage;
 mod users;
