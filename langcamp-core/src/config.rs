@@ -192,15 +192,19 @@ impl Config {
         )?;
         let file_store_max_bytes = match get("FILE_STORE_MAX_BYTES") {
             None => None,
-            Some(v) => Some(
-                v.parse::<u64>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| ConfigError {
-                        variable: "FILE_STORE_MAX_BYTES",
-                        message: format!("cannot use {v:?}: expected a number of bytes above 0"),
-                    })?,
-            ),
+            Some(v) => {
+                Some(
+                    v.parse::<u64>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| ConfigError {
+                            variable: "FILE_STORE_MAX_BYTES",
+                            message: format!(
+                                "cannot use {v:?}: expected a number of bytes above 0"
+                            ),
+                        })?,
+                )
+            }
         };
         // The old switch trusted every peer's header; refuse it rather than ignore it, so
         // nobody believes they still have the behaviour they configured.
@@ -287,14 +291,6 @@ fn parse_or<T>(
             variable,
             message: format!("cannot use {v:?}"),
         }),
-    }
-}
-
-fn parse_bool(value: &str) -> Option<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Some(true),
-        "false" | "0" | "no" | "off" => Some(false),
-        _ => None,
     }
 }
 
@@ -414,8 +410,8 @@ mod tests {
 
     #[test]
     fn trusted_proxies_take_cidrs_and_empty_trusts_nobody() {
-        let config = load(&[("TRUSTED_PROXIES", "10.0.0.0/8, 2001:db8::/32,192.0.2.7")])
-            .expect("valid");
+        let config =
+            load(&[("TRUSTED_PROXIES", "10.0.0.0/8, 2001:db8::/32,192.0.2.7")]).expect("valid");
         assert_eq!(
             config
                 .trusted_proxies

@@ -426,7 +426,11 @@ impl CourseInput {
                 validate::bounded("title", &v, 1, TITLE_MAX)
             }),
             summary: optional(p, self.summary, multiline("summary", SUMMARY_MAX)),
-            description: optional(p, self.description, multiline("description", DESCRIPTION_MAX)),
+            description: optional(
+                p,
+                self.description,
+                multiline("description", DESCRIPTION_MAX),
+            ),
             target_language: optional(p, self.target_language, |v: String| {
                 non_empty(&v, |t| validate::language_tag("targetLanguage", t))
             }),

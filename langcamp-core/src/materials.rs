@@ -544,7 +544,15 @@ impl Langcamp {
         .execute(&mut *tx)
         .await?;
         insert_videos(&mut tx, &id, &videos).await?;
-        insert_pdfs(&mut tx, &id, pdfs, 0, now, self.config().file_store_max_bytes).await?;
+        insert_pdfs(
+            &mut tx,
+            &id,
+            pdfs,
+            0,
+            now,
+            self.config().file_store_max_bytes,
+        )
+        .await?;
         let material = self.load_material(&mut tx, &id).await?;
         tx.commit().await?;
         Ok(material)
@@ -668,7 +676,15 @@ impl Langcamp {
         .bind(id)
         .fetch_one(&mut *tx)
         .await?;
-        insert_pdfs(&mut tx, id, new_pdfs, last + 1, now, self.config().file_store_max_bytes).await?;
+        insert_pdfs(
+            &mut tx,
+            id,
+            new_pdfs,
+            last + 1,
+            now,
+            self.config().file_store_max_bytes,
+        )
+        .await?;
         let material = self.load_material(&mut tx, id).await?;
         tx.commit().await?;
         Ok((material, removed_keys))

@@ -28,7 +28,10 @@ impl IpNet {
                 if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_digit()) {
                     return None;
                 }
-                (addr.parse::<IpAddr>().ok()?, Some(prefix.parse::<u8>().ok()?))
+                (
+                    addr.parse::<IpAddr>().ok()?,
+                    Some(prefix.parse::<u8>().ok()?),
+                )
             }
             None => (raw.parse::<IpAddr>().ok()?, None),
         };
@@ -191,8 +194,20 @@ mod tests {
             IpNet::parse("::1").map(|n| n.to_string()),
             Some("::1/128".into())
         );
-        assert!(IpNet::parse("0.0.0.0/0").expect("all").contains(ip("8.8.8.8")));
-        for bad in ["", "10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/+8", "host", "1.2.3"] {
+        assert!(
+            IpNet::parse("0.0.0.0/0")
+                .expect("all")
+                .contains(ip("8.8.8.8"))
+        );
+        for bad in [
+            "",
+            "10.0.0.0/33",
+            "::/129",
+            "10.0.0.0/",
+            "10.0.0.0/+8",
+            "host",
+            "1.2.3",
+        ] {
             assert_eq!(IpNet::parse(bad), None, "{bad:?}");
         }
         assert_eq!(parse_networks(" , ").map(|n| n.len()), Ok(0));
@@ -201,7 +216,10 @@ mod tests {
 
     #[test]
     fn an_untrusted_peer_is_the_client_whatever_it_forwards() {
-        assert_eq!(client("203.0.113.9", &["198.51.100.1"], "127.0.0.0/8"), "203.0.113.9");
+        assert_eq!(
+            client("203.0.113.9", &["198.51.100.1"], "127.0.0.0/8"),
+            "203.0.113.9"
+        );
         assert_eq!(client("127.0.0.1", &["198.51.100.1"], ""), "127.0.0.1");
     }
 
@@ -223,31 +241,57 @@ mod tests {
         );
         // Several header lines are one list, in order.
         assert_eq!(
-            client("10.0.0.2", &["6.6.6.6", "203.0.113.9, 10.0.0.1"], "10.0.0.0/8"),
+            client(
+                "10.0.0.2",
+                &["6.6.6.6", "203.0.113.9, 10.0.0.1"],
+                "10.0.0.0/8"
+            ),
             "203.0.113.9"
         );
     }
 
     #[test]
     fn all_trusted_gives_the_leftmost_and_garbage_gives_the_peer() {
-        assert_eq!(client("10.0.0.2", &["10.0.0.7, 10.0.0.1"], "10.0.0.0/8"), "10.0.0.7");
+        assert_eq!(
+            client("10.0.0.2", &["10.0.0.7, 10.0.0.1"], "10.0.0.0/8"),
+            "10.0.0.7"
+        );
         assert_eq!(client("10.0.0.2", &[], "10.0.0.0/8"), "10.0.0.2");
         for garbage in ["unknown", "999.1.1.1", "1.2.3.4.5", "", "203.0.113.9, "] {
-            assert_eq!(client("10.0.0.2", &[garbage], "10.0.0.0/8"), "10.0.0.2", "{garbage:?}");
+            assert_eq!(
+                client("10.0.0.2", &[garbage], "10.0.0.0/8"),
+                "10.0.0.2",
+                "{garbage:?}"
+            );
         }
         // Garbage left of the client is never reached.
-        assert_eq!(client("10.0.0.2", &["junk, 203.0.113.9"], "10.0.0.0/8"), "203.0.113.9");
+        assert_eq!(
+            client("10.0.0.2", &["junk, 203.0.113.9"], "10.0.0.0/8"),
+            "203.0.113.9"
+        );
         let not_text = client_address(ip("10.0.0.2"), [None].into_iter(), &nets("10.0.0.0/8"));
         assert_eq!(not_text.to_string(), "10.0.0.2");
     }
 
     #[test]
     fn ports_and_mapped_addresses_are_understood() {
-        assert_eq!(client("127.0.0.1", &["[2001:db8::1]:443"], "127.0.0.0/8"), "2001:db8::1");
-        assert_eq!(client("127.0.0.1", &["203.0.113.9:5000"], "127.0.0.0/8"), "203.0.113.9");
-        assert_eq!(client("127.0.0.1", &["::ffff:1.2.3.4"], "127.0.0.0/8"), "1.2.3.4");
+        assert_eq!(
+            client("127.0.0.1", &["[2001:db8::1]:443"], "127.0.0.0/8"),
+            "2001:db8::1"
+        );
+        assert_eq!(
+            client("127.0.0.1", &["203.0.113.9:5000"], "127.0.0.0/8"),
+            "203.0.113.9"
+        );
+        assert_eq!(
+            client("127.0.0.1", &["::ffff:1.2.3.4"], "127.0.0.0/8"),
+            "1.2.3.4"
+        );
         // A mapped loopback peer is the loopback, so the default list trusts it.
-        assert_eq!(client("::ffff:127.0.0.1", &["1.2.3.4"], "127.0.0.0/8"), "1.2.3.4");
+        assert_eq!(
+            client("::ffff:127.0.0.1", &["1.2.3.4"], "127.0.0.0/8"),
+            "1.2.3.4"
+        );
     }
 
     #[test]

@@ -155,7 +155,9 @@ pub fn clean_chars(field: &str, raw: &str, lines: Lines) -> std::result::Result<
     }
     Err(match lines {
         Lines::Single => {
-            format!("{field} must not contain control characters, line breaks or bidirectional overrides")
+            format!(
+                "{field} must not contain control characters, line breaks or bidirectional overrides"
+            )
         }
         Lines::Multi => format!(
             "{field} must not contain control characters other than line feed and tab, or bidirectional overrides"
@@ -420,7 +422,14 @@ mod tests {
             optional_multiline_text("description", Some("a\nb"), 100),
             Ok(Some("a\nb".into()))
         );
-        for bad in ["a\r\nb", "a\u{0}", "a\u{7f}", "a\u{b}", "a\u{202d}b", "a\u{2068}"] {
+        for bad in [
+            "a\r\nb",
+            "a\u{0}",
+            "a\u{7f}",
+            "a\u{b}",
+            "a\u{202d}b",
+            "a\u{2068}",
+        ] {
             let err = multiline_text("message", Some(bad), 1, 5000).expect_err(bad);
             assert!(err.contains("other than line feed and tab"), "{err}");
             assert!(optional_multiline_text("description", Some(bad), 100).is_err());

@@ -209,7 +209,10 @@ pub fn clean_file_name(raw: Option<&str>) -> String {
     // Bidirectional overrides too: they make `cod.exe` display as something else.
     let cleaned: String = base
         .chars()
-        .filter(|c| !c.is_control() && !crate::validate::is_forbidden_char(*c, crate::validate::Lines::Single))
+        .filter(|c| {
+            !c.is_control()
+                && !crate::validate::is_forbidden_char(*c, crate::validate::Lines::Single)
+        })
         .take(255)
         .collect();
     let cleaned = cleaned.trim();

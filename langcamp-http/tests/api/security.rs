@@ -59,7 +59,11 @@ async fn twenty_simultaneous_refreshes_of_one_token_end_with_one_live_refresh_to
         access_tokens.insert(access);
     }
     assert_eq!(refresh_tokens.len(), 1, "one chain, never a tree");
-    assert_eq!(access_tokens.len(), 20, "every caller gets its own access token");
+    assert_eq!(
+        access_tokens.len(),
+        20,
+        "every caller gets its own access token"
+    );
     assert_eq!(
         scalar(
             &app,
@@ -82,7 +86,8 @@ async fn twenty_simultaneous_refreshes_of_one_token_end_with_one_live_refresh_to
 async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_in() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let session = app.sign_in("tabs2@example.com").await;
-    let (first_access, successor) = tokens(&refresh(&app, &session.refresh).await.expect(200).data());
+    let (first_access, successor) =
+        tokens(&refresh(&app, &session.refresh).await.expect(200).data());
     app.clock.advance(TimeDelta::seconds(9));
     let (second_access, again) = tokens(&refresh(&app, &session.refresh).await.expect(200).data());
     assert_eq!(again, successor);
@@ -93,7 +98,11 @@ async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_i
         .send()
         .await
         .expect(200);
-    app.get("/me").bearer(&first_access).send().await.expect(401);
+    app.get("/me")
+        .bearer(&first_access)
+        .send()
+        .await
+        .expect(401);
     refresh(&app, &successor).await.expect(401);
 }
 
@@ -110,7 +119,11 @@ async fn a_token_replayed_after_the_grace_is_caught_even_after_a_grace_reuse() {
     let (victim_access, _) = tokens(&refresh(&app, &successor).await.expect(200).data());
     app.clock.advance(TimeDelta::seconds(11));
     refresh(&app, &stolen).await.expect(401);
-    app.get("/me").bearer(&victim_access).send().await.expect(401);
+    app.get("/me")
+        .bearer(&victim_access)
+        .send()
+        .await
+        .expect(401);
 }
 
 // ---- The client address behind proxies --------------------------------------------------
@@ -221,9 +234,7 @@ async fn every_answer_says_nosniff_and_the_docs_page_has_a_strict_csp() {
 async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let contact = |first: &str, message: &str| {
-        json!({ "firstName": first, "lastName": "Doe", "email": "eve@example.com", "message": message })
-    };
+    let contact = |first: &str, message: &str| json!({ "firstName": first, "lastName": "Doe", "email": "eve@example.com", "message": message });
     let post_contact = |body: Value| {
         let app = &app;
         async move {
@@ -234,12 +245,24 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
                 .await
         }
     };
-    for first in ["Eve\r\nBcc: victim@example.com", "Eve\n", "E\u{0}ve", "Eve\u{202e}"] {
+    for first in [
+        "Eve\r\nBcc: victim@example.com",
+        "Eve\n",
+        "E\u{0}ve",
+        "Eve\u{202e}",
+    ] {
         let refused = post_contact(contact(first, "hello")).await.expect(400);
         assert_eq!(refused.code(), "VALIDATION_FAILED");
-        assert!(refused.json()["errors"][0].as_str().unwrap_or("").contains("firstName"));
+        assert!(
+            refused.json()["errors"][0]
+                .as_str()
+                .unwrap_or("")
+                .contains("firstName")
+        );
     }
-    post_contact(contact("Eve", "line\r\nbreak")).await.expect(400);
+    post_contact(contact("Eve", "line\r\nbreak"))
+        .await
+        .expect(400);
     post_contact(contact("Eve", "bell\u{7}")).await.expect(400);
     assert_eq!(scalar(&app, "SELECT COUNT(*) FROM contacts").await, 0);
     // Multi-line text keeps line feeds and tabs; names in any script are fine.
@@ -250,10 +273,13 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
     assert_eq!(stored["message"], "Dear school,\n\tplease call me.");
 
     // A course title (single line) and description (multi-line).
-    let course = |title: &str, description: &str| {
-        json!({ "title": title, "description": description })
-    };
-    for (title, description) in [("Deutsch\u{2066}A1", "ok"), ("Deutsch\tA1", "ok"), ("Deutsch", "a\u{1b}[2J")] {
+    let course =
+        |title: &str, description: &str| json!({ "title": title, "description": description });
+    for (title, description) in [
+        ("Deutsch\u{2066}A1", "ok"),
+        ("Deutsch\tA1", "ok"),
+        ("Deutsch", "a\u{1b}[2J"),
+    ] {
         app.post("/courses")
             .bearer(&admin.access)
             .json(&course(title, description))
@@ -295,7 +321,10 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
         .send()
         .await
         .expect(400);
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM education_materials").await, 0);
+    assert_eq!(
+        scalar(&app, "SELECT COUNT(*) FROM education_materials").await,
+        0
+    );
 }
 
 // ---- The file-store quota ---------------------------------------------------------------
@@ -329,7 +358,10 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
     assert_eq!(refused.code(), "INSUFFICIENT_STORAGE");
     assert_eq!(stored_files(&app).len(), 1);
     assert_eq!(scalar(&app, "SELECT COUNT(*) FROM stored_files").await, 1);
-    assert_eq!(scalar(&app, "SELECT bytes FROM file_store_usage").await, 2000);
+    assert_eq!(
+        scalar(&app, "SELECT bytes FROM file_store_usage").await,
+        2000
+    );
     // Exactly up to the quota is fine.
     upload(&app, &pdf_of(1000)).await.expect(201);
     upload(&app, &pdf_of(10)).await.expect(507);
@@ -346,9 +378,15 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
         .send()
         .await
         .expect(507);
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM education_materials").await, 0);
+    assert_eq!(
+        scalar(&app, "SELECT COUNT(*) FROM education_materials").await,
+        0
+    );
     assert_eq!(stored_files(&app).len(), 2);
-    assert_eq!(scalar(&app, "SELECT bytes FROM file_store_usage").await, 3000);
+    assert_eq!(
+        scalar(&app, "SELECT bytes FROM file_store_usage").await,
+        3000
+    );
 }
 
 #[tokio::test]
@@ -370,7 +408,10 @@ async fn deleting_files_gives_their_bytes_back_to_the_quota() {
         .await
         .expect(201)
         .data();
-    assert_eq!(scalar(&app, "SELECT bytes FROM file_store_usage").await, 900);
+    assert_eq!(
+        scalar(&app, "SELECT bytes FROM file_store_usage").await,
+        900
+    );
     upload(&app, &pdf_of(200)).await.expect(507);
     let id = material["id"].as_str().expect("id");
     app.delete(&format!("/education-materials/{id}"))
@@ -394,7 +435,10 @@ async fn simultaneous_uploads_never_pass_the_quota_together() {
     let stored = answers.iter().filter(|a| a.status == 201).count();
     let refused = answers.iter().filter(|a| a.status == 507).count();
     assert_eq!((stored, refused), (5, 7));
-    assert_eq!(scalar(&app, "SELECT bytes FROM file_store_usage").await, 3000);
+    assert_eq!(
+        scalar(&app, "SELECT bytes FROM file_store_usage").await,
+        3000
+    );
     assert_eq!(scalar(&app, "SELECT COUNT(*) FROM stored_files").await, 5);
     // Refused uploads' bytes are removed in the background; give it a moment.
     for _ in 0..100 {
