@@ -165,12 +165,19 @@ async fn codes_and_refresh_tokens_are_stored_only_as_hashes() {
     assert!(!stored[0].1.contains(&code));
     assert_eq!(stored[0].1.len(), 64);
 
-    // The outbox row is sealed and, once delivered, erased.
-    let sealed: Vec<(Option<Vec<u8>>, String)> =
-        sqlx::query_as("SELECT sealed, status FROM mail_outbox")
+    // The outbox row is sealed and, once delivered, erased. The sink has the mail as soon
+    // as the SMTP dialogue ends, a moment before the worker records the delivery: wait for it.
+    let mut sealed: Vec<(Option<Vec<u8>>, String)> = Vec::new();
+    for _ in 0..200 {
+        sealed = sqlx::query_as("SELECT sealed, status FROM mail_outbox")
             .fetch_all(app.core.db().reader())
             .await
             .expect("read outbox");
+        if sealed.iter().all(|(_, status)| status == "sent") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
     assert!(
         sealed
             .iter()
