@@ -7,9 +7,12 @@
 //! * Access tokens: HS256 JWTs (algorithm pinned) naming the sign-in (`sid`); every
 //!   request checks that the sign-in is live, the token not blacklisted, and takes the
 //!   user's current role from the database.
-//! * Refresh tokens: random, stored as SHA-256, rotated on every use. A rotated token
-//!   presented again within [`REUSE_GRACE_MS`] (two tabs refreshing at once) gets a fresh
-//!   pair; later, it is treated as stolen and its whole sign-in is revoked.
+//! * Refresh tokens: random at sign-in, stored as SHA-256, rotated on every use. A sign-in
+//!   is one chain, never a tree: the token that follows `T` is a keyed hash of `T`
+//!   ([`crate::crypto::Keys::successor_token`]), so a rotated token presented again within
+//!   [`REUSE_GRACE_MS`] (two tabs refreshing at once) answers the *same* successor with a
+//!   fresh access token, and costs no extra query. Later, it is treated as stolen and its
+//!   whole sign-in is revoked.
 
 use std::sync::Arc;
 
@@ -280,11 +283,13 @@ impl Langcamp {
         .bind(expires_at)
         .execute(&mut *conn)
         .await?;
-        self.issue_pair(conn, &session_id, &user.id, user.role, now)
+        let refresh_token = random_token::<32>();
+        self.issue_pair(conn, &session_id, &user.id, user.role, now, refresh_token)
             .await
     }
 
-    /// A new access token and a new refresh token for a live sign-in.
+    /// A new access token and the refresh token `refresh_token` (recorded here) for a live
+    /// sign-in.
     async fn issue_pair(
         &self,
         conn: &mut AnyConnection,
@@ -292,8 +297,8 @@ impl Langcamp {
         user_id: &str,
         role: Role,
         now: i64,
+        refresh_token: String,
     ) -> Result<TokenPair> {
-        let refresh_token = random_token::<32>();
         let expires_at = now + self.refresh_ttl_ms();
         sqlx::query(
             "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at, rotated_at)
@@ -449,16 +454,30 @@ impl Langcamp {
         if revoked_at.is_some() || expires_at <= now {
             return Err(Error::TokenInvalid);
         }
+        let successor = self.keys().successor_token(token);
         match rotated_at {
             None => {
-                sqlx::query("UPDATE refresh_tokens SET rotated_at = $1 WHERE token_hash = $2 AND rotated_at IS NULL")
-                    .bind(now)
-                    .bind(&hash)
-                    .execute(&mut *tx)
-                    .await?;
+                // Of concurrent refreshes of one token, exactly one rotates it here: on
+                // PostgreSQL the others wait for its row lock and then find it rotated.
+                let rotated = sqlx::query(
+                    "UPDATE refresh_tokens SET rotated_at = $1 WHERE token_hash = $2 AND rotated_at IS NULL",
+                )
+                .bind(now)
+                .bind(&hash)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if rotated == 1 {
+                    let pair = self
+                        .issue_pair(&mut tx, &session_id, &user_id, role, now, successor)
+                        .await?;
+                    tx.commit().await?;
+                    return Ok(pair);
+                }
+                // A concurrent refresh rotated it just now and recorded the successor.
             }
             Some(at) if now - at <= REUSE_GRACE_MS => {
-                // A concurrent refresh of the same token: give this caller its own pair.
+                // Two tabs refreshing at once: the same successor, never a second branch.
             }
             Some(_) => {
                 tracing::warn!(session_id = %session_id, "rotated refresh token reused: revoking the sign-in");
@@ -472,11 +491,12 @@ impl Langcamp {
                 return Err(Error::TokenInvalid);
             }
         }
-        let pair = self
-            .issue_pair(&mut tx, &session_id, &user_id, role, now)
-            .await?;
-        tx.commit().await?;
-        Ok(pair)
+        // Nothing to write: the successor was recorded by the rotation.
+        drop(tx);
+        Ok(TokenPair {
+            access_token: self.sign_access_token(&user_id, &session_id, role, now)?,
+            refresh_token: successor,
+        })
     }
 
     /// `POST /auth/logout`: ends the sign-in of the access token and blacklists it.

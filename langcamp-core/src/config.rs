@@ -8,6 +8,11 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::net::{IpNet, parse_networks};
+
+/// `TRUSTED_PROXIES` when unset: a proxy on the same host.
+pub const DEFAULT_TRUSTED_PROXIES: &str = "127.0.0.0/8,::1/128";
+
 /// A secret string whose `Debug` never shows the value.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -75,7 +80,10 @@ pub struct Config {
     pub public_base_url: String,
     pub data_dir: PathBuf,
     pub upload_max_bytes: u64,
-    pub trust_forwarded_for: bool,
+    /// Bounds the bytes of all stored files together (`FILE_STORE_MAX_BYTES`); `None`: no quota.
+    pub file_store_max_bytes: Option<u64>,
+    /// Peers whose `X-Forwarded-For` is believed (`TRUSTED_PROXIES`, see [`crate::net`]).
+    pub trusted_proxies: Vec<IpNet>,
 }
 
 /// A configuration value that could not be used.
@@ -201,12 +209,42 @@ impl Config {
             20 * 1024 * 1024,
             |v| v.parse().ok().filter(|n| *n > 0),
         )?;
-        let trust_forwarded_for = parse_or(
-            "TRUST_FORWARDED_FOR",
-            get("TRUST_FORWARDED_FOR"),
-            true,
-            parse_bool,
-        )?;
+        let file_store_max_bytes = match get("FILE_STORE_MAX_BYTES") {
+            None => None,
+            Some(v) => {
+                Some(
+                    v.parse::<u64>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| ConfigError {
+                            variable: "FILE_STORE_MAX_BYTES",
+                            message: format!(
+                                "cannot use {v:?}: expected a number of bytes above 0"
+                            ),
+                        })?,
+                )
+            }
+        };
+        // The old switch trusted every peer's header; refuse it rather than ignore it, so
+        // nobody believes they still have the behaviour they configured.
+        if lookup("TRUST_FORWARDED_FOR").is_some() {
+            return Err(ConfigError {
+                variable: "TRUST_FORWARDED_FOR",
+                message: format!(
+                    "was removed; list the proxies whose X-Forwarded-For is believed in \
+                     TRUSTED_PROXIES instead (comma-separated CIDRs, default \
+                     {DEFAULT_TRUSTED_PROXIES}; empty trusts no proxy)"
+                ),
+            });
+        }
+        // Set but empty means "trust nobody", so this one is not read through `get`.
+        let trusted_proxies = match lookup("TRUSTED_PROXIES") {
+            None => parse_networks(DEFAULT_TRUSTED_PROXIES).unwrap_or_default(),
+            Some(v) => parse_networks(&v).map_err(|item| ConfigError {
+                variable: "TRUSTED_PROXIES",
+                message: format!("{item:?} is not an IP address or CIDR network"),
+            })?,
+        };
 
         Ok(Config {
             host,
@@ -224,7 +262,8 @@ impl Config {
             public_base_url,
             data_dir,
             upload_max_bytes,
-            trust_forwarded_for,
+            file_store_max_bytes,
+            trusted_proxies,
         })
     }
 
@@ -285,14 +324,6 @@ fn parse_or<T>(
     }
 }
 
-fn parse_bool(value: &str) -> Option<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Some(true),
-        "false" | "0" | "no" | "off" => Some(false),
-        _ => None,
-    }
-}
-
 /// Parses `ms`-style durations: `900` (seconds), `500ms`, `30s`, `15m`, `12h`, `7d`.
 ///
 /// A bare number means seconds, as `jsonwebtoken`'s `expiresIn` does for numbers.
@@ -343,7 +374,15 @@ mod tests {
         assert_eq!(config.mail.host, None);
         assert_eq!(config.mail.timeout, Duration::from_secs(30));
         assert_eq!(config.upload_max_bytes, 20 * 1024 * 1024);
-        assert!(config.trust_forwarded_for);
+        assert_eq!(
+            config
+                .trusted_proxies
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["127.0.0.0/8", "::1/128"]
+        );
+        assert_eq!(config.file_store_max_bytes, None);
         assert!(config.jwt_secret_generated);
         assert!(config.database_url.expose().starts_with("sqlite://./data/"));
         assert!(!config.is_postgres());
@@ -393,7 +432,9 @@ mod tests {
             ("OTP_TTL", "10 parsecs"),
             ("MAIL_TIMEOUT", "0s"),
             ("MAIL_SECURE", "maybe"),
-            ("TRUST_FORWARDED_FOR", "perhaps"),
+            ("TRUSTED_PROXIES", "10.0.0.0/8, proxy.local"),
+            ("FILE_STORE_MAX_BYTES", "0"),
+            ("FILE_STORE_MAX_BYTES", "1GB"),
             ("DATABASE_URL", "mysql://x"),
             ("UPLOAD_MAX_BYTES", "-1"),
             ("JWT_SECRET", "short"),
@@ -402,6 +443,33 @@ mod tests {
             assert_eq!(err.variable, name);
             assert!(err.to_string().contains(name));
         }
+    }
+
+    #[test]
+    fn the_removed_trust_forwarded_for_stops_start_up_naming_trusted_proxies() {
+        for value in ["true", "false", ""] {
+            let err = load(&[("TRUST_FORWARDED_FOR", value)]).expect_err(value);
+            assert_eq!(err.variable, "TRUST_FORWARDED_FOR");
+            assert!(err.to_string().contains("TRUSTED_PROXIES"), "{err}");
+        }
+    }
+
+    #[test]
+    fn trusted_proxies_take_cidrs_and_empty_trusts_nobody() {
+        let config =
+            load(&[("TRUSTED_PROXIES", "10.0.0.0/8, 2001:db8::/32,192.0.2.7")]).expect("valid");
+        assert_eq!(
+            config
+                .trusted_proxies
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["10.0.0.0/8", "2001:db8::/32", "192.0.2.7/32"]
+        );
+        let config = load(&[("TRUSTED_PROXIES", "")]).expect("valid");
+        assert!(config.trusted_proxies.is_empty());
+        let config = load(&[("FILE_STORE_MAX_BYTES", "1048576")]).expect("valid");
+        assert_eq!(config.file_store_max_bytes, Some(1 << 20));
     }
 
     #[test]

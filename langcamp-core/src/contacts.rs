@@ -194,7 +194,7 @@ impl ContactInput {
             Some(raw) => Email::parse("email", raw),
         });
         let phone = problems.take(check_phone(self.phone.as_deref()));
-        let message = problems.take(validate::text(
+        let message = problems.take(validate::multiline_text(
             "message",
             self.message.as_deref(),
             1,
@@ -440,8 +440,9 @@ impl Langcamp {
         input: ReplyInput,
     ) -> Result<Contact> {
         actor.require(Role::Admin)?;
-        let reply = validate::text("replyMessage", input.reply_message.as_deref(), 1, REPLY_MAX)
-            .map_err(Error::invalid)?;
+        let reply =
+            validate::multiline_text("replyMessage", input.reply_message.as_deref(), 1, REPLY_MAX)
+                .map_err(Error::invalid)?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         require_contact(&mut tx, id).await?;

@@ -284,9 +284,17 @@ fn required<T, U>(
     }
 }
 
-/// Text: trimmed, empty is `None`.
+/// Single-line text: trimmed, empty is `None`.
 fn text(field: &'static str, max: usize) -> impl FnOnce(String) -> Result<Option<String>, String> {
     move |v| validate::optional_text(field, Some(&v), max)
+}
+
+/// Multi-line text (line feeds and tabs allowed): trimmed, empty is `None`.
+fn multiline(
+    field: &'static str,
+    max: usize,
+) -> impl FnOnce(String) -> Result<Option<String>, String> {
+    move |v| validate::optional_multiline_text(field, Some(&v), max)
 }
 
 /// Applies an optional-text parse `then` to a non-empty trimmed value.
@@ -442,8 +450,12 @@ impl CourseInput {
             title: required(p, "title", self.title, |v: String| {
                 validate::bounded("title", &v, 1, TITLE_MAX)
             }),
-            summary: optional(p, self.summary, text("summary", SUMMARY_MAX)),
-            description: optional(p, self.description, text("description", DESCRIPTION_MAX)),
+            summary: optional(p, self.summary, multiline("summary", SUMMARY_MAX)),
+            description: optional(
+                p,
+                self.description,
+                multiline("description", DESCRIPTION_MAX),
+            ),
             target_language: optional(p, self.target_language, |v: String| {
                 non_empty(&v, |t| validate::language_tag("targetLanguage", t))
             }),

@@ -60,6 +60,8 @@ pub struct Keys {
     pub jwt: Vec<u8>,
     pub otp: [u8; 32],
     pub outbox: [u8; 32],
+    /// Derives the refresh token that follows a presented one (see [`Keys::successor_token`]).
+    pub refresh: [u8; 32],
 }
 
 impl std::fmt::Debug for Keys {
@@ -75,6 +77,7 @@ impl Keys {
             jwt: secret.to_vec(),
             otp: hmac_sha256(secret, b"langcamp/otp-code-hash/v1"),
             outbox: hmac_sha256(secret, b"langcamp/outbox-seal/v1"),
+            refresh: hmac_sha256(secret, b"langcamp/refresh-successor/v1"),
         }
     }
 
@@ -85,6 +88,14 @@ impl Keys {
         data.push(0);
         data.extend_from_slice(code.as_bytes());
         hex(&hmac_sha256(&self.otp, &data))
+    }
+
+    /// The refresh token that rotating `token` produces: a keyed hash of it, so every
+    /// rotation of the same token (two tabs refreshing at once, on any instance) answers
+    /// the same successor without the server ever storing a token in plain text. Only the
+    /// holder of `token` and the server can compute it; it carries 256 bits like a random one.
+    pub fn successor_token(&self, token: &str) -> String {
+        hex(&hmac_sha256(&self.refresh, token.as_bytes()))
     }
 
     /// Encrypts `plaintext` (XChaCha20-Poly1305, random nonce prepended).
@@ -140,6 +151,19 @@ mod tests {
             Keys::derive("other-secret-0123456789").otp_hash("a@example.com", "123456")
         );
         assert!(!a.contains("123456"));
+    }
+
+    #[test]
+    fn a_refresh_token_has_one_successor_per_secret() {
+        let keys = Keys::derive("first-secret-0123456789");
+        let next = keys.successor_token("token-a");
+        assert_eq!(next.len(), 64);
+        assert_eq!(next, keys.successor_token("token-a"));
+        assert_ne!(next, keys.successor_token("token-b"));
+        assert_ne!(
+            next,
+            Keys::derive("other-secret-0123456789").successor_token("token-a")
+        );
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub enum Error {
     PayloadTooLarge(String),
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// Storing this would pass the file store's quota (`FILE_STORE_MAX_BYTES`); nothing was
+    /// stored. A quota, not a fault: retrying will not help until files are removed.
+    #[error("{0}")]
+    InsufficientStorage(String),
     /// A dependency (the database) is unreachable; retrying later may succeed.
     #[error("service temporarily unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),

@@ -21,6 +21,7 @@ pub mod id;
 pub mod mail;
 pub mod materials;
 pub mod money;
+pub mod net;
 pub mod page;
 pub mod placement;
 pub mod sessions;

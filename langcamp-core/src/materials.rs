@@ -270,7 +270,7 @@ impl MaterialInput {
                 .take(validate::text("title", self.title.as_deref(), 1, 200))
                 .unwrap_or_default(),
             description: problems
-                .take(validate::optional_text(
+                .take(validate::optional_multiline_text(
                     "description",
                     self.description.as_deref(),
                     5000,
@@ -342,7 +342,7 @@ impl MaterialUpdate {
         Change {
             title,
             description: patch_field(problems, "description", self.description, true, |d| {
-                validate::optional_text("description", Some(&d), 5000)
+                validate::optional_multiline_text("description", Some(&d), 5000)
             }),
             locale: patch_field(problems, "locale", self.locale, true, |l| {
                 optional_tag("locale", &l)
@@ -544,7 +544,15 @@ impl Langcamp {
         .execute(&mut *tx)
         .await?;
         insert_videos(&mut tx, &id, &videos).await?;
-        insert_pdfs(&mut tx, &id, pdfs, 0, now).await?;
+        insert_pdfs(
+            &mut tx,
+            &id,
+            pdfs,
+            0,
+            now,
+            self.config().file_store_max_bytes,
+        )
+        .await?;
         let material = self.load_material(&mut tx, &id).await?;
         tx.commit().await?;
         Ok(material)
@@ -668,7 +676,15 @@ impl Langcamp {
         .bind(id)
         .fetch_one(&mut *tx)
         .await?;
-        insert_pdfs(&mut tx, id, new_pdfs, last + 1, now).await?;
+        insert_pdfs(
+            &mut tx,
+            id,
+            new_pdfs,
+            last + 1,
+            now,
+            self.config().file_store_max_bytes,
+        )
+        .await?;
         let material = self.load_material(&mut tx, id).await?;
         tx.commit().await?;
         Ok((material, removed_keys))
@@ -1025,9 +1041,10 @@ async fn insert_pdfs(
     pdfs: &[StagedFile],
     first_position: i64,
     now: i64,
+    file_store_max_bytes: Option<u64>,
 ) -> Result<()> {
     for (offset, file) in (0i64..).zip(pdfs) {
-        storage::insert_stored_file(&mut *conn, file).await?;
+        storage::insert_stored_file(&mut *conn, file, file_store_max_bytes).await?;
         sqlx::query(
             "INSERT INTO material_pdfs (id, material_id, file_id, title, size, position, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7)",

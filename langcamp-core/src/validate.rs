@@ -82,8 +82,11 @@ pub struct Email(String);
 
 impl Email {
     pub fn parse(field: &str, raw: &str) -> std::result::Result<Email, String> {
-        let email = raw.trim().to_lowercase();
         let bad = || format!("{field} must be a valid e-mail address");
+        if clean_chars(field, raw, Lines::Single).is_err() {
+            return Err(bad());
+        }
+        let email = raw.trim().to_lowercase();
         if email.len() > 254 || email.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(bad());
         }
@@ -125,26 +128,95 @@ impl fmt::Display for Email {
     }
 }
 
-/// A required text field: trimmed, `min..=max` characters.
+/// Whether a text field is one line (names, titles, e-mail, phone, keys, labels) or may
+/// span lines (messages, descriptions, question text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lines {
+    Single,
+    Multi,
+}
+
+/// Whether `c` may not appear in a text field of this kind: the C0 controls U+0000-U+001F
+/// and DEL everywhere (multi-line text keeps line feed and tab), and the bidirectional
+/// embeddings, overrides and isolates U+202A-U+202E, U+2066-U+2069, which make a name or
+/// title display as something else than it is.
+pub fn is_forbidden_char(c: char, lines: Lines) -> bool {
+    let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let control = matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}');
+    bidi || (control && !(lines == Lines::Multi && matches!(c, '\n' | '\t')))
+}
+
+/// The one character rule for client text (CONTRACT §1), applied to the value as sent
+/// (before trimming, so a trailing CR LF is refused rather than silently cut). Every text
+/// parser here goes through it.
+pub fn clean_chars(field: &str, raw: &str, lines: Lines) -> std::result::Result<(), String> {
+    if !raw.chars().any(|c| is_forbidden_char(c, lines)) {
+        return Ok(());
+    }
+    Err(match lines {
+        Lines::Single => {
+            format!(
+                "{field} must not contain control characters, line breaks or bidirectional overrides"
+            )
+        }
+        Lines::Multi => format!(
+            "{field} must not contain control characters other than line feed and tab, or bidirectional overrides"
+        ),
+    })
+}
+
+/// A required single-line text field: trimmed, `min..=max` characters.
 pub fn text(
     field: &str,
     raw: Option<&str>,
     min: usize,
     max: usize,
 ) -> std::result::Result<String, String> {
+    text_lines(field, raw, min, max, Lines::Single)
+}
+
+/// A required multi-line text field (line feeds and tabs allowed).
+pub fn multiline_text(
+    field: &str,
+    raw: Option<&str>,
+    min: usize,
+    max: usize,
+) -> std::result::Result<String, String> {
+    text_lines(field, raw, min, max, Lines::Multi)
+}
+
+fn text_lines(
+    field: &str,
+    raw: Option<&str>,
+    min: usize,
+    max: usize,
+    lines: Lines,
+) -> std::result::Result<String, String> {
     let Some(raw) = raw else {
         return Err(format!("{field} is required"));
     };
-    bounded(field, raw, min, max)
+    bounded_lines(field, raw, min, max, lines)
 }
 
-/// A trimmed text of `min..=max` characters.
+/// A trimmed single-line text of `min..=max` characters.
 pub fn bounded(
     field: &str,
     raw: &str,
     min: usize,
     max: usize,
 ) -> std::result::Result<String, String> {
+    bounded_lines(field, raw, min, max, Lines::Single)
+}
+
+/// A trimmed text of `min..=max` characters, of the given kind.
+pub fn bounded_lines(
+    field: &str,
+    raw: &str,
+    min: usize,
+    max: usize,
+    lines: Lines,
+) -> std::result::Result<String, String> {
+    clean_chars(field, raw, lines)?;
     let value = raw.trim();
     let len = value.chars().count();
     if len < min || len > max {
@@ -156,15 +228,36 @@ pub fn bounded(
     Ok(value.to_owned())
 }
 
-/// An optional text: empty after trimming counts as absent.
+/// An optional single-line text: empty after trimming counts as absent.
 pub fn optional_text(
     field: &str,
     raw: Option<&str>,
     max: usize,
 ) -> std::result::Result<Option<String>, String> {
+    optional_lines(field, raw, max, Lines::Single)
+}
+
+/// An optional multi-line text: empty after trimming counts as absent.
+pub fn optional_multiline_text(
+    field: &str,
+    raw: Option<&str>,
+    max: usize,
+) -> std::result::Result<Option<String>, String> {
+    optional_lines(field, raw, max, Lines::Multi)
+}
+
+fn optional_lines(
+    field: &str,
+    raw: Option<&str>,
+    max: usize,
+    lines: Lines,
+) -> std::result::Result<Option<String>, String> {
+    if let Some(raw) = raw {
+        clean_chars(field, raw, lines)?;
+    }
     match raw.map(str::trim) {
         None | Some("") => Ok(None),
-        Some(v) => bounded(field, v, 1, max).map(Some),
+        Some(v) => bounded_lines(field, v, 1, max, lines).map(Some),
     }
 }
 
@@ -219,6 +312,7 @@ pub fn first_accept_language(header: &str) -> Option<String> {
 
 /// An `http://` or `https://` address.
 pub fn http_url(field: &str, raw: &str) -> std::result::Result<String, String> {
+    clean_chars(field, raw, Lines::Single)?;
     let url = raw.trim();
     let rest = url
         .strip_prefix("https://")
@@ -290,6 +384,59 @@ mod tests {
         assert!(text("name", None, 1, 100).is_err());
         assert!(text("name", Some(&"x".repeat(101)), 1, 100).is_err());
         assert_eq!(optional_text("city", Some("  "), 100), Ok(None));
+    }
+
+    #[test]
+    fn single_line_text_refuses_controls_and_bidi_overrides() {
+        for bad in [
+            "Eve\r\nBcc: victim@example.com",
+            "Eve\n",
+            "tab\there",
+            "nul\u{0}",
+            "del\u{7f}",
+            "\u{1b}[31mred",
+            "abc\u{202e}gpj.exe",
+            "x\u{202a}",
+            "x\u{2066}y\u{2069}",
+        ] {
+            let err = text("firstName", Some(bad), 1, 100).expect_err(bad);
+            assert!(err.starts_with("firstName must not contain"), "{err}");
+            assert!(optional_text("city", Some(bad), 100).is_err(), "{bad:?}");
+            assert!(bounded("title", bad, 1, 100).is_err(), "{bad:?}");
+            assert!(Email::parse("email", &format!("a{bad}@example.com")).is_err());
+            assert!(http_url("url", &format!("https://example.com/{bad}")).is_err());
+        }
+        // Other non-ASCII text, including right-to-left scripts and marks, is fine.
+        for good in ["Zoë", "محمد", "שלום\u{200f}", "李小龙", "O'Brien-Smith"] {
+            assert_eq!(text("name", Some(good), 1, 100), Ok(good.to_owned()));
+        }
+    }
+
+    #[test]
+    fn multi_line_text_keeps_line_feeds_and_tabs_only() {
+        assert_eq!(
+            multiline_text("message", Some("Hello,\n\tsecond line\n"), 1, 5000),
+            Ok("Hello,\n\tsecond line".into())
+        );
+        assert_eq!(
+            optional_multiline_text("description", Some("a\nb"), 100),
+            Ok(Some("a\nb".into()))
+        );
+        for bad in [
+            "a\r\nb",
+            "a\u{0}",
+            "a\u{7f}",
+            "a\u{b}",
+            "a\u{202d}b",
+            "a\u{2068}",
+        ] {
+            let err = multiline_text("message", Some(bad), 1, 5000).expect_err(bad);
+            assert!(err.contains("other than line feed and tab"), "{err}");
+            assert!(optional_multiline_text("description", Some(bad), 100).is_err());
+        }
+        assert!(is_forbidden_char('\n', Lines::Single));
+        assert!(!is_forbidden_char('\n', Lines::Multi));
+        assert!(!is_forbidden_char(' ', Lines::Single));
     }
 
     #[test]

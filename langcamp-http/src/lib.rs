@@ -6,6 +6,7 @@
 pub mod docs;
 pub mod encoded;
 mod handlers;
+pub mod headers;
 pub mod limits;
 pub mod multipart;
 pub mod observe;
@@ -78,7 +79,8 @@ pub struct Server {
     app: Langcamp,
     routes: Routes,
     limits: RateLimits,
-    trust_forwarded_for: bool,
+    /// `TRUSTED_PROXIES`: peers whose `X-Forwarded-For` is believed.
+    trusted_proxies: Vec<langcamp_core::net::IpNet>,
     options: ServeOptions,
     /// Present when `METRICS_TOKEN` is set.
     metrics: Option<observe::Metrics>,
@@ -90,11 +92,11 @@ impl Server {
     }
 
     pub fn with_options(app: Langcamp, options: ServeOptions) -> Server {
-        let trust_forwarded_for = app.config().trust_forwarded_for;
+        let trusted_proxies = app.config().trusted_proxies.clone();
         Server {
             routes: handlers::routes(),
             limits: RateLimits::new(),
-            trust_forwarded_for,
+            trusted_proxies,
             options,
             metrics: observe::Metrics::from_config(&app),
             app,
@@ -121,6 +123,7 @@ impl Server {
             }
         })
         .await;
+        headers::add_security_headers(&path, response.headers_mut());
         response.headers_mut().insert(
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
@@ -149,7 +152,7 @@ impl Server {
             }
             Lookup::NoRoute => return http_failure(HttpError::RouteNotFound),
         };
-        let client = client_ip(request.headers(), peer, self.trust_forwarded_for);
+        let client = client_ip(request.headers(), peer, &self.trusted_proxies);
         let info = observe::RouteInfo {
             template: Arc::clone(&route.template),
             client,

@@ -1,7 +1,9 @@
 //! Rate limits: one keyed limiter per rule of the specification's table.
 //!
-//! Clients are keyed by the first `X-Forwarded-For` value (when trusted and parseable),
-//! else by the peer address, so a garbage header can never switch limiting off. The
+//! Clients are keyed by their address as [`langcamp_core::net::client_address`] finds it
+//! (the peer, or behind a proxy in `TRUSTED_PROXIES` the right-most untrusted
+//! `X-Forwarded-For` entry), IPv6 per /64 network and IPv4-mapped addresses as IPv4, so
+//! neither a forged header nor a rotation through one's own /64 buys a fresh budget. The
 //! default rule keys on the client and the route, so each endpoint has its own budget.
 
 use std::net::{IpAddr, SocketAddr};
@@ -11,6 +13,7 @@ use std::time::Duration;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use hyper::header::HeaderMap;
+use langcamp_core::net::{self, IpNet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RateRule {
@@ -78,7 +81,7 @@ impl RateLimits {
             return Ok(());
         };
         limiter
-            .check_key(&(client, route))
+            .check_key(&(net::rate_key(client), route))
             .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
     }
 
@@ -102,25 +105,14 @@ impl Default for RateLimits {
     }
 }
 
-/// The client a request is counted against.
-pub fn client_ip(headers: &HeaderMap, peer: SocketAddr, trust_forwarded_for: bool) -> IpAddr {
-    let forwarded = headers
-        .get("x-forwarded-for")
-        .and_then(|v| v.to_str().ok())
-        .and_then(first_forwarded);
-    match forwarded {
-        Some(ip) if trust_forwarded_for => ip,
-        _ => peer.ip(),
-    }
-}
-
-/// The first address of an `X-Forwarded-For` value, if it is one.
-pub fn first_forwarded(value: &str) -> Option<IpAddr> {
-    let first = value.split(',').next()?.trim();
-    first
-        .parse::<IpAddr>()
-        .ok()
-        .or_else(|| first.parse::<SocketAddr>().ok().map(|s| s.ip()))
+/// The client a request comes from (rate limits, logs): see CONTRACT §1 "Client address".
+pub fn client_ip(headers: &HeaderMap, peer: SocketAddr, trusted: &[IpNet]) -> IpAddr {
+    let lines = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .map(|v| v.to_str().ok())
+        .collect::<Vec<_>>();
+    net::client_address(peer.ip(), lines.into_iter(), trusted)
 }
 
 #[cfg(test)]
@@ -137,36 +129,60 @@ mod tests {
         h
     }
 
+    fn trusted(list: &str) -> Vec<IpNet> {
+        net::parse_networks(list).expect("networks")
+    }
+
     #[test]
-    fn the_first_forwarded_value_identifies_the_client() {
+    fn behind_a_trusted_proxy_the_rightmost_untrusted_entry_is_the_client() {
+        let proxies = trusted("10.0.0.0/8");
         assert_eq!(
-            client_ip(&headers("203.0.113.7, 10.0.0.1"), peer(), true).to_string(),
+            client_ip(&headers("1.1.1.1, 203.0.113.7, 10.0.0.1"), peer(), &proxies).to_string(),
             "203.0.113.7"
         );
         assert_eq!(
-            client_ip(&headers(" 2001:db8::1 "), peer(), true).to_string(),
+            client_ip(&headers("[2001:db8::1]:443"), peer(), &proxies).to_string(),
             "2001:db8::1"
         );
-        assert_eq!(
-            client_ip(&headers("[2001:db8::1]:443"), peer(), true).to_string(),
-            "2001:db8::1"
-        );
+        // Several header lines are read as one list.
+        let mut h = HeaderMap::new();
+        h.append("x-forwarded-for", "6.6.6.6".parse().expect("value"));
+        h.append("x-forwarded-for", "203.0.113.8".parse().expect("value"));
+        assert_eq!(client_ip(&h, peer(), &proxies).to_string(), "203.0.113.8");
     }
 
     #[test]
     fn garbage_or_untrusted_forwarded_values_fall_back_to_the_peer() {
-        for garbage in ["", "unknown", "999.1.1.1", ",1.2.3.4", "1.2.3.4.5"] {
+        let proxies = trusted("10.0.0.0/8");
+        for garbage in ["", "unknown", "999.1.1.1", "1.2.3.4,", "1.2.3.4.5"] {
             assert_eq!(
-                client_ip(&headers(garbage), peer(), true),
+                client_ip(&headers(garbage), peer(), &proxies),
                 peer().ip(),
                 "{garbage:?}"
             );
         }
-        assert_eq!(
-            client_ip(&headers("203.0.113.7"), peer(), false),
-            peer().ip()
-        );
-        assert_eq!(client_ip(&HeaderMap::new(), peer(), true), peer().ip());
+        assert_eq!(client_ip(&headers("203.0.113.7"), peer(), &[]), peer().ip());
+        assert_eq!(client_ip(&HeaderMap::new(), peer(), &proxies), peer().ip());
+    }
+
+    #[test]
+    fn one_ipv6_64_shares_a_budget_and_mapped_ipv4_is_its_ipv4() {
+        let limits = RateLimits::new();
+        for n in 0..5u16 {
+            let ip = IpAddr::from([0x2001, 0xdb8, 0, 7, n, n, n, n]);
+            assert!(limits.check(RateRule::OtpRequest, 3, ip).is_ok());
+        }
+        let same_64 = IpAddr::from([0x2001, 0xdb8, 0, 7, 9, 9, 9, 9]);
+        assert!(limits.check(RateRule::OtpRequest, 3, same_64).is_err());
+        let next_64 = IpAddr::from([0x2001, 0xdb8, 0, 8, 0, 0, 0, 1]);
+        assert!(limits.check(RateRule::OtpRequest, 3, next_64).is_ok());
+
+        let v4: IpAddr = [198, 51, 100, 4].into();
+        for _ in 0..5 {
+            assert!(limits.check(RateRule::OtpRequest, 3, v4).is_ok());
+        }
+        let mapped: IpAddr = "::ffff:198.51.100.4".parse().expect("address");
+        assert!(limits.check(RateRule::OtpRequest, 3, mapped).is_err());
     }
 
     #[test]

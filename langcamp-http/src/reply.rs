@@ -154,6 +154,11 @@ pub fn classify(error: &Error) -> (StatusCode, &'static str, Vec<String>) {
             "UNSUPPORTED_MEDIA_TYPE",
             vec![m.clone()],
         ),
+        Error::InsufficientStorage(m) => (
+            StatusCode::INSUFFICIENT_STORAGE,
+            "INSUFFICIENT_STORAGE",
+            vec![m.clone()],
+        ),
         Error::Unavailable(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             "SERVICE_UNAVAILABLE",

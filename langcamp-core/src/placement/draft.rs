@@ -85,7 +85,7 @@ pub(super) fn from_input(input: TestInput) -> Result<TestDraft> {
         1,
         TITLE_MAX,
     ));
-    let description = problems.take(validate::optional_text(
+    let description = problems.take(validate::optional_multiline_text(
         "description",
         input.description.as_deref(),
         DESCRIPTION_MAX,
@@ -203,7 +203,7 @@ pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(Tes
         }
     }
     if let Some(description) = patch_optional(&mut problems, patch.description, |d| {
-        validate::optional_text("description", Some(&d), DESCRIPTION_MAX)
+        validate::optional_multiline_text("description", Some(&d), DESCRIPTION_MAX)
     }) {
         draft.description = description;
     }
@@ -342,7 +342,7 @@ fn parse_questions(
                 }
             },
         };
-        let text = problems.take(validate::text(
+        let text = problems.take(validate::multiline_text(
             &format!("{path}.text"),
             input.text.as_deref(),
             1,
@@ -475,7 +475,7 @@ fn parse_ranges(problems: &mut Problems, inputs: Vec<LevelRangeInput>) -> Option
             LEVEL_MAX,
         ));
         let message = problems.take(
-            validate::optional_text(
+            validate::optional_multiline_text(
                 &format!("{path}.message"),
                 input.message.as_deref(),
                 MESSAGE_MAX,

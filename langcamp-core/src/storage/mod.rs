@@ -206,7 +206,15 @@ impl Drop for StagedFile {
 /// characters, at most 255 characters; `file` when nothing is left.
 pub fn clean_file_name(raw: Option<&str>) -> String {
     let base = raw.unwrap_or("").rsplit(['/', '\\']).next().unwrap_or("");
-    let cleaned: String = base.chars().filter(|c| !c.is_control()).take(255).collect();
+    // Bidirectional overrides too: they make `cod.exe` display as something else.
+    let cleaned: String = base
+        .chars()
+        .filter(|c| {
+            !c.is_control()
+                && !crate::validate::is_forbidden_char(*c, crate::validate::Lines::Single)
+        })
+        .take(255)
+        .collect();
     let cleaned = cleaned.trim();
     if cleaned.is_empty() || cleaned == "." || cleaned == ".." {
         "file".to_owned()
@@ -221,8 +229,17 @@ fn too_large(limit: u64) -> Error {
     ))
 }
 
-/// Records a staged file in `stored_files` (inside the caller's transaction).
-pub(crate) async fn insert_stored_file(conn: &mut AnyConnection, file: &StagedFile) -> Result<()> {
+/// Records a staged file in `stored_files` (inside the caller's transaction), refusing
+/// with 507 when the stored bytes would pass `max_bytes` (`FILE_STORE_MAX_BYTES`).
+///
+/// The total is the `file_store_usage` row that a trigger updates with the insert, in this
+/// transaction; on PostgreSQL that update holds the row's lock until commit, so concurrent
+/// uploads (from any instance) are counted one after the other and the check is exact.
+pub(crate) async fn insert_stored_file(
+    conn: &mut AnyConnection,
+    file: &StagedFile,
+    max_bytes: Option<u64>,
+) -> Result<()> {
     sqlx::query(
         "INSERT INTO stored_files (id, original_name, mime_type, size, sha256, storage_key, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -234,8 +251,21 @@ pub(crate) async fn insert_stored_file(conn: &mut AnyConnection, file: &StagedFi
     .bind(&file.sha256)
     .bind(&file.key)
     .bind(file.created_at)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
+    let Some(max) = max_bytes else {
+        return Ok(());
+    };
+    let used: i64 = sqlx::query_scalar("SELECT bytes FROM file_store_usage WHERE id = 1")
+        .fetch_one(&mut *conn)
+        .await?;
+    if u64::try_from(used).unwrap_or(0) > max {
+        // The caller's transaction is dropped: the insert and the count are undone.
+        return Err(Error::InsufficientStorage(format!(
+            "the file store is full: storing {:?} ({} bytes) would pass its quota of {max} bytes",
+            file.original_name, file.size
+        )));
+    }
     Ok(())
 }
 
@@ -369,7 +399,7 @@ impl Langcamp {
         let _ = actor;
         let recorded: Result<()> = async {
             let mut tx = self.db().begin().await?;
-            insert_stored_file(&mut tx, &staged).await?;
+            insert_stored_file(&mut tx, &staged, self.config().file_store_max_bytes).await?;
             tx.commit().await?;
             Ok(())
         }

@@ -91,11 +91,16 @@ pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Rotate the refresh token and get a new access token.
+///
+/// A sign-in is one chain of refresh tokens, never a tree: the same token presented again
+/// within 10 seconds of its rotation (two tabs refreshing at once) answers the *same*
+/// refresh token its first rotation produced, with a fresh access token for the same
+/// sign-in. Presented later, it revokes that sign-in and answers 401.
 #[utoipa::path(post, operation_id = "refresh_tokens", path = "/auth/refresh", tag = "auth", request_body = RefreshInput,
     responses(
-        (status = 200, description = "New tokens; the presented refresh token is used up", body = Envelope<TokenPair>),
+        (status = 200, description = "New tokens; the presented refresh token is used up (within 10 s of its rotation it answers the same successor again)", body = Envelope<TokenPair>),
         (status = 400, description = "refreshToken missing", body = ErrorEnvelope),
-        (status = 401, description = "Unknown, expired, revoked or reused refresh token", body = ErrorEnvelope),
+        (status = 401, description = "Unknown, expired, revoked or reused (after the 10 s grace) refresh token; a reuse revokes the sign-in", body = ErrorEnvelope),
         (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
         (status = 429, description = "Rate limited (30 per minute per client)", body = ErrorEnvelope),
     ))]

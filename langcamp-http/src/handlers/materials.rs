@@ -233,6 +233,7 @@ fn neither_json_nor_form() -> Error {
         (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 413, description = "A PDF over UPLOAD_MAX_BYTES, or a body over 50 MB", body = ErrorEnvelope),
         (status = 415, description = "Neither multipart/form-data nor JSON, or a `pdfs` part that is not a PDF (nothing is stored)", body = ErrorEnvelope),
+        (status = 507, description = "The file store is full: the PDFs would pass FILE_STORE_MAX_BYTES (INSUFFICIENT_STORAGE); nothing is stored", body = ErrorEnvelope),
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -342,6 +343,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
         (status = 404, description = "No such material", body = ErrorEnvelope),
         (status = 413, description = "A PDF over UPLOAD_MAX_BYTES, or a body over 50 MB", body = ErrorEnvelope),
         (status = 415, description = "Neither multipart/form-data nor JSON, or a `pdfs` part that is not a PDF (nothing is changed)", body = ErrorEnvelope),
+        (status = 507, description = "The file store is full: the new PDFs would pass FILE_STORE_MAX_BYTES (INSUFFICIENT_STORAGE); nothing is changed", body = ErrorEnvelope),
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

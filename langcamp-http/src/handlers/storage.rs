@@ -65,6 +65,7 @@ pub struct FileBytes(Vec<u8>);
         (status = 400, description = "No `file` part, another field, an empty file or a malformed form", body = ErrorEnvelope),
         (status = 413, description = "The file is larger than UPLOAD_MAX_BYTES (or the body than 50 MB)", body = ErrorEnvelope),
         (status = 415, description = "Not multipart/form-data, or a file type that is not accepted", body = ErrorEnvelope),
+        (status = 507, description = "The file store is full: storing the file would pass FILE_STORE_MAX_BYTES (INSUFFICIENT_STORAGE); nothing is stored", body = ErrorEnvelope),
         (status = 429, description = "Too many uploads from this client", body = ErrorEnvelope),
     ))]
 pub async fn upload(mut ctx: Ctx) -> Result<Reply> {

@@ -783,20 +783,37 @@ async fn deleting_a_contact_removes_it_for_good() {
 async fn a_name_with_line_breaks_cannot_add_mail_headers() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let contact = send_contact(
-        &app,
-        &json!({
+    // Line breaks in single-line fields are refused at the edge (CONTRACT §1)...
+    let refused = app
+        .post("/contact")
+        .header("x-forwarded-for", &fresh_client())
+        .json(&json!({
             "firstName": "Eve\r\nBcc: victim@example.com",
             "lastName": "Doe\r\nTo: other@example.com\r\n\r\nforged body",
             "email": "eve@example.com",
             "message": "Hi\r\nBcc: victim2@example.com",
+        }))
+        .send()
+        .await
+        .expect(400);
+    let errors = refused.json()["errors"].to_string();
+    for field in ["firstName", "lastName", "message"] {
+        assert!(errors.contains(field), "{errors}");
+    }
+    // ...and a line feed in the multi-line message and reply stays in the body.
+    let contact = send_contact(
+        &app,
+        &json!({
+            "firstName": "Eve Bcc: victim@example.com",
+            "lastName": "Doe To: other@example.com forged body",
+            "email": "eve@example.com",
+            "message": "Hi\nBcc: victim2@example.com",
         }),
     )
     .await;
-    assert_eq!(contact["firstName"], "Eve\r\nBcc: victim@example.com");
     app.post(&format!("/contact/admin/{}/reply", id_of(&contact)))
         .bearer(&admin.access)
-        .json(&json!({ "replyMessage": "Hello\r\nCc: victim3@example.com" }))
+        .json(&json!({ "replyMessage": "Hello\nCc: victim3@example.com" }))
         .send()
         .await
         .expect(200);

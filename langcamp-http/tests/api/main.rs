@@ -16,6 +16,7 @@ mod operations;
 mod placement;
 mod platform;
 mod rollups;
+mod security;
 mod sessions;
 mod settings;
 mod storage;

@@ -291,7 +291,8 @@ async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
     }
     let refused = app
         .post("/auth/otp/request")
-        .header("x-forwarded-for", "203.0.113.10, 10.0.0.1")
+        // What the client wrote itself, then what the (trusted, local) proxy appended.
+        .header("x-forwarded-for", "198.51.100.99, 203.0.113.10")
         .json(&json!({ "email": "r9@example.com" }))
         .send()
         .await
