@@ -184,6 +184,10 @@ async fn listen(app: Weak<Inner>, url: String, mut stop: oneshot::Receiver<()>) 
 
 async fn connect(url: &str) -> std::result::Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect(url).await?;
+    // Report a lost connection at once (`Ok(None)`) instead of reconnecting inside
+    // `try_recv`, which can wait for the pool's acquire timeout while the database is
+    // away; the sign-in cache must be off for all of that time.
+    listener.eager_reconnect(false);
     listener.listen(CHANNEL).await?;
     Ok(listener)
 }

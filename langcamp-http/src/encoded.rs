@@ -148,9 +148,12 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
     named.or(any).unwrap_or(false)
 }
 
+/// A value object of the core cache (held, so its address stays its own) and its encoding.
+type Slot<V> = (Arc<V>, Arc<Encoded>);
+
 /// Encodings of the values of one core cache, by the identity of the value object.
 pub struct EncodedCache<V> {
-    slots: RwLock<HashMap<usize, (Arc<V>, Arc<Encoded>)>>,
+    slots: RwLock<HashMap<usize, Slot<V>>>,
 }
 
 impl<V: Serialize> EncodedCache<V> {
@@ -181,6 +184,10 @@ impl<V: Serialize> EncodedCache<V> {
     /// How many encodings are held.
     pub fn len(&self) -> usize {
         self.slots.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 

@@ -540,6 +540,18 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
         .expect(200);
 
     relay.stop().await;
+    // Live sign-ins are held in memory only while this instance hears every other
+    // writer (`langcamp-core/src/changes.rs`); its listening connection went down with the
+    // database, and from the moment it notices (milliseconds) every check goes to the
+    // database again.
+    let noticed = tokio::time::Instant::now() + Duration::from_secs(2);
+    while app.core.sessions().is_enabled() && tokio::time::Instant::now() < noticed {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        !app.core.sessions().is_enabled(),
+        "the lost listener turned the sign-in cache off"
+    );
     for _ in 0..3 {
         let down = app.get("/me").bearer(&student.access).send().await;
         assert_eq!(
