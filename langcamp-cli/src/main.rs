@@ -212,15 +212,6 @@ async fn open(config: Config) -> Result<Langcamp, String> {
     }
 }
 
-/// An error and its cause, for operators: "service temporarily unavailable" alone does
-/// not say which file or why.
-fn with_cause(error: &langcamp_core::Error) -> String {
-    match std::error::Error::source(error) {
-        Some(cause) => format!("{error} ({cause})"),
-        None => error.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,7 +46,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
             .map_or_else(|| "on the PostgreSQL server".to_owned(), |f| f.to_owned());
         format!(
             "the database {database} cannot be written, refusing to start: {}",
-            crate::with_cause(&e)
+            langcamp_core::health::describe_error(&e)
         )
     })?;
     for m in app

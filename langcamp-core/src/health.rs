@@ -273,8 +273,9 @@ async fn bounded(name: &'static str, check: impl Future<Output = Check>) -> Chec
 }
 
 /// An error with its causes, one after the other: "service temporarily unavailable"
-/// alone does not tell an operator that the connection was refused.
-pub fn describe_error(error: &Error) -> String {
+/// alone does not tell an operator that the connection was refused (nor lettre's own text
+/// the I/O reason of an SMTP failure).
+pub fn describe_error(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {

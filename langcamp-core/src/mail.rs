@@ -201,27 +201,12 @@ pub async fn check_smtp(mail: &MailConfig) -> std::result::Result<String, String
             }
         )),
         Ok(Ok(false)) => Err(format!("{server}: the connection was not usable")),
-        Ok(Err(e)) => Err(format!("{server}: {}", describe_smtp_error(&e))),
+        Ok(Err(e)) => Err(format!("{server}: {}", crate::health::describe_error(&e))),
         Err(_) => Err(format!(
             "{server}: no answer within {} ms (MAIL_TIMEOUT)",
             mail.timeout.as_millis()
         )),
     }
-}
-
-/// An SMTP error with its causes (lettre's own text omits the I/O reason).
-fn describe_smtp_error(error: &lettre::transport::smtp::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// A mail claimed by this worker.
