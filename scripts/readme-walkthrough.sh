@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
 bin="$(realpath "${1:-target/debug/langcamp}")"
-command -v jq >/dev/null || { echo "installing jq" >&2; apt-get install -y -qq jq >/dev/null; }
+command -v jq >/dev/null || { echo "installing jq" >&2; (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq) >/dev/null; }
 
 work="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
