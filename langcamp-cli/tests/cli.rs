@@ -1,6 +1,8 @@
 //! The real `langcamp` binary against a fresh database: SQLite, or PostgreSQL when
 //! `TEST_DATABASE_URL` names a server.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -17,24 +19,7 @@ impl Env {
         let data_dir =
             std::env::temp_dir().join(format!("langcamp-cli-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&data_dir).expect("data dir");
-        let database_url = match std::env::var("TEST_DATABASE_URL") {
-            Ok(server) if server.starts_with("postgres") => {
-                let name = format!("lc_cli_{}", uuid::Uuid::new_v4().simple());
-                let mut conn = sqlx::PgConnection::connect(&server).await.expect("connect");
-                sqlx::Executor::execute(
-                    &mut conn,
-                    sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")),
-                )
-                .await
-                .expect("create database");
-                let base = server.split('?').next().unwrap_or(&server);
-                format!("{}/{name}", base.rsplit_once('/').map_or(base, |(b, _)| b))
-            }
-            _ => format!(
-                "sqlite://{}?mode=rwc",
-                data_dir.join("langcamp.db").display()
-            ),
-        };
+        let database_url = common::fresh_database(&data_dir, "lc_cli").await;
         Env {
             data_dir,
             database_url,

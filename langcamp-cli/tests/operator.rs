@@ -2,6 +2,8 @@
 //! errors that name host, port and cause, and the log formats. Runs on SQLite, or on
 //! PostgreSQL when `TEST_DATABASE_URL` names a server.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -24,24 +26,7 @@ impl Env {
         let data_dir =
             std::env::temp_dir().join(format!("langcamp-ops-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&data_dir).expect("data dir");
-        let database_url = match std::env::var("TEST_DATABASE_URL") {
-            Ok(server) if server.starts_with("postgres") => {
-                let name = format!("lc_ops_{}", uuid::Uuid::new_v4().simple());
-                let mut conn = sqlx::PgConnection::connect(&server).await.expect("connect");
-                sqlx::Executor::execute(
-                    &mut conn,
-                    sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")),
-                )
-                .await
-                .expect("create database");
-                let base = server.split('?').next().unwrap_or(&server);
-                format!("{}/{name}", base.rsplit_once('/').map_or(base, |(b, _)| b))
-            }
-            _ => format!(
-                "sqlite://{}?mode=rwc",
-                data_dir.join("langcamp.db").display()
-            ),
-        };
+        let database_url = common::fresh_database(&data_dir, "lc_ops").await;
         Env {
             data_dir,
             database_url,
