@@ -66,30 +66,7 @@ impl Env {
 impl Drop for Env {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.data_dir);
-        // Drop a PostgreSQL test database so runs do not fill the disk.
-        if let (Ok(server), Some(name)) = (
-            std::env::var("TEST_DATABASE_URL"),
-            self.database_url
-                .rsplit('/')
-                .next()
-                .filter(|n| n.starts_with("lc_cli_"))
-                .map(str::to_owned),
-        ) {
-            let _ = std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .ok()?;
-                runtime.block_on(async {
-                    let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
-                    let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-                    sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
-                        .await
-                        .ok()
-                })
-            })
-            .join();
-        }
+        common::drop_database(&self.database_url, "lc_cli");
     }
 }
 

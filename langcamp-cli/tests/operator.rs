@@ -11,7 +11,6 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use sqlx::Connection;
 
 /// Nothing listens on the discard port: connections are refused at once.
 const REFUSED_DB: &str = "postgres://ana:topsecret@127.0.0.1:9/langcamp";
@@ -60,29 +59,7 @@ impl Env {
 impl Drop for Env {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.data_dir);
-        if let (Ok(server), Some(name)) = (
-            std::env::var("TEST_DATABASE_URL"),
-            self.database_url
-                .rsplit('/')
-                .next()
-                .filter(|n| n.starts_with("lc_ops_"))
-                .map(str::to_owned),
-        ) {
-            let _ = std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .ok()?;
-                runtime.block_on(async {
-                    let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
-                    let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-                    sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
-                        .await
-                        .ok()
-                })
-            })
-            .join();
-        }
+        common::drop_database(&self.database_url, "lc_ops");
     }
 }
 

@@ -26,3 +26,32 @@ pub async fn fresh_database(data_dir: &Path, prefix: &str) -> String {
         ),
     }
 }
+
+/// Drops a PostgreSQL test database made by [`fresh_database`] with `prefix`, so runs do
+/// not fill the disk (from `Drop`, so on a thread of its own with its own runtime).
+pub fn drop_database(database_url: &str, prefix: &str) {
+    let (Ok(server), Some(name)) = (
+        std::env::var("TEST_DATABASE_URL"),
+        database_url
+            .rsplit('/')
+            .next()
+            .filter(|n| n.starts_with(&format!("{prefix}_")))
+            .map(str::to_owned),
+    ) else {
+        return;
+    };
+    let _ = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        runtime.block_on(async {
+            let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
+            let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+            sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
+                .await
+                .ok()
+        })
+    })
+    .join();
+}

@@ -371,17 +371,7 @@ async fn with_postgresql_down_requests_answer_503_at_once_and_the_first_after_re
         );
         return;
     };
-    let scratch =
-        std::env::temp_dir().join(format!("langcamp-relay-{}", uuid::Uuid::new_v4().simple()));
-    let direct = crate::helpers::test_database_url(&scratch).await;
-    let authority = server
-        .split("://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .map(|a| a.rsplit('@').next().unwrap_or(a).to_owned())
-        .expect("host:port in TEST_DATABASE_URL");
-    let mut relay = DatabaseRelay::start(0, &authority).await;
-    let relayed = direct.replacen(&authority, &format!("127.0.0.1:{}", relay.port), 1);
+    let (mut relay, relayed) = DatabaseRelay::for_new_database(&server).await;
     let app = TestApp::builder()
         .var("DATABASE_URL", &relayed)
         .spawn()

@@ -506,6 +506,24 @@ impl DatabaseRelay {
     pub(crate) async fn restart(&mut self) {
         *self = DatabaseRelay::start(self.port, &self.target).await;
     }
+
+    /// A new test database on `server` (a `TEST_DATABASE_URL`) and a relay in front of
+    /// it: the relay and the URL that reaches the database through it.
+    pub(crate) async fn for_new_database(server: &str) -> (DatabaseRelay, String) {
+        // postgres://user@host:port/db -> the same, through a relay we control.
+        let scratch =
+            std::env::temp_dir().join(format!("langcamp-relay-{}", uuid::Uuid::new_v4().simple()));
+        let direct = crate::helpers::test_database_url(&scratch).await;
+        let authority = server
+            .split("://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .map(|a| a.rsplit('@').next().unwrap_or(a).to_owned())
+            .expect("host:port in TEST_DATABASE_URL");
+        let relay = DatabaseRelay::start(0, &authority).await;
+        let relayed = direct.replacen(&authority, &format!("127.0.0.1:{}", relay.port), 1);
+        (relay, relayed)
+    }
 }
 
 #[tokio::test]
@@ -516,18 +534,7 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
         );
         return;
     };
-    // postgres://user@host:port/db -> the same, through a relay we control.
-    let scratch =
-        std::env::temp_dir().join(format!("langcamp-relay-{}", uuid::Uuid::new_v4().simple()));
-    let direct = crate::helpers::test_database_url(&scratch).await;
-    let authority = server
-        .split("://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .map(|a| a.rsplit('@').next().unwrap_or(a).to_owned())
-        .expect("host:port in TEST_DATABASE_URL");
-    let mut relay = DatabaseRelay::start(0, &authority).await;
-    let relayed = direct.replacen(&authority, &format!("127.0.0.1:{}", relay.port), 1);
+    let (mut relay, relayed) = DatabaseRelay::for_new_database(&server).await;
     let app = TestApp::builder()
         .var("DATABASE_URL", &relayed)
         .spawn()
