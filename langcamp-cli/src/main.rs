@@ -3,6 +3,7 @@
 mod backup;
 mod console;
 mod doctor;
+mod logbuf;
 mod migrate;
 mod openapi;
 mod seed;
@@ -97,6 +98,7 @@ async fn main() -> ExitCode {
         Command::Doctor => doctor::run(&cli).await,
         Command::Backup(args) => backup::run(&cli, args).await,
     };
+    logbuf::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) if message.starts_with(USAGE) => {
@@ -169,7 +171,8 @@ fn init_tracing() -> Result<(), String> {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(logbuf::Stderr);
+    logbuf::start_flusher();
     if json {
         builder
             .json()

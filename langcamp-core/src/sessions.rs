@@ -30,7 +30,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -73,12 +73,61 @@ struct Signal {
     path: PathBuf,
     /// The file length this process has accounted for (`u64::MAX`: none yet).
     seen: AtomicU64,
+    /// The file, kept open so a check is one `fstat` of a descriptor instead of a `stat`
+    /// that walks the path (a profile of `GET /me` showed the path walk); `None` while it
+    /// cannot be opened.
+    open: RwLock<Option<File>>,
 }
 
 impl Signal {
+    fn new(path: PathBuf) -> Signal {
+        let signal = Signal {
+            path,
+            seen: AtomicU64::new(u64::MAX),
+            open: RwLock::new(None),
+        };
+        let len = signal.len();
+        signal.seen.store(len, Ordering::Release);
+        signal
+    }
+
     fn len(&self) -> u64 {
-        // A missing or unreadable file reads as 0: a later append makes it differ.
-        std::fs::metadata(&self.path).map_or(0, |m| m.len())
+        let removed = match self.open.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(file) => match file.metadata() {
+                Ok(meta) if still_linked(&meta) => return meta.len(),
+                _ => true,
+            },
+            None => false,
+        };
+        if removed {
+            // Perhaps made anew since: whatever was seen before no longer counts, so this
+            // check sees a change and drops every entry.
+            self.seen.store(u64::MAX, Ordering::Release);
+        }
+        self.reopen()
+    }
+
+    /// Opens the file by its path (first use, or the open one was removed).
+    fn reopen(&self) -> u64 {
+        let opened = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            // A file this process may not write to (the writer's job) is still read.
+            .or_else(|_| File::open(&self.path))
+            .and_then(|file| Ok((file.metadata()?.len(), file)));
+        let mut open = self.open.write().unwrap_or_else(|e| e.into_inner());
+        match opened {
+            Ok((len, file)) => {
+                *open = Some(file);
+                len
+            }
+            Err(_) => {
+                *open = None;
+                // A missing or unreadable file reads as 0: a later append makes it differ.
+                std::fs::metadata(&self.path).map_or(0, |m| m.len())
+            }
+        }
     }
 
     /// Appends one byte; the file's length afterwards, or `None` when it could not be
@@ -95,6 +144,20 @@ impl Signal {
         file.write_all(b".").ok()?;
         Some(file.metadata().ok()?.len())
     }
+}
+
+/// Whether an open file still has a name (a removed one keeps its descriptor working but
+/// nobody else writes to it any more).
+#[cfg(unix)]
+fn still_linked(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    meta.nlink() > 0
+}
+
+#[cfg(not(unix))]
+fn still_linked(_meta: &std::fs::Metadata) -> bool {
+    // Elsewhere an open file cannot be removed, so the descriptor is the file.
+    true
 }
 
 impl fmt::Debug for Sessions {
@@ -119,14 +182,7 @@ impl Sessions {
     }
 
     fn with_capacity(signal: Option<PathBuf>, max_entries: usize, enabled: bool) -> Sessions {
-        let signal = signal.map(|path| {
-            let signal = Signal {
-                path,
-                seen: AtomicU64::new(u64::MAX),
-            };
-            signal.seen.store(signal.len(), Ordering::Release);
-            signal
-        });
+        let signal = signal.map(Signal::new);
         Sessions {
             enabled: AtomicBool::new(enabled),
             max_entries,
@@ -390,6 +446,38 @@ mod tests {
         there.forget_user("u9");
         here.forget_session("zzz");
         assert!(here.get("c", "u3", 0).is_none());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_removed_signal_file_counts_as_a_change_and_is_followed_to_its_new_self() {
+        let dir = std::env::temp_dir().join(format!("langcamp-signal-{}", crate::id::new_id()));
+        std::fs::create_dir_all(&dir).ok();
+        let path = dir.join("db-signal");
+        let here = Sessions::new(Some(path.clone()));
+        here.store(here.generation(), "a", live("u1", 100), 0);
+        here.catch_up();
+        assert!(here.get("a", "u1", 0).is_some(), "nothing changed yet");
+
+        // An operator removes the file; a new one of the same length appears.
+        std::fs::remove_file(&path).expect("the signal file exists once opened");
+        std::fs::write(&path, b"").expect("a new signal file");
+        here.catch_up();
+        assert!(
+            here.get("a", "u1", 0).is_none(),
+            "a removed file is a change"
+        );
+
+        // From now on the new file is the one watched.
+        here.store(here.generation(), "b", live("u2", 100), 0);
+        here.catch_up();
+        assert!(here.get("b", "u2", 0).is_some());
+        Sessions::new(Some(path.clone())).forget_user("u9");
+        here.catch_up();
+        assert!(
+            here.get("b", "u2", 0).is_none(),
+            "a write to the new file is heard"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -38,7 +38,7 @@ tokio::task_local! {
 pub fn request_id(headers: &HeaderMap) -> Arc<str> {
     match headers.get(REQUEST_ID_HEADER).map(HeaderValue::as_bytes) {
         Some(id) if is_safe_id(id) => Arc::from(String::from_utf8_lossy(id).as_ref()),
-        _ => Arc::from(langcamp_core::id::new_id()),
+        _ => Arc::from(langcamp_core::id::new_unordered_id()),
     }
 }
 
