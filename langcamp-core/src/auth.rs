@@ -226,66 +226,74 @@ impl Langcamp {
         };
         let now = self.clock().now_ms();
         let hash = self.keys().otp_hash(email.as_str(), &code);
-
-        let mut tx = self.db().begin().await?;
-        // Deleting the row is the single use: of concurrent verifies, one deletes it.
-        let consumed = sqlx::query(
-            "DELETE FROM otp_codes WHERE email = $1 AND code_hash = $2 AND expires_at > $3 AND attempts < $4
-             RETURNING email",
-        )
-        .bind(email.as_str())
-        .bind(&hash)
-        .bind(now)
-        .bind(OTP_MAX_ATTEMPTS)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if consumed.is_none() {
-            // A wrong try counts against the live code, whoever sends it.
-            sqlx::query(
-                "UPDATE otp_codes SET attempts = attempts + 1 WHERE email = $1 AND expires_at > $2",
-            )
-            .bind(email.as_str())
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            tx.commit().await?;
-            return Err(Error::OtpInvalid);
-        }
         let locale = accept_language
             .and_then(validate::first_accept_language)
             .unwrap_or_else(|| "en".to_owned());
-        let user = users::find_or_create_user(&mut tx, &email, &locale, now).await?;
-        let pair = self.start_session(&mut tx, &user, now).await?;
-        tx.commit().await?;
+        // Everything but the writes is done outside the write transaction, which is
+        // shared with other sign-ins waiting for the writer (`Db::write`): the ids, the
+        // refresh token and its hash before it, the access token's signature after it.
+        let session_id = new_id();
+        let refresh_token = random_token::<32>();
+        let refresh_hash = sha256_hex(refresh_token.as_bytes());
+        let expires_at = now + self.refresh_ttl_ms();
+        let user = self
+            .db()
+            .write(move |conn| {
+                Box::pin(async move {
+                    // Deleting the row is the single use: of concurrent verifies, one
+                    // deletes it.
+                    let consumed = sqlx::query(
+                        "DELETE FROM otp_codes
+                         WHERE email = $1 AND code_hash = $2 AND expires_at > $3 AND attempts < $4
+                         RETURNING email",
+                    )
+                    .bind(email.as_str())
+                    .bind(&hash)
+                    .bind(now)
+                    .bind(OTP_MAX_ATTEMPTS)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                    if consumed.is_none() {
+                        // A wrong try counts against the live code, whoever sends it (so
+                        // this is a success of the write: the count must be kept).
+                        sqlx::query(
+                            "UPDATE otp_codes SET attempts = attempts + 1 WHERE email = $1 AND expires_at > $2",
+                        )
+                        .bind(email.as_str())
+                        .bind(now)
+                        .execute(&mut *conn)
+                        .await?;
+                        return Ok(None);
+                    }
+                    let user = users::find_or_create_user(conn, &email, &locale, now).await?;
+                    // A new sign-in, its end and first use set at once, and its first
+                    // refresh token.
+                    sqlx::query(
+                        "INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at, last_used_at)
+                         VALUES ($1, $2, $3, $4, NULL, $3)",
+                    )
+                    .bind(&session_id)
+                    .bind(&user.id)
+                    .bind(now)
+                    .bind(expires_at)
+                    .execute(&mut *conn)
+                    .await?;
+                    record_refresh_token(conn, &refresh_hash, &session_id, now, expires_at)
+                        .await?;
+                    Ok(Some((user, session_id)))
+                })
+            })
+            .await?;
+        let Some((user, session_id)) = user else {
+            return Err(Error::OtpInvalid);
+        };
+        let access_token = self.sign_access_token(&user.id, &session_id, user.role, now)?;
         Ok(SignedIn {
-            access_token: pair.access_token,
-            refresh_token: pair.refresh_token,
+            access_token,
+            refresh_token,
             registration_complete: user.is_registration_complete,
             user,
         })
-    }
-
-    async fn start_session(
-        &self,
-        conn: &mut AnyConnection,
-        user: &User,
-        now: i64,
-    ) -> Result<TokenPair> {
-        let session_id = new_id();
-        let expires_at = now + self.refresh_ttl_ms();
-        sqlx::query(
-            "INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at, last_used_at)
-             VALUES ($1, $2, $3, $4, NULL, $3)",
-        )
-        .bind(&session_id)
-        .bind(&user.id)
-        .bind(now)
-        .bind(expires_at)
-        .execute(&mut *conn)
-        .await?;
-        let refresh_token = random_token::<32>();
-        self.issue_pair(conn, &session_id, &user.id, user.role, now, refresh_token)
-            .await
     }
 
     /// A new access token and the refresh token `refresh_token` (recorded here) for a live
@@ -300,15 +308,13 @@ impl Langcamp {
         refresh_token: String,
     ) -> Result<TokenPair> {
         let expires_at = now + self.refresh_ttl_ms();
-        sqlx::query(
-            "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at, rotated_at)
-             VALUES ($1, $2, $3, $4, NULL)",
+        record_refresh_token(
+            conn,
+            &sha256_hex(refresh_token.as_bytes()),
+            session_id,
+            now,
+            expires_at,
         )
-        .bind(sha256_hex(refresh_token.as_bytes()))
-        .bind(session_id)
-        .bind(now)
-        .bind(expires_at)
-        .execute(&mut *conn)
         .await?;
         sqlx::query("UPDATE sessions SET expires_at = $1, last_used_at = $2 WHERE id = $3")
             .bind(expires_at)
@@ -600,6 +606,27 @@ impl Langcamp {
             }
         }
     }
+}
+
+/// Records a refresh token (by its hash) of the sign-in `session_id`.
+async fn record_refresh_token(
+    conn: &mut AnyConnection,
+    token_hash: &str,
+    session_id: &str,
+    now: i64,
+    expires_at: i64,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at, rotated_at)
+         VALUES ($1, $2, $3, $4, NULL)",
+    )
+    .bind(token_hash)
+    .bind(session_id)
+    .bind(now)
+    .bind(expires_at)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]

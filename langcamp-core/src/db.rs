@@ -25,8 +25,10 @@
 //!   server is known to be down.
 
 mod circuit;
+mod group;
 
 pub use circuit::DatabaseState;
+pub use group::WorkFuture;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -41,6 +43,7 @@ use crate::config::Config;
 use crate::error::{Error, Result, storage_faults};
 
 use self::circuit::Circuit;
+use self::group::GroupCommit;
 
 pub(crate) static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 pub(crate) static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
@@ -62,6 +65,8 @@ pub struct Db {
     backend: Backend,
     /// PostgreSQL only; on SQLite it stays closed (a local file answers at once).
     circuit: Circuit,
+    /// SQLite only: the loop that commits waiting [`Db::write`]s together.
+    group: Option<GroupCommit>,
 }
 
 /// A write transaction (SQLite: `BEGIN IMMEDIATE` on the writer connection).
@@ -94,6 +99,7 @@ impl Db {
                 writer: pool,
                 backend: Backend::Postgres,
                 circuit,
+                group: None,
             });
         }
 
@@ -122,6 +128,7 @@ impl Db {
             .map_err(Error::from)?;
         Ok(Db {
             reader,
+            group: Some(GroupCommit::start(writer.clone())),
             writer,
             backend: Backend::Sqlite,
             circuit: Circuit::default(),
@@ -182,6 +189,31 @@ impl Db {
             Backend::Postgres => self.writer.begin().await?,
         };
         Ok(tx)
+    }
+
+    /// Runs `work` in a write transaction and commits it; the answer comes once the work
+    /// is durable. On SQLite the transaction is shared with the other `write`s waiting
+    /// for the single writer (group commit, [`group`]): `work` runs in a savepoint of its
+    /// own, so its failure undoes only its own changes, and it must not commit or roll
+    /// back. On PostgreSQL, where writers run side by side and the server groups WAL
+    /// flushes itself, it is an ordinary transaction of its own.
+    ///
+    /// For the hot write paths (sign-in, submission): pieces of work that are a few
+    /// statements and do their reading, hashing and signing outside.
+    pub async fn write<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut AnyConnection) -> WorkFuture<'c, T> + Send + 'static,
+    {
+        match &self.group {
+            Some(group) => group.write(work).await,
+            None => {
+                let mut tx = self.begin().await?;
+                let value = work(&mut tx).await?;
+                tx.commit().await?;
+                Ok(value)
+            }
+        }
     }
 
     /// Starts a read-only transaction whose statements all see one snapshot of the

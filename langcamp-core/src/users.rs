@@ -15,14 +15,17 @@ use crate::page::{Page, PageRequest};
 use crate::time::Timestamp;
 use crate::validate::{self, Email, Patch, Problems};
 
-/// Every query that returns users selects these columns, in this order.
+/// Every query that returns users reads these columns, in this order.
+macro_rules! user_columns {
+    () => {
+        "id, email, name, role, is_registration_complete, age, gender, city, country, \
+         country_code, phone_number, locale, created_at, updated_at "
+    };
+}
+
 macro_rules! select_users {
     ($rest:literal) => {
-        concat!(
-            "SELECT id, email, name, role, is_registration_complete, age, gender, city, country, \
-             country_code, phone_number, locale, created_at, updated_at FROM users ",
-            $rest
-        )
+        concat!("SELECT ", user_columns!(), "FROM users ", $rest)
     };
 }
 
@@ -386,16 +389,23 @@ pub(crate) async fn find_or_create_user(
     locale: &str,
     now: i64,
 ) -> Result<User> {
-    sqlx::query(
+    // One statement for a new address (the insert returns the row), two for a known one
+    // (the insert does nothing, then the row is read): sign-in is a hot write path.
+    let created = sqlx::query(concat!(
         "INSERT INTO users (id, email, role, is_registration_complete, locale, created_at, updated_at)
-         VALUES ($1, $2, 'user', 0, $3, $4, $4) ON CONFLICT (email) DO NOTHING",
-    )
+         VALUES ($1, $2, 'user', 0, $3, $4, $4) ON CONFLICT (email) DO NOTHING
+         RETURNING ",
+        user_columns!()
+    ))
     .bind(new_id())
     .bind(email.as_str())
     .bind(locale)
     .bind(now)
-    .execute(&mut *conn)
+    .fetch_optional(&mut *conn)
     .await?;
+    if let Some(row) = created {
+        return Ok(User::from_row(&row)?);
+    }
     find_user_by_email(conn, email.as_str())
         .await?
         .ok_or_else(|| Error::internal("user vanished right after creation"))

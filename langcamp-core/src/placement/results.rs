@@ -527,12 +527,14 @@ fn scored(test: &StoredTest, user: &users::User, answers: &[Answer], now: i64) -
 
 /// Inserts `record`. With `test_version`, only if its test is still active at that
 /// `updated_at` and its user still exists; whether it was inserted.
+/// Inserts `record`, whose snapshot is `snapshot` as JSON text (serialized by the caller,
+/// outside the write transaction).
 async fn insert_result(
     conn: &mut AnyConnection,
     record: &ResultRecord,
+    snapshot: &str,
     test_version: Option<i64>,
 ) -> Result<bool> {
-    let snapshot = serde_json::to_string(&record.snapshot)?;
     let query = match test_version {
         None => sqlx::query(
             "INSERT INTO test_results (id, test_id, user_id, test_title, target_language,
@@ -605,17 +607,28 @@ impl Langcamp {
                     )
                 }
             };
-            let record = scored(&test, &user, &answers, now);
-            let mut tx = self.db().begin().await?;
-            store::share_test(self.db(), &mut tx, test_id).await?;
-            if insert_result(&mut tx, &record, Some(test.updated_at)).await? {
-                tx.commit().await?;
+            let record = Arc::new(scored(&test, &user, &answers, now));
+            let snapshot = serde_json::to_string(&record.snapshot)?;
+            let backend = self.db().backend();
+            let version = test.updated_at;
+            let written = Arc::clone(&record);
+            // One statement, in a transaction shared with other waiting writes.
+            let inserted = self
+                .db()
+                .write(move |conn| {
+                    Box::pin(async move {
+                        store::share_test(backend, conn, &written.snapshot.test_id).await?;
+                        insert_result(conn, &written, &snapshot, Some(version)).await
+                    })
+                })
+                .await?;
+            if inserted {
                 return Ok(record.summary());
             }
-            // Rolled back on drop; the exact path below decides.
+            // Nothing was written; the exact path below decides.
         }
         let mut tx = self.db().begin().await?;
-        store::share_test(self.db(), &mut tx, test_id).await?;
+        store::share_test(self.db().backend(), &mut tx, test_id).await?;
         let test = match store::find_test(&mut tx, test_id).await? {
             Some(test) if test.is_active => test,
             _ => return Err(Error::not_found("test")),
@@ -625,7 +638,8 @@ impl Langcamp {
             .await?
             .ok_or(Error::TokenInvalid)?;
         let record = scored(&test, &user, &answers, now);
-        insert_result(&mut tx, &record, None).await?;
+        let snapshot = serde_json::to_string(&record.snapshot)?;
+        insert_result(&mut tx, &record, &snapshot, None).await?;
         tx.commit().await?;
         Ok(record.summary())
     }

@@ -232,8 +232,8 @@ pub(super) async fn repeatable_reads(db: &Db, tx: &mut Tx) -> Result<()> {
 /// would do the same, but there the upsert of a dashboard rollup row fails (40001) when
 /// another submission changed it after the snapshot. SQLite's `BEGIN IMMEDIATE` already
 /// holds every other writer off.
-pub(super) async fn share_test(db: &Db, conn: &mut AnyConnection, id: &str) -> Result<()> {
-    if db.backend() == Backend::Postgres && looks_like_id(id) {
+pub(super) async fn share_test(backend: Backend, conn: &mut AnyConnection, id: &str) -> Result<()> {
+    if backend == Backend::Postgres && looks_like_id(id) {
         sqlx::query("SELECT id FROM proficiency_tests WHERE id = $1 FOR SHARE")
             .bind(id)
             .fetch_optional(conn)
