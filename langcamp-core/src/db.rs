@@ -28,7 +28,7 @@ mod circuit;
 mod group;
 
 pub use circuit::DatabaseState;
-pub use group::WorkFuture;
+pub use group::{Undo, WorkFuture};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -194,19 +194,20 @@ impl Db {
     /// Runs `work` in a write transaction and commits it; the answer comes once the work
     /// is durable. On SQLite the transaction is shared with the other `write`s waiting
     /// for the single writer (group commit, [`group`]): `work` runs in a savepoint of its
-    /// own, so its failure undoes only its own changes, and it must not commit or roll
+    /// own (or needs none, [`Undo`]), so its failure undoes only its own changes; it must not commit or roll
     /// back. On PostgreSQL, where writers run side by side and the server groups WAL
     /// flushes itself, it is an ordinary transaction of its own.
     ///
     /// For the hot write paths (sign-in, submission): pieces of work that are a few
-    /// statements and do their reading, hashing and signing outside.
-    pub async fn write<T, F>(&self, work: F) -> Result<T>
+    /// statements and do their reading, hashing and signing outside. `undo` says whether
+    /// a failure needs a savepoint to be undone ([`Undo`]).
+    pub async fn write<T, F>(&self, undo: Undo, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut AnyConnection) -> WorkFuture<'c, T> + Send + 'static,
     {
         match &self.group {
-            Some(group) => group.write(work).await,
+            Some(group) => group.write(undo, work).await,
             None => {
                 let mut tx = self.begin().await?;
                 let value = work(&mut tx).await?;

@@ -31,6 +31,7 @@ pub mod storage;
 pub mod time;
 pub mod users;
 pub mod validate;
+pub mod verified;
 
 use std::sync::Arc;
 
@@ -69,6 +70,8 @@ struct Inner {
     mail_status: health::MailStatus,
     /// Live sign-ins, so token checks need no round trip (see [`sessions`]).
     sessions: sessions::Sessions,
+    /// Access tokens already verified, so a request skips the signature check.
+    verified_tokens: verified::VerifiedTokens,
     /// Names this handle in change notifications, so it skips its own (see [`changes`]).
     instance_id: String,
     /// Dropped with the handle, which ends its change listener (PostgreSQL).
@@ -103,6 +106,7 @@ impl Langcamp {
                 caches: cache::Caches::default(),
                 mail_status: health::MailStatus::default(),
                 sessions,
+                verified_tokens: verified::VerifiedTokens::default(),
                 instance_id: id::new_id(),
                 _stop_listener: is_postgres.then_some(stop),
             }),

@@ -15,10 +15,11 @@
 //! hears "done" before their work is durable. If the commit itself fails, every piece that
 //! had succeeded is answered with that failure (nothing of the batch was written).
 //!
-//! A storage fault (full disk, I/O error, read-only file) can make SQLite roll back the
-//! whole transaction by itself; after one, the rest of the batch is not run on a
-//! connection that is no longer inside the transaction it thinks it is in: every piece is
-//! answered "unavailable" and the connection is replaced (`release_check`).
+//! A storage fault (full disk, I/O error, read-only file: a piece answering "unavailable")
+//! can make SQLite roll back the whole transaction by itself; after one, the rest of the
+//! batch is not run on a connection that is no longer inside the transaction it thinks it
+//! is in: every piece is answered "unavailable" and the connection is replaced
+//! (`release_check`).
 
 use std::any::Any;
 use std::future::Future;
@@ -27,7 +28,7 @@ use std::pin::Pin;
 use sqlx::{AnyConnection, AnyPool, Connection};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::{Error, Result, storage_faults};
+use crate::error::{Error, Result};
 
 /// At most this many pieces of work share one transaction (bounds how long the writer is
 /// held by one batch, and so the wait of other writers).
@@ -45,7 +46,21 @@ type ErasedWork = Box<dyn for<'c> FnOnce(&'c mut AnyConnection) -> WorkFuture<'c
 
 struct Job {
     work: ErasedWork,
+    /// Whether the work needs a savepoint to be undone on failure (see [`Undo`]).
+    undo: Undo,
     reply: oneshot::Sender<Result<Erased>>,
+}
+
+/// How a failed piece of work is undone without undoing the others of its batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undo {
+    /// The work may change several rows before it fails: it runs inside a savepoint of
+    /// its own, rolled back on failure (two more statements, each a hand-off to the
+    /// SQLite worker thread).
+    Savepoint,
+    /// The work makes at most one change, its last statement, so a failure changed
+    /// nothing (a statement is atomic): no savepoint is needed.
+    SingleStatement,
 }
 
 /// The handle of the loop that owns SQLite's write transactions for grouped work.
@@ -70,7 +85,7 @@ impl GroupCommit {
 
     /// Runs `work` in a write transaction shared with other waiting work, and answers
     /// once that transaction has committed (or with the work's own error).
-    pub async fn write<T, F>(&self, work: F) -> Result<T>
+    pub async fn write<T, F>(&self, undo: Undo, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut AnyConnection) -> WorkFuture<'c, T> + Send + 'static,
@@ -80,7 +95,7 @@ impl GroupCommit {
             Box::pin(async move { work(conn).await.map(|value| Box::new(value) as Erased) })
         });
         self.jobs
-            .send(Job { work, reply })
+            .send(Job { work, undo, reply })
             .await
             .map_err(|_| stopped())?;
         let value = answer.await.map_err(|_| stopped())??;
@@ -114,18 +129,23 @@ async fn commit_batch(writer: &AnyPool, batch: &mut Vec<Job>) {
             return;
         }
     };
-    let faults_before = storage_faults();
     let mut done: Vec<(oneshot::Sender<Result<Erased>>, Result<Erased>)> =
         Vec::with_capacity(batch.len());
     let mut jobs = batch.drain(..);
+    let mut fault = false;
     for job in jobs.by_ref() {
-        let outcome = run_in_savepoint(&mut tx, job.work).await;
+        let outcome = match job.undo {
+            Undo::Savepoint => run_in_savepoint(&mut tx, job.work).await,
+            Undo::SingleStatement => (job.work)(&mut tx).await,
+        };
+        // A storage fault (full, I/O, read-only) or a lost connection is "unavailable".
+        fault = matches!(outcome, Err(Error::Unavailable(_)));
         done.push((job.reply, outcome));
-        if storage_faults() != faults_before {
+        if fault {
             break;
         }
     }
-    if storage_faults() != faults_before {
+    if fault {
         // SQLite may have ended the transaction itself: nothing of the batch is kept.
         let fault = Error::Unavailable("database storage fault".into());
         for (reply, _) in done {
@@ -236,10 +256,16 @@ mod tests {
         let mut waiting = Vec::new();
         for id in 1..=40_i64 {
             let group = group.clone();
-            // 13 writes its row and then fails; 27 collides with 26's row.
+            // 13 writes its row and then fails (undone by its savepoint); 27 collides with
+            // 26's row in its single statement (nothing to undo); the rest need no savepoint.
             let id_written = if id == 27 { 26 } else { id };
+            let undo = if id == 13 {
+                Undo::Savepoint
+            } else {
+                Undo::SingleStatement
+            };
             waiting.push(tokio::spawn(async move {
-                group.write(insert(id_written, id == 13)).await
+                group.write(undo, insert(id_written, id == 13)).await
             }));
         }
         tokio::task::yield_now().await;
@@ -280,7 +306,7 @@ mod tests {
         .await
         .expect("a child table");
         let group = GroupCommit::start(pool.clone());
-        let orphan = group.write(|conn| {
+        let orphan = group.write(Undo::SingleStatement, |conn| {
             Box::pin(async move {
                 sqlx::query("INSERT INTO child (id, parent) VALUES (1, 999)")
                     .execute(&mut *conn)

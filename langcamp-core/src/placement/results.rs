@@ -20,6 +20,7 @@ use super::store::{self, StoredTest};
 use super::{HeldTest, language_filter};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::db::Undo;
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::page::{Page, PageRequest, UNPAGED_CAP};
@@ -612,10 +613,11 @@ impl Langcamp {
             let backend = self.db().backend();
             let version = test.updated_at;
             let written = Arc::clone(&record);
-            // One statement, in a transaction shared with other waiting writes.
+            // One statement (the PostgreSQL share lock changes nothing), in a transaction
+            // shared with other waiting writes.
             let inserted = self
                 .db()
-                .write(move |conn| {
+                .write(Undo::SingleStatement, move |conn| {
                     Box::pin(async move {
                         store::share_test(backend, conn, &written.snapshot.test_id).await?;
                         insert_result(conn, &written, &snapshot, Some(version)).await

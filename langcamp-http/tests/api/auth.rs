@@ -460,6 +460,52 @@ async fn access_tokens_expire_with_the_clock() {
     );
 }
 
+/// Verified tokens are remembered (`langcamp_core::verified`): the memory is keyed by the
+/// whole token, so a copy with another signature, or with the claims changed and the
+/// signature kept, is checked afresh and refused.
+#[tokio::test]
+async fn a_remembered_token_never_vouches_for_an_altered_copy() {
+    let app = TestApp::spawn().await;
+    let session = app.sign_in("altered@example.com").await;
+    app.get("/me")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200);
+    let (payload_end, _) = session.access.rsplit_once('.').expect("a JWT");
+    let mut signature: Vec<u8> = session.access[payload_end.len() + 1..].bytes().collect();
+    signature[0] = if signature[0] == b'A' { b'B' } else { b'A' };
+    let resigned = format!(
+        "{payload_end}.{}",
+        String::from_utf8(signature).expect("ascii")
+    );
+    let mut parts = session.access.split('.');
+    let (header, payload, sig) = (
+        parts.next().expect("header"),
+        parts.next().expect("payload"),
+        parts.next().expect("signature"),
+    );
+    let mut payload = payload.to_owned();
+    payload.insert(payload.len() / 2, 'x');
+    let reclaimed = format!("{header}.{payload}.{sig}");
+    for altered in [resigned, reclaimed] {
+        assert_eq!(
+            app.get("/me")
+                .bearer(&altered)
+                .send()
+                .await
+                .expect(401)
+                .code(),
+            "TOKEN_INVALID"
+        );
+    }
+    app.get("/me")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200);
+}
+
 fn forge(claims: &Value, secret: &[u8]) -> String {
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
