@@ -125,6 +125,17 @@ impl S3Config {
 }
 
 impl FileStoreConfig {
+    /// Where the files go, for the start-up log (never a credential).
+    pub fn describe(&self) -> String {
+        match self {
+            FileStoreConfig::Local => "local disk (DATA_DIR/files)".to_owned(),
+            FileStoreConfig::S3(s3) => match &s3.endpoint {
+                Some(endpoint) => format!("{} at {endpoint}", s3.url()),
+                None => format!("{} in {}", s3.url(), s3.region),
+            },
+        }
+    }
+
     /// Parses a `FILE_STORE` value (also `langcamp storage migrate --to`), with the
     /// `S3_*` variables from `lookup`.
     pub fn parse(

@@ -295,3 +295,42 @@ impl Drop for S3Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{FileStoreConfig, Secret};
+
+    fn store(prefix: &str) -> ObjectStoreS3 {
+        let FileStoreConfig::S3(mut config) =
+            FileStoreConfig::parse(Some("s3://unit-test-bucket"), |_| None).expect("valid")
+        else {
+            unreachable!("an s3:// URL is an S3 store");
+        };
+        config.prefix = prefix.to_owned();
+        config.endpoint = Some("http://127.0.0.1:9".to_owned());
+        config.credentials = Some(("AKIDUNIT".to_owned(), Secret::new("unit-secret-value")));
+        ObjectStoreS3::new(&config).expect("a client is built without contacting the store")
+    }
+
+    #[test]
+    fn keys_stay_under_the_prefix() {
+        let prefixed = store("school/files");
+        assert_eq!(
+            prefixed.path_of("ab/0190f1a2").expect("plain").as_ref(),
+            "school/files/ab/0190f1a2"
+        );
+        assert_eq!(store("").path_of("ab/x").expect("plain").as_ref(), "ab/x");
+        for key in ["../x", "/etc/passwd", "a/../../x", "", "a//b", "./a"] {
+            assert!(prefixed.path_of(key).is_err(), "{key:?}");
+        }
+    }
+
+    #[test]
+    fn debug_output_names_the_bucket_but_never_the_credentials() {
+        let debug = format!("{:?}", store("files"));
+        assert!(debug.contains("s3://unit-test-bucket/files"), "{debug}");
+        assert!(!debug.contains("unit-secret-value"), "{debug}");
+        assert!(!debug.contains("AKIDUNIT"), "{debug}");
+    }
+}
