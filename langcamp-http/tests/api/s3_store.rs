@@ -224,3 +224,61 @@ async fn an_unreachable_object_store_answers_503_with_retry_after_and_fails_read
     assert_eq!(body["checks"]["fileStore"]["ok"], false, "{body}");
     assert_eq!(body["checks"]["database"]["ok"], true, "{body}");
 }
+
+#[tokio::test]
+async fn an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store() {
+    use tokio::io::AsyncWriteExt;
+
+    if endpoint().is_none() {
+        return skip("an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store");
+    }
+    let app = TestApp::builder()
+        .var("UPLOAD_MAX_BYTES", &(32 << 20).to_string())
+        .spawn()
+        .await;
+    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    let (content_type, body) = crate::storage::Multipart::new()
+        .file("file", "big.pdf", "application/pdf", &pdf_of_size(12 << 20))
+        .finish();
+    let mut socket = tokio::net::TcpStream::connect(app.addr)
+        .await
+        .expect("connect");
+    let head = format!(
+        "POST /storage/upload HTTP/1.1\r\nHost: {}\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nX-Forwarded-For: {}\r\n\r\n",
+        app.addr,
+        body.len(),
+        crate::helpers::fresh_client()
+    );
+    socket.write_all(head.as_bytes()).await.expect("send head");
+    // More than one part: the server has begun a multipart upload...
+    socket
+        .write_all(&body[..7 << 20])
+        .await
+        .expect("send part of the body");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while bucket.pending_uploads().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a multipart upload began"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // ...and the client goes away: the upload is aborted, nothing is stored.
+    drop(socket);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !bucket.pending_uploads().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the abandoned multipart upload is aborted: {:?}",
+            bucket.pending_uploads()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(bucket.keys(), Vec::<String>::new());
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
+        .fetch_one(app.core.db().reader())
+        .await
+        .expect("count");
+    assert_eq!(rows, 0);
+}
