@@ -326,6 +326,28 @@ mod tests {
         }
     }
 
+    /// TLS (reqwest's rustls with ring installed by `new`) is set up without panicking, and
+    /// a store nobody answers for is a dependency's fault (503), not a bug (500).
+    #[tokio::test]
+    async fn an_https_store_that_is_unreachable_is_unavailable() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port");
+        let FileStoreConfig::S3(mut config) =
+            FileStoreConfig::parse(Some("s3://unit-test-bucket/files"), |_| None).expect("valid")
+        else {
+            unreachable!("an s3:// URL is an S3 store");
+        };
+        config.endpoint = Some(format!("https://{closed}"));
+        config.credentials = Some(("AKIDUNIT".to_owned(), Secret::new("unit-secret-value")));
+        let store = ObjectStoreS3::new(&config).expect("built");
+        let err = store.size("ab/x").await.expect_err("nobody listens");
+        assert!(
+            matches!(crate::Error::from(err), crate::Error::Unavailable(_)),
+            "an unreachable store is 503"
+        );
+    }
+
     #[test]
     fn debug_output_names_the_bucket_but_never_the_credentials() {
         let debug = format!("{:?}", store("files"));
