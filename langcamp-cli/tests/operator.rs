@@ -491,3 +491,42 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
         text(&out.stderr)
     );
 }
+
+#[tokio::test]
+async fn doctor_names_the_s3_settings_when_the_object_store_is_unreachable() {
+    let env = Env::new().await;
+    assert!(env.run(&["migrate"]).status.success());
+    let out = env
+        .command(&["doctor", "--json"])
+        .env("FILE_STORE", "s3://langcamp-files/prod")
+        // The discard port: nothing listens, connections are refused at once.
+        .env("S3_ENDPOINT", "http://127.0.0.1:9")
+        .env("S3_ACCESS_KEY_ID", "AKIDDOCTOR")
+        .env("S3_SECRET_ACCESS_KEY", "doctor-secret-value")
+        .output()
+        .expect("run langcamp");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let (_, ok, check) = checks(&out)
+        .into_iter()
+        .find(|(name, _, _)| name == "fileStore")
+        .expect("a fileStore check");
+    assert!(!ok, "{check}");
+    assert!(
+        check.contains("S3_ENDPOINT"),
+        "the fix names the settings: {check}"
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!all.contains("doctor-secret-value"), "{all}");
+
+    let out = env
+        .command(&["doctor"])
+        .env("FILE_STORE", "s3://Not_A_Bucket")
+        .output()
+        .expect("run langcamp");
+    assert_ne!(out.status.code(), Some(0));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains("FILE_STORE"),
+        "a bad value names its variable: {all}"
+    );
+}
