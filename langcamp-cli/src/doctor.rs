@@ -110,6 +110,20 @@ async fn checks(config: Config) -> Vec<Line> {
     let url = config.database_url.expose().to_owned();
     let location = health::database_location(&url);
     let store = langcamp_core::storage::default_store(&config);
+    let store_fix = match &config.file_store {
+        langcamp_core::config::FileStoreConfig::Local => {
+            "make DATA_DIR/files writable by this user, with free space"
+        }
+        langcamp_core::config::FileStoreConfig::S3(_) => {
+            "check FILE_STORE, S3_ENDPOINT, S3_REGION and the S3 credentials, and that the bucket exists and is reachable"
+        }
+    };
+    let store_check = || async {
+        match &store {
+            Ok(store) => health::file_store_check(store.as_ref()).await,
+            Err(e) => Check::fail("fileStore", format!("cannot set up the file store: {e}")),
+        }
+    };
     let connected =
         tokio::time::timeout(CONNECT_TIMEOUT, Langcamp::connect(config, Clock::System)).await;
     const DB_FIX: &str =
@@ -124,7 +138,7 @@ async fn checks(config: Config) -> Vec<Line> {
                     "migrations" => {
                         "run `langcamp migrate` (or start `langcamp serve`, which migrates)"
                     }
-                    "fileStore" => "make DATA_DIR/files writable by this user, with free space",
+                    "fileStore" => store_fix,
                     _ => "see docs/OPERATIONS.md",
                 };
                 let mut line = Line::from_check(check, fix);
@@ -146,10 +160,7 @@ async fn checks(config: Config) -> Vec<Line> {
                 detail: health::connect_error(&url, &e).await,
                 fix: Some(DB_FIX),
             });
-            lines.push(Line::from_check(
-                health::file_store_check(store.as_ref()).await,
-                "make DATA_DIR/files writable by this user, with free space",
-            ));
+            lines.push(Line::from_check(store_check().await, store_fix));
         }
         Err(_) => {
             lines.push(Line {
@@ -161,10 +172,7 @@ async fn checks(config: Config) -> Vec<Line> {
                 ),
                 fix: Some(DB_FIX),
             });
-            lines.push(Line::from_check(
-                health::file_store_check(store.as_ref()).await,
-                "make DATA_DIR/files writable by this user, with free space",
-            ));
+            lines.push(Line::from_check(store_check().await, store_fix));
         }
     }
     lines

@@ -10,6 +10,7 @@ mod seed;
 mod serve;
 mod settings;
 mod stats;
+mod storage;
 mod users;
 
 use std::process::ExitCode;
@@ -55,6 +56,9 @@ enum Command {
     /// Check or rebuild the dashboard's rollup tables.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
+    /// Move uploaded files between stores.
+    #[command(subcommand)]
+    Storage(storage::StorageCommand),
     /// Open the terminal admin console (as the operator) on the configured database.
     #[command(
         after_help = "Keys: 1-7 or Tab switch views, ? shows every key, q quits.\nLogs go to console.log under DATA_DIR.\n\nExample:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp console"
@@ -93,6 +97,7 @@ async fn main() -> ExitCode {
         Command::Users(command) => users::run(&cli, command).await,
         Command::Settings(command) => settings::run(&cli, command).await,
         Command::Stats(command) => stats::run(&cli, command).await,
+        Command::Storage(command) => storage::run(&cli, command).await,
         Command::Console => console::run(&cli).await,
         Command::Openapi => openapi::run(),
         Command::Doctor => doctor::run(&cli).await,
@@ -231,6 +236,7 @@ mod tests {
             "langcamp serve",
             "langcamp serve --port 8080 --host 127.0.0.1",
             "langcamp migrate --json",
+            "langcamp storage migrate --to s3://bucket/prefix --json",
             "langcamp --database-url sqlite://x.db users list --role admin --q ana",
             "langcamp users create a@example.com --role superadmin --name Ana",
             "langcamp users set-role a@example.com admin --yes",

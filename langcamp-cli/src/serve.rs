@@ -59,6 +59,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    tracing::info!(file_store = %app.config().file_store.describe(), "uploaded files are kept in the file store");
     tracing::info!(%addr, "Langcamp is serving; API docs at /api/docs");
 
     let (stop_tx, stop_rx) = watch::channel(false);

@@ -348,3 +348,185 @@ async fn text_logs_carry_no_colour_codes_when_not_on_a_terminal() {
         "escape codes in a piped log:\n{log}"
     );
 }
+
+/// Creates a bucket on the S3 test server (moto takes unsigned requests).
+fn create_bucket(endpoint: &str, bucket: &str) {
+    let authority = endpoint
+        .trim_end_matches('/')
+        .strip_prefix("http://")
+        .expect("TEST_S3_ENDPOINT is an http:// URL");
+    let mut stream = TcpStream::connect(authority).expect("reach the S3 test server");
+    write!(
+        stream,
+        "PUT /{bucket} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+}
+
+#[tokio::test]
+async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
+    use langcamp_core::storage::Accept;
+    use langcamp_core::{Actor, Clock, Config, Langcamp};
+
+    let Some(endpoint) = std::env::var("TEST_S3_ENDPOINT")
+        .ok()
+        .filter(|e| !e.trim().is_empty())
+    else {
+        eprintln!(
+            "skipped storage_migrate_copies_the_local_files_into_an_object_store_once: \
+             TEST_S3_ENDPOINT is unset; start the S3 test server with \
+             `TEST_S3_ENDPOINT=\"$(scripts/s3-test-server.sh)\"` to run it"
+        );
+        return;
+    };
+    let env = Env::new().await;
+    assert!(env.run(&["migrate"]).status.success());
+    let bucket = format!("lc-{}", uuid::Uuid::new_v4().simple());
+    create_bucket(&endpoint, &bucket);
+    let s3_vars = [
+        ("S3_ENDPOINT", endpoint.clone()),
+        ("S3_ACCESS_KEY_ID", "langcamp-test".to_owned()),
+        ("S3_SECRET_ACCESS_KEY", "langcamp-test-secret".to_owned()),
+    ];
+    let lookup = |store: Option<String>| {
+        let vars: Vec<(String, String)> = [
+            ("DATA_DIR", env.data_dir.to_string_lossy().into_owned()),
+            ("DATABASE_URL", env.database_url.clone()),
+            ("JWT_SECRET", "operator-test-secret-0123456789".to_owned()),
+        ]
+        .into_iter()
+        .chain(s3_vars.iter().cloned())
+        .chain(store.map(|s| ("FILE_STORE", s)))
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        Config::from_lookup(move |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+        .expect("configuration")
+    };
+
+    // Two files stored on the local disk.
+    let local = Langcamp::connect(lookup(None), Clock::System)
+        .await
+        .expect("connect");
+    let contents = [
+        b"%PDF-1.4\nthe first file\n".to_vec(),
+        b"%PDF-1.7\nthe second file, a little longer\n".to_vec(),
+    ];
+    let mut ids = Vec::new();
+    for content in &contents {
+        let chunks = futures_util::stream::iter(vec![Ok::<_, langcamp_core::Error>(
+            bytes::Bytes::from(content.clone()),
+        )]);
+        let staged = local
+            .stage_file(&Actor::Anonymous, Accept::AnyAllowed, Some("f.pdf"), chunks)
+            .await
+            .expect("staged");
+        let stored = local
+            .save_upload(&Actor::Anonymous, staged)
+            .await
+            .expect("stored");
+        ids.push(stored.id);
+    }
+    local.db().close().await;
+
+    let target = format!("s3://{bucket}/files");
+    let migrate = |env: &Env| {
+        let mut command = env.command(&["storage", "migrate", "--to", &target, "--json"]);
+        for (name, value) in &s3_vars {
+            command.env(name, value);
+        }
+        command.output().expect("run langcamp")
+    };
+    let out = migrate(&env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["to"], target.as_str());
+    assert_eq!(report["report"]["files"], 2, "{report}");
+    assert_eq!(report["report"]["copied"], 2, "{report}");
+    assert_eq!(report["report"]["alreadyPresent"], 0, "{report}");
+    let total: usize = contents.iter().map(Vec::len).sum();
+    assert_eq!(report["report"]["bytesCopied"], total, "{report}");
+
+    // Again: nothing left to copy.
+    let out = migrate(&env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["report"]["copied"], 0, "{report}");
+    assert_eq!(report["report"]["alreadyPresent"], 2, "{report}");
+
+    // Switched to the object store, with the local files gone, every file reads back.
+    std::fs::remove_dir_all(env.data_dir.join("files")).expect("remove the local files");
+    let remote = Langcamp::connect(lookup(Some(target.clone())), Clock::System)
+        .await
+        .expect("connect");
+    for (id, content) in ids.iter().zip(&contents) {
+        let meta = remote
+            .stored_file(&Actor::Anonymous, id)
+            .await
+            .expect("recorded");
+        let mut stream = remote.read_stored_file(&meta, None).await.expect("read");
+        let mut read = Vec::new();
+        while let Some(chunk) = futures_util::StreamExt::next(&mut stream).await {
+            read.extend_from_slice(&chunk.expect("chunk"));
+        }
+        assert_eq!(&read, content);
+    }
+    remote.db().close().await;
+
+    // With the local files gone a run still passes: everything is in the target already.
+    let out = migrate(&env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // A target that is not an object store, or not a valid one, is a usage error.
+    let out = env.run(&["storage", "migrate", "--to", "local"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let out = env.run(&["storage", "migrate", "--to", "s3://No_Such"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("FILE_STORE"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn doctor_names_the_s3_settings_when_the_object_store_is_unreachable() {
+    let env = Env::new().await;
+    assert!(env.run(&["migrate"]).status.success());
+    let out = env
+        .command(&["doctor", "--json"])
+        .env("FILE_STORE", "s3://langcamp-files/prod")
+        // The discard port: nothing listens, connections are refused at once.
+        .env("S3_ENDPOINT", "http://127.0.0.1:9")
+        .env("S3_ACCESS_KEY_ID", "AKIDDOCTOR")
+        .env("S3_SECRET_ACCESS_KEY", "doctor-secret-value")
+        .output()
+        .expect("run langcamp");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let (_, ok, check) = checks(&out)
+        .into_iter()
+        .find(|(name, _, _)| name == "fileStore")
+        .expect("a fileStore check");
+    assert!(!ok, "{check}");
+    assert!(
+        check.contains("S3_ENDPOINT"),
+        "the fix names the settings: {check}"
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!all.contains("doctor-secret-value"), "{all}");
+
+    let out = env
+        .command(&["doctor"])
+        .env("FILE_STORE", "s3://Not_A_Bucket")
+        .output()
+        .expect("run langcamp");
+    assert_ne!(out.status.code(), Some(0));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains("FILE_STORE"),
+        "a bad value names its variable: {all}"
+    );
+}

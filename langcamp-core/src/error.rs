@@ -183,6 +183,10 @@ fn is_unavailable_io(err: &std::io::Error) -> bool {
         err.kind(),
         ErrorKind::StorageFull | ErrorKind::ReadOnlyFilesystem | ErrorKind::QuotaExceeded
     ) || matches!(err.raw_os_error(), Some(EMFILE | ENFILE))
+        // The object store failed or is unreachable (storage/s3.rs).
+        || err
+            .get_ref()
+            .is_some_and(|inner| inner.is::<crate::storage::StoreUnavailable>())
 }
 
 /// "Too many open files" (per process, system-wide) have no `ErrorKind`; the numbers
@@ -217,6 +221,10 @@ mod tests {
             io::ErrorKind::PermissionDenied
         )));
         assert!(!unavailable(io::Error::other("a bug")));
+        // The object store failing or unreachable (storage/s3.rs) is a dependency's fault.
+        assert!(unavailable(io::Error::other(
+            crate::storage::StoreUnavailable("connection refused".into())
+        )));
     }
 
     #[test]

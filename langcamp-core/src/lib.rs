@@ -83,7 +83,7 @@ impl Langcamp {
     pub async fn connect(config: Config, clock: Clock) -> Result<Langcamp> {
         let db = Db::connect(&config).await?;
         let keys = Keys::derive(config.jwt_secret.expose());
-        let files = storage::default_store(&config);
+        let files = storage::default_store(&config)?;
         let sessions = match db.backend() {
             db::Backend::Sqlite => sessions::Sessions::new(
                 db::sqlite_file(config.database_url.expose())

@@ -96,6 +96,16 @@ impl FileStore for LocalDisk {
             }
         })
     }
+
+    fn size<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<Option<u64>>> {
+        Box::pin(async move {
+            match tokio::fs::metadata(self.path_of(key)?).await {
+                Ok(meta) => Ok(Some(meta.len())),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+    }
 }
 
 /// Streams a file in chunks, never holding more than one chunk in memory.
@@ -208,7 +218,9 @@ mod tests {
         assert_eq!(whole, b"hello world");
         let part = read_all(store.open("ab/one", Some(6..9)).await.expect("open")).await;
         assert_eq!(part, b"wor");
+        assert_eq!(store.size("ab/one").await.expect("size"), Some(11));
         store.delete("ab/one").await.expect("delete");
+        assert_eq!(store.size("ab/one").await.expect("size"), None);
         store
             .delete("ab/one")
             .await

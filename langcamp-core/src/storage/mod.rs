@@ -7,10 +7,13 @@
 //! PDFs of an education material together with the material). A staged file that is
 //! never recorded is removed again, so a refused or failed request leaves no bytes behind.
 //!
-//! The store is an interface so the bytes can move from the local disk to an object store
+//! The store is an interface with two implementations, chosen by `FILE_STORE`: the local
+//! disk ([`LocalDisk`]) for one instance, an S3-compatible object store ([`ObjectStoreS3`])
 //! when several server instances share one database (see `docs/OPERATIONS.md`).
 
 pub mod local;
+pub mod migrate;
+pub mod s3;
 pub mod sniff;
 
 use std::fmt;
@@ -28,13 +31,14 @@ use utoipa::ToSchema;
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
-use crate::config::Config;
+use crate::config::{Config, FileStoreConfig};
 use crate::crypto::hex;
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::time::Timestamp;
 
 pub use local::LocalDisk;
+pub use s3::ObjectStoreS3;
 pub use sniff::{FileType, SNIFF_LEN, sniff};
 
 /// A file's bytes, streamed (`Sync` too, so HTTP bodies can carry it).
@@ -56,6 +60,9 @@ pub trait FileStore: Send + Sync + fmt::Debug {
 
     /// Removes an object; removing a missing one is not an error.
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<()>>;
+
+    /// The size of an object, or `None` when there is none under `key`.
+    fn size<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<Option<u64>>>;
 }
 
 /// An object being written. Dropping it without `commit` must leave nothing behind.
@@ -67,9 +74,24 @@ pub trait FileWriter: Send {
     fn abort(self: Box<Self>) -> BoxFuture<'static, ()>;
 }
 
-/// The store a configuration asks for: the local disk under `DATA_DIR/files`.
-pub fn default_store(config: &Config) -> Arc<dyn FileStore> {
-    Arc::new(LocalDisk::new(config.data_dir.join("files")))
+/// The object store failed or could not be reached: a fault of a dependency, answered
+/// with 503 and `Retry-After` (see `Error::from(io::Error)`), never the client's mistake.
+#[derive(Debug, thiserror::Error)]
+#[error("the object store failed: {0}")]
+pub struct StoreUnavailable(pub String);
+
+/// The store a configuration asks for (`FILE_STORE`): the local disk under
+/// `DATA_DIR/files`, or an S3-compatible object store.
+pub fn default_store(config: &Config) -> io::Result<Arc<dyn FileStore>> {
+    store_for(&config.file_store, config)
+}
+
+/// The store `file_store` names (also the target of `langcamp storage migrate`).
+pub fn store_for(file_store: &FileStoreConfig, config: &Config) -> io::Result<Arc<dyn FileStore>> {
+    Ok(match file_store {
+        FileStoreConfig::Local => Arc::new(LocalDisk::new(config.data_dir.join("files"))),
+        FileStoreConfig::S3(s3) => Arc::new(ObjectStoreS3::new(s3)?),
+    })
 }
 
 /// The store key of a file id: spread over 256 folders by the id's last (random) digits.

@@ -120,7 +120,10 @@ fn on_postgres() -> bool {
 
 /// An app whose files (and, on SQLite, database) live on `disk`.
 async fn app_on(disk: &Tmpfs) -> TestApp {
-    let mut builder = TestApp::builder().var("DATA_DIR", &disk.path().to_string_lossy());
+    // The faults are the local disk's, also when TEST_S3_ENDPOINT is set.
+    let mut builder = TestApp::builder()
+        .var("DATA_DIR", &disk.path().to_string_lossy())
+        .var("FILE_STORE", "local");
     if !on_postgres() {
         builder = builder.var("DATABASE_URL", &disk.database_url());
     }
@@ -299,7 +302,9 @@ async fn a_read_only_disk_answers_503_and_writes_resume_once_it_is_writable() {
         Some(db_disk.database_url())
     };
     let spawn = |url: Option<String>| {
-        let mut builder = TestApp::builder().var("DATA_DIR", &files_disk.path().to_string_lossy());
+        let mut builder = TestApp::builder()
+            .var("DATA_DIR", &files_disk.path().to_string_lossy())
+            .var("FILE_STORE", "local");
         if let Some(url) = url {
             builder = builder.var("DATABASE_URL", &url);
         }

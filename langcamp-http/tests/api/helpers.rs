@@ -4,6 +4,10 @@
 //! The backend is SQLite (a file in a temporary folder) unless `TEST_DATABASE_URL` names a
 //! PostgreSQL server, in which case every test gets its own new database on it. The same
 //! tests run against both.
+//!
+//! Likewise the file store is the local disk unless `TEST_S3_ENDPOINT` names an
+//! S3-compatible server (`scripts/s3-test-server.sh`), in which case every test that does
+//! not choose `FILE_STORE` itself gets its own new bucket there (see [`crate::s3_store`]).
 
 #![allow(dead_code)]
 
@@ -33,6 +37,8 @@ pub struct TestApp {
     pub clock: Clock,
     pub smtp: SmtpSink,
     pub data_dir: PathBuf,
+    /// The test's own bucket when its files are in the S3 test server.
+    pub s3: Option<crate::s3_store::TestBucket>,
     client: Client<HttpConnector, Full<Bytes>>,
     shutdown: Vec<oneshot::Sender<()>>,
 }
@@ -91,6 +97,14 @@ impl TestAppBuilder {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
+        let s3 = if self.vars.contains_key("FILE_STORE") {
+            None
+        } else {
+            crate::s3_store::TestBucket::create().await
+        };
+        if let Some(bucket) = &s3 {
+            vars.extend(bucket.vars());
+        }
         vars.extend(self.vars);
         let config =
             Config::from_lookup(|name| vars.get(name).cloned()).expect("test configuration");
@@ -123,6 +137,7 @@ impl TestAppBuilder {
             clock,
             smtp,
             data_dir,
+            s3,
             client,
             shutdown: vec![stop_server, stop_mail],
         }
@@ -315,6 +330,14 @@ pub struct Session {
 }
 
 impl TestApp {
+    /// Stops the server and the mail worker, as if the process ended; the database (which
+    /// another instance may share) stays until the app is dropped.
+    pub fn stop(&mut self) {
+        for stop in self.shutdown.drain(..) {
+            let _ = stop.send(());
+        }
+    }
+
     pub async fn spawn() -> TestApp {
         TestApp::builder().spawn().await
     }

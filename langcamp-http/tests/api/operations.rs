@@ -75,7 +75,8 @@ async fn ready_is_503_when_a_migration_is_pending() {
 
 #[tokio::test]
 async fn ready_is_503_when_the_file_store_refuses_writes() {
-    let app = TestApp::spawn().await;
+    // The local disk's fault (an unreachable object store: `s3_store::`).
+    let app = TestApp::builder().var("FILE_STORE", "local").spawn().await;
     // A plain file where the store's folder should be: no write can succeed, even as root.
     let files = app.data_dir.join("files");
     let _ = std::fs::remove_dir_all(&files);

@@ -162,7 +162,7 @@ pub fn pdf(label: &str) -> Vec<u8> {
 }
 
 /// A PDF padded with a trailing comment to exactly `size` bytes.
-fn pdf_of_size(size: usize) -> Vec<u8> {
+pub fn pdf_of_size(size: usize) -> Vec<u8> {
     let mut out = pdf("padded");
     assert!(out.len() + 2 <= size, "the base PDF is small");
     out.extend_from_slice(b"%");
@@ -188,9 +188,13 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The files in the app's file store.
+/// The files in the app's file store: the files under `DATA_DIR/files`, or the keys in
+/// the test's bucket.
 pub fn stored_files(app: &TestApp) -> Vec<PathBuf> {
-    files_under(&app.data_dir.join("files"))
+    match &app.s3 {
+        Some(bucket) => bucket.keys().into_iter().map(PathBuf::from).collect(),
+        None => files_under(&app.data_dir.join("files")),
+    }
 }
 
 async fn upload_from(app: &TestApp, client: &str, form: Multipart) -> TestResponse {
@@ -202,7 +206,12 @@ async fn upload_from(app: &TestApp, client: &str, form: Multipart) -> TestRespon
         .await
 }
 
-async fn upload(app: &TestApp, file_name: &str, content_type: &str, bytes: &[u8]) -> TestResponse {
+pub async fn upload(
+    app: &TestApp,
+    file_name: &str,
+    content_type: &str,
+    bytes: &[u8],
+) -> TestResponse {
     upload_from(
         app,
         &fresh_client(),
@@ -212,7 +221,7 @@ async fn upload(app: &TestApp, file_name: &str, content_type: &str, bytes: &[u8]
 }
 
 /// The path part of a file's URL.
-fn path_of(url: &str, app: &TestApp) -> String {
+pub fn path_of(url: &str, app: &TestApp) -> String {
     url.strip_prefix(&format!("http://{}", app.addr))
         .unwrap_or_else(|| panic!("{url} is not on this server"))
         .to_owned()
@@ -310,7 +319,11 @@ async fn a_path_in_the_file_name_never_leaves_the_storage_root() {
     // one, inside the storage root, under a generated name.
     let stored = stored_files(&app);
     assert_eq!(stored.len(), 1);
-    assert!(stored[0].starts_with(app.data_dir.join("files")));
+    let root = match &app.s3 {
+        Some(_) => PathBuf::from(crate::s3_store::TestBucket::PREFIX),
+        None => app.data_dir.join("files"),
+    };
+    assert!(stored[0].starts_with(&root), "{stored:?}");
     assert_eq!(
         stored[0].file_name().and_then(|n| n.to_str()),
         Some(id),

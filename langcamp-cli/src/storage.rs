@@ -1,0 +1,74 @@
+//! `langcamp storage migrate --to s3://bucket/prefix`: copies the files under
+//! `DATA_DIR/files` into an object store, for switching `FILE_STORE` from the local disk to
+//! S3 (docs/OPERATIONS.md). Idempotent; reports what it copied.
+
+use clap::Subcommand;
+use langcamp_core::Actor;
+use langcamp_core::config::FileStoreConfig;
+use langcamp_core::storage::{LocalDisk, migrate::MigrationReport, store_for};
+
+use crate::{Cli, USAGE};
+
+#[derive(Debug, Subcommand)]
+pub enum StorageCommand {
+    /// Copy every recorded file from DATA_DIR/files into an object store (S3_ENDPOINT,
+    /// S3_REGION, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY as for FILE_STORE); files
+    /// already there are skipped, so it can run again after an interruption.
+    #[command(
+        after_help = "Example:\n  S3_ENDPOINT=http://minio:9000 langcamp storage migrate --to s3://langcamp/files"
+    )]
+    Migrate {
+        /// The target store: s3://bucket/prefix.
+        #[arg(long)]
+        to: String,
+    },
+}
+
+pub async fn run(cli: &Cli, command: &StorageCommand) -> Result<(), String> {
+    let StorageCommand::Migrate { to } = command;
+    let config = crate::config(cli)?;
+    let target = FileStoreConfig::parse(Some(to), |name| std::env::var(name).ok())
+        .map_err(|e| format!("{USAGE}--to: {e}"))?;
+    let FileStoreConfig::S3(s3) = &target else {
+        return Err(format!(
+            "{USAGE}--to must name an object store (s3://bucket/prefix); the files are already local"
+        ));
+    };
+    let target_url = s3.url();
+    let source = LocalDisk::new(config.data_dir.join("files"));
+    let target_store = store_for(&target, &config).map_err(|e| e.to_string())?;
+    let app = crate::open(config).await?;
+    let outcome = app
+        .migrate_files(&Actor::Operator, &source, target_store.as_ref())
+        .await;
+    app.db().close().await;
+    let report = outcome.map_err(crate::failure)?;
+    if cli.json {
+        crate::print_json(&serde_json::json!({ "to": target_url, "report": report }))?;
+    } else {
+        print_report(&report, &target_url, source.root());
+    }
+    if report.is_complete() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} files missing and {} damaged in {}; they were not copied",
+            report.missing.len(),
+            report.damaged.len(),
+            source.root().display()
+        ))
+    }
+}
+
+fn print_report(report: &MigrationReport, to: &str, from: &std::path::Path) {
+    println!(
+        "{} files recorded: {} copied ({} bytes), {} already in {to}.",
+        report.files, report.copied, report.bytes_copied, report.already_present
+    );
+    for id in &report.missing {
+        println!("missing in {}: {id}", from.display());
+    }
+    for id in &report.damaged {
+        println!("damaged (size or SHA-256 differs from its record): {id}");
+    }
+}
