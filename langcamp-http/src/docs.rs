@@ -25,11 +25,23 @@ use crate::request::Ctx;
                        A request body must arrive without a pause over 10 s and within 5 minutes \
                        of the headers, else 408 and the connection is closed.",
     ),
-    paths(handlers::system::root),
     components(schemas(ErrorEnvelope, langcamp_core::Pagination)),
     modifiers(&BearerScheme),
     tags(
         (name = "system", description = "Reachability and documentation"),
+        (name = "auth", description = "One-time-code sign-in, tokens and the caller's profile"),
+        (name = "users", description = "User administration (admin; role changes superadmin)"),
+        (name = "courses", description = "The course catalogue: public reading, admin editing. \
+            Without a token the caller is anonymous; a token that is presented must be valid (401 otherwise)."),
+        (name = "settings", description = "Key/value settings read by the frontend. \
+            Keys are `[a-z0-9_.-]{1,100}`; a value is any JSON value but null. \
+            Well-known key: `landing_video_url`, a string holding the landing page's video address."),
+        (name = "storage", description = "File upload and download (public)"),
+        (name = "placement", description = "Placement tests: authoring (admin), taking them \
+            (user) and results. Only admins ever see which option is correct."),
+        (name = "education-materials", description = "PDFs and videos that admins assign to users"),
+        (name = "contacts", description = "Contact requests: the public form, and replies by admins"),
+        (name = "dashboard", description = "Statistics for admins"),
     )
 )]
 pub struct ApiDoc;
@@ -54,12 +66,10 @@ impl Modify for BearerScheme {
     }
 }
 
-/// The whole OpenAPI document: the base and every resource's part.
+/// The whole OpenAPI document: the base, and every operation of the route table.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
-    for part in handlers::apis() {
-        doc.merge(part);
-    }
+    handlers::routes().document(&mut doc);
     CommonResponses.modify(&mut doc);
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     doc
@@ -116,6 +126,12 @@ impl Modify for CommonResponses {
             }
         }
     }
+}
+
+/// The documented operations of the route table (method, path, rate rule, access), for
+/// the test that holds them against the document.
+pub fn operations() -> Vec<crate::router::Operation> {
+    handlers::routes().operations().to_vec()
 }
 
 /// The OpenAPI document as pretty JSON.

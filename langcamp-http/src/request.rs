@@ -17,6 +17,8 @@ use hyper::http::request::Parts;
 use langcamp_core::{Actor, Error, Langcamp, PageRequest, Result};
 use serde::de::DeserializeOwned;
 
+use crate::router::Access;
+
 /// The global request body limit: 50 MB.
 pub const BODY_LIMIT: usize = 50 * 1024 * 1024;
 /// JSON bodies are small by nature; a larger one is refused before parsing.
@@ -189,6 +191,10 @@ pub struct Ctx {
     params: Vec<(String, String)>,
     query: Vec<(String, String)>,
     pub client: IpAddr,
+    /// The caller the router authenticated for an endpoint that needs one
+    /// ([`Ctx::authorize`]); the handler's [`Ctx::actor`] takes it instead of
+    /// authenticating again.
+    authorized: std::sync::Mutex<Option<Actor>>,
 }
 
 impl Ctx {
@@ -211,7 +217,22 @@ impl Ctx {
             params,
             query,
             client,
+            authorized: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The router's check of an endpoint's [`Access`] before the body is read: 401 without
+    /// a valid token, 403 for a role too low, as core's own check would answer.
+    pub(crate) async fn authorize(&self, access: Access) -> Result<()> {
+        let Some(role) = access.role() else {
+            return Ok(());
+        };
+        let actor = self.authenticate().await?;
+        actor.require(role)?;
+        if let Ok(mut authorized) = self.authorized.lock() {
+            *authorized = Some(actor);
+        }
+        Ok(())
     }
 
     pub fn headers(&self) -> &HeaderMap {
@@ -245,6 +266,13 @@ impl Ctx {
 
     /// Who is calling: anonymous without a token; 401 for a token that is not valid now.
     pub async fn actor(&self) -> Result<Actor> {
+        if let Some(actor) = self.authorized.lock().ok().and_then(|mut a| a.take()) {
+            return Ok(actor);
+        }
+        self.authenticate().await
+    }
+
+    async fn authenticate(&self) -> Result<Actor> {
         match self.bearer()? {
             None => Ok(Actor::Anonymous),
             Some(token) => Ok(Actor::User(self.app.authenticate(token).await?)),
