@@ -221,9 +221,11 @@ pub struct LevelRangeInput {
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct TestFilter {
-    /// Language code of the test's texts.
+    /// Language code of the test's texts; empty means no filter.
+    #[param(pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub locale: Option<String>,
-    /// Language code of the language tested.
+    /// Language code of the language tested; empty means no filter.
+    #[param(pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub target_language: Option<String>,
 }
 

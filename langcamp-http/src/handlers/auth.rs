@@ -5,7 +5,9 @@ use langcamp_core::auth::{
     LogoutInput, Message, OptionalAuth, OtpRequestInput, OtpRequested, OtpVerifyInput,
     RefreshInput, SignedIn, TokenPair,
 };
-use langcamp_core::users::{CompletedRegistration, ProfileInput, RegistrationStatus, User};
+use langcamp_core::users::{
+    CompletedRegistration, ProfileInput, RegistrationInput, RegistrationStatus, User,
+};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
@@ -107,7 +109,7 @@ pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Complete the profile after the first sign-in. Requires name, age, gender, country, countryCode, phoneNumber.
-#[utoipa::path(post, operation_id = "completeRegistration", path = "/auth/complete-registration", tag = "auth", request_body = ProfileInput,
+#[utoipa::path(post, operation_id = "completeRegistration", path = "/auth/complete-registration", tag = "auth", request_body = RegistrationInput,
     security(("bearer" = [])),
     responses(
         (status = 200, description = "Registration complete", body = Envelope<CompletedRegistration>),

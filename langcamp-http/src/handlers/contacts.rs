@@ -40,8 +40,8 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 /// List contact requests, newest first.
 #[utoipa::path(get, operation_id = "listContacts", path = "/contact/admin", tag = "contacts", security(("bearer" = [])),
     params(ContactFilter,
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
     responses(
         (status = 200, description = "A page of contact requests", body = Envelope<Page<Contact>>),
         (status = 400, description = "Unknown status, or bad pagination", body = ErrorEnvelope),

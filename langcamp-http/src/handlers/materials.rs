@@ -205,9 +205,9 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 #[utoipa::path(get, operation_id = "listMaterials", path = "/education-materials", tag = "education-materials",
     security(("bearer" = [])),
     params(
-        ("locale" = Option<String>, Query, description = "Only materials of this locale"),
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10"),
+        ("locale" = Option<String>, Query, pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "Only materials of this locale (a language code); empty means no filter"),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10"),
     ),
     responses(
         (status = 200, description = "A page of materials", body = Envelope<Page<Material>>),

@@ -38,8 +38,8 @@ pub fn routes(r: &mut Routes) {
 #[utoipa::path(get, path = "/proficiency-tests", tag = "placement", operation_id = "listProficiencyTests",
     security((), ("bearer" = [])),
     params(TestFilter,
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
     responses(
         (status = 200, description = "A page of tests. The public answer carries a weak `ETag` of its data, `Cache-Control: no-cache`, and is gzipped for `Accept-Encoding: gzip`; its `timestamp` is when the answer was encoded (at most a few seconds before).", body = Envelope<Page<ProficiencyTest>>),
         (status = 304, description = "`If-None-Match` holds the current `ETag` (public answer only): no body"),
@@ -231,8 +231,8 @@ pub async fn my_result(ctx: Ctx) -> Result<Reply> {
 #[utoipa::path(get, path = "/proficiency-tests/admin/results", tag = "placement", operation_id = "listTestResults",
     security(("bearer" = [])),
     params(ResultFilter,
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
     responses(
         (status = 200, description = "A page of results", body = Envelope<Page<TestResult>>),
         (status = 400, description = "Bad language code or pagination", body = ErrorEnvelope),

@@ -22,8 +22,8 @@ pub fn routes(r: &mut Routes) {
 /// List users, newest first.
 #[utoipa::path(get, operation_id = "listUsers", path = "/users", tag = "users", security(("bearer" = [])),
     params(UserFilter,
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
     responses(
         (status = 200, description = "A page of users", body = Envelope<Page<User>>),
         (status = 400, description = "Bad filter or pagination", body = ErrorEnvelope),
