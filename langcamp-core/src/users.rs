@@ -330,7 +330,7 @@ pub struct UserFilter {
     #[param(value_type = Option<bool>)]
     pub is_registration_complete: Option<String>,
     /// `user`, `admin` or `superadmin`.
-    #[param(value_type = Option<Role>)]
+    #[param(value_type = Option<String>, pattern = r"^\s*(user|admin|superadmin)?\s*$")]
     pub role: Option<String>,
 }
 

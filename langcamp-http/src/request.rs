@@ -390,9 +390,44 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
     match serde_json::from_slice(bytes) {
         Ok(value) => Ok(value),
         Err(e) if is_syntax(&e) => Err(Error::Validation(vec![format!("malformed JSON: {e}")])),
-        // The slow path runs only for a refused body.
-        Err(_) => Err(Error::Validation(field_problems::<T>(bytes))),
+        // The slow paths run only for a refused body.
+        Err(_) => {
+            if let Some(value) = integral_floats_as_integers(bytes)
+                && let Ok(value) = serde_json::from_value(value)
+            {
+                return Ok(value);
+            }
+            Err(Error::Validation(field_problems::<T>(bytes)))
+        }
     }
+}
+
+/// The body with every number that is a whole number written with a fraction (`27.0`,
+/// `1e3`) turned into an integer, or `None` when there is none. JSON Schema counts `27.0`
+/// as an integer, and so do the clients generated from the API document; serde's integer
+/// fields refuse it.
+fn integral_floats_as_integers(bytes: &[u8]) -> Option<serde_json::Value> {
+    fn walk(value: &mut serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+                let Some(f) = n.as_f64() else {
+                    return false;
+                };
+                // Within ±2^53 every whole f64 is exact, so nothing is rounded.
+                if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 {
+                    *value = serde_json::Value::from(f as i64);
+                    true
+                } else {
+                    false
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().fold(false, |c, v| walk(v) | c),
+            serde_json::Value::Object(map) => map.values_mut().fold(false, |c, v| walk(v) | c),
+            _ => false,
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    walk(&mut value).then_some(value)
 }
 
 fn is_syntax(e: &serde_json::Error) -> bool {

@@ -108,8 +108,8 @@ async fn receive_file(app: &Langcamp, actor: &Actor, form: &mut Form) -> Result<
         ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier answer"),
     ),
     responses(
-        (status = 200, description = "The whole file, with `ETag`, `Content-Disposition`, `X-Content-Type-Options: nosniff`", content_type = "application/octet-stream", body = FileBytes),
-        (status = 206, description = "The requested range, with `Content-Range`", content_type = "application/octet-stream", body = FileBytes),
+        (status = 200, description = "The whole file, with `ETag`, `Content-Disposition`, `X-Content-Type-Options: nosniff`; the type is the one the upload was recognised as", content((FileBytes = "image/jpeg"), (FileBytes = "image/png"), (FileBytes = "image/webp"), (FileBytes = "image/gif"), (FileBytes = "application/pdf"), (FileBytes = "video/mp4"), (FileBytes = "video/webm"))),
+        (status = 206, description = "The requested range, with `Content-Range`", content((FileBytes = "image/jpeg"), (FileBytes = "image/png"), (FileBytes = "image/webp"), (FileBytes = "image/gif"), (FileBytes = "application/pdf"), (FileBytes = "video/mp4"), (FileBytes = "video/webm"))),
         (status = 304, description = "Not modified (the `If-None-Match` ETag matches)"),
         (status = 404, description = "No such file", body = ErrorEnvelope),
         (status = 416, description = "The range lies outside the file: code `RANGE_NOT_SATISFIABLE`, `Content-Range: bytes */size`", body = ErrorEnvelope),

@@ -197,3 +197,38 @@ async fn every_endpoint_refuses_a_caller_below_its_access_before_the_body_and_th
         }
     }
 }
+
+/// JSON Schema (and so every client generated from the document) counts `27.0` as an
+/// integer: integer fields take it as 27, while `27.5` is still refused.
+#[tokio::test]
+async fn a_whole_number_written_with_a_fraction_is_an_integer() {
+    let app = TestApp::spawn().await;
+    let session = app.sign_in("whole@langcamp.test").await;
+    let done = app
+        .post("/auth/complete-registration")
+        .bearer(&session.access)
+        .json(&json!({
+            "name": "Ana Silva", "age": 27.0, "gender": "female", "country": "Portugal",
+            "countryCode": "+351", "phoneNumber": "912345678"
+        }))
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(done.data()["user"]["age"], 27, "{}", done.text());
+
+    let refused = app
+        .patch("/me/profile")
+        .bearer(&session.access)
+        .json(&json!({"age": 27.5}))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(refused.code(), "VALIDATION_FAILED");
+    let me = app
+        .get("/me")
+        .bearer(&session.access)
+        .send()
+        .await
+        .expect(200);
+    assert_eq!(me.data()["age"], 27);
+}
