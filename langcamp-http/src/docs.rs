@@ -71,6 +71,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     handlers::routes().document(&mut doc);
     CommonResponses.modify(&mut doc);
+    ExactObjects.modify(&mut doc);
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     doc
 }
@@ -132,6 +133,56 @@ impl Modify for CommonResponses {
 /// the test that holds them against the document.
 pub fn operations() -> Vec<crate::router::Operation> {
     handlers::routes().operations().to_vec()
+}
+
+/// Every object schema lists all its properties: `additionalProperties: false`, so a
+/// client (and schemathesis) knows an answer has no field beyond those documented, and a
+/// request none beyond those accepted (contract §1 refuses unknown fields). Done once here
+/// rather than on every type, since most answer types are also read back with serde, where
+/// `deny_unknown_fields` would change behaviour.
+struct ExactObjects;
+
+/// Objects that take fields beyond their schema's: an answer of a submission is read by
+/// hand, which ignores other fields.
+const OPEN_OBJECTS: [&str; 1] = ["SubmittedAnswer"];
+
+impl Modify for ExactObjects {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let Some(components) = openapi.components.as_mut() else {
+            return;
+        };
+        for (name, schema) in components.schemas.iter_mut() {
+            if !OPEN_OBJECTS.contains(&name.as_str()) {
+                close_objects(schema);
+            }
+        }
+    }
+}
+
+fn close_objects(schema: &mut utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>) {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{AdditionalProperties, ArrayItems, Schema};
+    let RefOr::T(schema) = schema else {
+        return;
+    };
+    match schema {
+        Schema::Object(object) => {
+            if !object.properties.is_empty() && object.additional_properties.is_none() {
+                object.additional_properties =
+                    Some(Box::new(AdditionalProperties::FreeForm(false)));
+            }
+            object.properties.values_mut().for_each(close_objects);
+        }
+        Schema::Array(array) => {
+            if let ArrayItems::RefOrSchema(items) = &mut array.items {
+                close_objects(items);
+            }
+        }
+        // Not allOf: a closed part would refuse the other parts' fields.
+        Schema::OneOf(one_of) => one_of.items.iter_mut().for_each(close_objects),
+        Schema::AnyOf(any_of) => any_of.items.iter_mut().for_each(close_objects),
+        _ => {}
+    }
 }
 
 /// The OpenAPI document as pretty JSON.
