@@ -44,7 +44,9 @@ const LEEWAY_MS: i64 = 30 * 1000;
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OtpRequestInput {
-    #[schema(example = "ana@example.com")]
+    /// An e-mail address (the server's check is stricter than `format: email` alone:
+    /// at most 64 characters before the `@`, a dotted domain).
+    #[schema(value_type = String, format = Email, max_length = 254, example = "ana@example.com")]
     pub email: Option<String>,
 }
 
@@ -58,10 +60,11 @@ pub struct OtpRequested {
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OtpVerifyInput {
-    #[schema(example = "ana@example.com")]
+    /// The address the code was sent to.
+    #[schema(value_type = String, format = Email, max_length = 254, example = "ana@example.com")]
     pub email: Option<String>,
     /// The 6-digit code from the mail.
-    #[schema(example = "123456")]
+    #[schema(value_type = String, pattern = r"^[0-9]{6}$", example = "123456")]
     pub code: Option<String>,
 }
 
@@ -77,6 +80,8 @@ pub struct SignedIn {
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RefreshInput {
+    /// The `refreshToken` of the last sign-in or refresh.
+    #[schema(value_type = String, min_length = 1)]
     pub refresh_token: Option<String>,
 }
 

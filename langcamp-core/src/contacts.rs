@@ -250,7 +250,7 @@ fn check_phone(raw: Option<&str>) -> std::result::Result<Option<String>, String>
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReplyInput {
     /// 1 to 10000 characters; sent to the visitor by e-mail.
-    #[schema(value_type = String, example = "Yes: Tuesdays and Thursdays at 18:30.")]
+    #[schema(value_type = String, min_length = 1, max_length = 10000, pattern = r"^[^\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "Yes: Tuesdays and Thursdays at 18:30.")]
     pub reply_message: Option<String>,
 }
 

@@ -120,7 +120,7 @@ impl Course {
 pub struct CourseInput {
     /// 1 to 200 characters.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "German for beginners")]
+    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "German for beginners")]
     pub title: Patch<String>,
     /// Up to 1000 characters.
     #[serde(default)]
@@ -173,11 +173,11 @@ pub struct CourseInput {
     pub capacity: Patch<i64>,
     /// Default false.
     #[serde(default)]
-    #[schema(value_type = Option<bool>)]
+    #[schema(value_type = bool)]
     pub is_published: Patch<bool>,
     /// Default 0.
     #[serde(default)]
-    #[schema(value_type = Option<i64>)]
+    #[schema(value_type = i64)]
     pub sort_order: Patch<i64>,
 }
 
@@ -186,9 +186,11 @@ pub struct CourseInput {
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct CourseQuery {
-    /// Only courses in this locale (a language code).
+    /// Only courses in this locale (a language code); empty means no filter.
+    #[param(pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub locale: Option<String>,
-    /// Only courses teaching this language (a language code).
+    /// Only courses teaching this language (a language code); empty means no filter.
+    #[param(pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub target_language: Option<String>,
 }
 

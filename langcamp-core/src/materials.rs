@@ -181,6 +181,7 @@ pub struct MaterialUpdate {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AssignInput {
     /// 1 to 1000 user ids.
+    #[schema(value_type = Vec<String>, min_items = 1, max_items = 1000)]
     pub user_ids: Option<Vec<String>>,
 }
 

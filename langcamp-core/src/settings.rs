@@ -48,12 +48,30 @@ impl Setting {
 #[serde(deny_unknown_fields)]
 pub struct SettingInput {
     /// `[a-z0-9_.-]`, 1 to 100 characters.
-    #[schema(value_type = String, required = true, example = "landing_video_url")]
+    #[schema(value_type = String, required = true, pattern = r"^[a-z0-9_.-]{1,100}$", example = "landing_video_url")]
     pub key: Option<String>,
     /// Any JSON value but null (a string, number, boolean, object or array).
     #[serde(default)]
-    #[schema(value_type = Value, required = true, example = "https://video.example.com/landing.mp4")]
+    #[schema(schema_with = non_null_value, required = true)]
     pub value: Patch<Value>,
+}
+
+/// Any JSON value but null: the schema of a setting's value.
+fn non_null_value() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Array(vec![
+            Type::String,
+            Type::Number,
+            Type::Boolean,
+            Type::Object,
+            Type::Array,
+        ]))
+        .description(Some(
+            "Any JSON value but null (a string, number, boolean, object or array).",
+        ))
+        .examples(["https://video.example.com/landing.mp4"])
+        .build()
 }
 
 impl SettingInput {

@@ -75,6 +75,17 @@ impl User {
 
 pub const GENDERS: [&str; 4] = ["male", "female", "other", "prefer_not_to_say"];
 
+/// The values of a profile's `gender`.
+// For the API document only: the field is read as text and checked against `GENDERS`.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+pub enum Gender {
+    Male,
+    Female,
+    Other,
+    PreferNotToSay,
+}
+
 /// Profile fields, for completing registration and for `PATCH /me/profile`.
 /// `email` and `role` are not accepted here.
 #[derive(Clone, Debug, Default, Deserialize, ToSchema)]
@@ -82,34 +93,79 @@ pub const GENDERS: [&str; 4] = ["male", "female", "other", "prefer_not_to_say"];
 pub struct ProfileInput {
     /// 1 to 100 characters.
     #[serde(default)]
-    #[schema(value_type = String, example = "Ana Silva")]
+    #[schema(value_type = String, min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "Ana Silva")]
     pub name: Patch<String>,
     /// Whole years, 5 to 120.
     #[serde(default)]
-    #[schema(value_type = i64, example = 27)]
+    #[schema(value_type = i64, minimum = 5, maximum = 120, example = 27)]
     pub age: Patch<i64>,
     /// `male`, `female`, `other` or `prefer_not_to_say`.
     #[serde(default)]
-    #[schema(value_type = String, example = "female")]
+    #[schema(value_type = Gender, example = "female")]
     pub gender: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "Lisbon")]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "Lisbon")]
     pub city: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String, example = "Portugal")]
+    #[schema(value_type = String, min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "Portugal")]
     pub country: Patch<String>,
     /// Dialling prefix: `+` and 1 to 4 digits.
     #[serde(default)]
-    #[schema(value_type = String, example = "+351")]
+    #[schema(value_type = String, pattern = r"^\+[0-9]{1,4}$", example = "+351")]
     pub country_code: Patch<String>,
     /// 4 to 15 digits.
     #[serde(default)]
-    #[schema(value_type = String, example = "912345678")]
+    #[schema(value_type = String, pattern = r"^[0-9]{4,15}$", example = "912345678")]
     pub phone_number: Patch<String>,
     /// BCP 47 language tag.
     #[serde(default)]
-    #[schema(value_type = String, example = "pt-PT")]
+    #[schema(value_type = String, max_length = 35, pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", example = "pt-PT")]
     pub locale: Patch<String>,
+}
+
+/// The body of `POST /auth/complete-registration`, for the API document: [`ProfileInput`]
+/// with the fields a complete profile needs marked required (the server reads a
+/// [`ProfileInput`] and names each missing one).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct RegistrationInput {
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$",
+        example = "Ana Silva"
+    )]
+    name: String,
+    #[schema(minimum = 5, maximum = 120, example = 27)]
+    age: i64,
+    #[schema(example = "female")]
+    gender: Gender,
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$",
+        example = "Lisbon"
+    )]
+    city: Option<String>,
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$",
+        example = "Portugal"
+    )]
+    country: String,
+    #[schema(pattern = r"^\+[0-9]{1,4}$", example = "+351")]
+    country_code: String,
+    #[schema(pattern = r"^[0-9]{4,15}$", example = "912345678")]
+    phone_number: String,
+    #[schema(
+        max_length = 35,
+        pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$",
+        example = "pt-PT"
+    )]
+    #[serde(default)]
+    locale: String,
 }
 
 /// The admin's profile edit: `phone` (not `phoneNumber`), and `email`.
@@ -117,25 +173,25 @@ pub struct ProfileInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdminProfileInput {
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(value_type = String, min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$")]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = i64)]
+    #[schema(value_type = i64, minimum = 5, maximum = 120)]
     pub age: Patch<i64>,
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(value_type = String, pattern = r"^[0-9]{4,15}$")]
     pub phone: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(value_type = Gender)]
     pub gender: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$")]
     pub city: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(value_type = String, min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$")]
     pub country: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(value_type = String, format = Email, max_length = 254)]
     pub email: Patch<String>,
 }
 
@@ -277,7 +333,7 @@ pub struct UserFilter {
     #[param(value_type = Option<bool>)]
     pub is_registration_complete: Option<String>,
     /// `user`, `admin` or `superadmin`.
-    #[param(value_type = Option<Role>)]
+    #[param(value_type = Option<String>, pattern = r"^\s*(user|admin|superadmin)?\s*$")]
     pub role: Option<String>,
 }
 
@@ -308,12 +364,15 @@ pub struct Deleted {
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoleInput {
+    #[schema(value_type = Role)]
     pub role: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmailInput {
+    /// An e-mail address (at most 64 characters before the `@`, a dotted domain).
+    #[schema(value_type = String, format = Email, max_length = 254)]
     pub email: Option<String>,
 }
 

@@ -25,11 +25,23 @@ use crate::request::Ctx;
                        A request body must arrive without a pause over 10 s and within 5 minutes \
                        of the headers, else 408 and the connection is closed.",
     ),
-    paths(handlers::system::root),
     components(schemas(ErrorEnvelope, langcamp_core::Pagination)),
     modifiers(&BearerScheme),
     tags(
         (name = "system", description = "Reachability and documentation"),
+        (name = "auth", description = "One-time-code sign-in, tokens and the caller's profile"),
+        (name = "users", description = "User administration (admin; role changes superadmin)"),
+        (name = "courses", description = "The course catalogue: public reading, admin editing. \
+            Without a token the caller is anonymous; a token that is presented must be valid (401 otherwise)."),
+        (name = "settings", description = "Key/value settings read by the frontend. \
+            Keys are `[a-z0-9_.-]{1,100}`; a value is any JSON value but null. \
+            Well-known key: `landing_video_url`, a string holding the landing page's video address."),
+        (name = "storage", description = "File upload and download (public)"),
+        (name = "placement", description = "Placement tests: authoring (admin), taking them \
+            (user) and results. Only admins ever see which option is correct."),
+        (name = "education-materials", description = "PDFs and videos that admins assign to users"),
+        (name = "contacts", description = "Contact requests: the public form, and replies by admins"),
+        (name = "dashboard", description = "Statistics for admins"),
     )
 )]
 pub struct ApiDoc;
@@ -54,13 +66,12 @@ impl Modify for BearerScheme {
     }
 }
 
-/// The whole OpenAPI document: the base and every resource's part.
+/// The whole OpenAPI document: the base, and every operation of the route table.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
-    for part in handlers::apis() {
-        doc.merge(part);
-    }
+    handlers::routes().document(&mut doc);
     CommonResponses.modify(&mut doc);
+    ExactObjects.modify(&mut doc);
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     doc
 }
@@ -115,6 +126,62 @@ impl Modify for CommonResponses {
                 }
             }
         }
+    }
+}
+
+/// The documented operations of the route table (method, path, rate rule, access), for
+/// the test that holds them against the document.
+pub fn operations() -> Vec<crate::router::Operation> {
+    handlers::routes().operations().to_vec()
+}
+
+/// Every object schema lists all its properties: `additionalProperties: false`, so a
+/// client (and schemathesis) knows an answer has no field beyond those documented, and a
+/// request none beyond those accepted (contract §1 refuses unknown fields). Done once here
+/// rather than on every type, since most answer types are also read back with serde, where
+/// `deny_unknown_fields` would change behaviour.
+struct ExactObjects;
+
+/// Objects that take fields beyond their schema's: an answer of a submission is read by
+/// hand, which ignores other fields.
+const OPEN_OBJECTS: [&str; 1] = ["SubmittedAnswer"];
+
+impl Modify for ExactObjects {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let Some(components) = openapi.components.as_mut() else {
+            return;
+        };
+        for (name, schema) in components.schemas.iter_mut() {
+            if !OPEN_OBJECTS.contains(&name.as_str()) {
+                close_objects(schema);
+            }
+        }
+    }
+}
+
+fn close_objects(schema: &mut utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>) {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{AdditionalProperties, ArrayItems, Schema};
+    let RefOr::T(schema) = schema else {
+        return;
+    };
+    match schema {
+        Schema::Object(object) => {
+            if !object.properties.is_empty() && object.additional_properties.is_none() {
+                object.additional_properties =
+                    Some(Box::new(AdditionalProperties::FreeForm(false)));
+            }
+            object.properties.values_mut().for_each(close_objects);
+        }
+        Schema::Array(array) => {
+            if let ArrayItems::RefOrSchema(items) = &mut array.items {
+                close_objects(items);
+            }
+        }
+        // Not allOf: a closed part would refuse the other parts' fields.
+        Schema::OneOf(one_of) => one_of.items.iter_mut().for_each(close_objects),
+        Schema::AnyOf(any_of) => any_of.items.iter_mut().for_each(close_objects),
+        _ => {}
     }
 }
 

@@ -14,6 +14,8 @@ pub mod reply;
 pub mod request;
 mod router;
 
+pub use router::{Access, Operation};
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -197,6 +199,10 @@ impl Server {
             params,
             client,
         );
+        // Who may call the endpoint is settled before its body is read.
+        if let Err(error) = ctx.authorize(route.access).await {
+            return http_failure(HttpError::Core(error));
+        }
         let response = match (route.handler)(ctx).await {
             Ok(reply) => reply.into_response(),
             Err(error) => http_failure(HttpError::Core(error)),

@@ -17,6 +17,8 @@ use hyper::http::request::Parts;
 use langcamp_core::{Actor, Error, Langcamp, PageRequest, Result};
 use serde::de::DeserializeOwned;
 
+use crate::router::Access;
+
 /// The global request body limit: 50 MB.
 pub const BODY_LIMIT: usize = 50 * 1024 * 1024;
 /// JSON bodies are small by nature; a larger one is refused before parsing.
@@ -189,6 +191,10 @@ pub struct Ctx {
     params: Vec<(String, String)>,
     query: Vec<(String, String)>,
     pub client: IpAddr,
+    /// The caller the router authenticated for an endpoint that needs one
+    /// ([`Ctx::authorize`]); the handler's [`Ctx::actor`] takes it instead of
+    /// authenticating again.
+    authorized: std::sync::Mutex<Option<Actor>>,
 }
 
 impl Ctx {
@@ -211,7 +217,22 @@ impl Ctx {
             params,
             query,
             client,
+            authorized: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The router's check of an endpoint's [`Access`] before the body is read: 401 without
+    /// a valid token, 403 for a role too low, as core's own check would answer.
+    pub(crate) async fn authorize(&self, access: Access) -> Result<()> {
+        let Some(role) = access.role() else {
+            return Ok(());
+        };
+        let actor = self.authenticate().await?;
+        actor.require(role)?;
+        if let Ok(mut authorized) = self.authorized.lock() {
+            *authorized = Some(actor);
+        }
+        Ok(())
     }
 
     pub fn headers(&self) -> &HeaderMap {
@@ -245,6 +266,13 @@ impl Ctx {
 
     /// Who is calling: anonymous without a token; 401 for a token that is not valid now.
     pub async fn actor(&self) -> Result<Actor> {
+        if let Some(actor) = self.authorized.lock().ok().and_then(|mut a| a.take()) {
+            return Ok(actor);
+        }
+        self.authenticate().await
+    }
+
+    async fn authenticate(&self) -> Result<Actor> {
         match self.bearer()? {
             None => Ok(Actor::Anonymous),
             Some(token) => Ok(Actor::User(self.app.authenticate(token).await?)),
@@ -362,9 +390,44 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
     match serde_json::from_slice(bytes) {
         Ok(value) => Ok(value),
         Err(e) if is_syntax(&e) => Err(Error::Validation(vec![format!("malformed JSON: {e}")])),
-        // The slow path runs only for a refused body.
-        Err(_) => Err(Error::Validation(field_problems::<T>(bytes))),
+        // The slow paths run only for a refused body.
+        Err(_) => {
+            if let Some(value) = integral_floats_as_integers(bytes)
+                && let Ok(value) = serde_json::from_value(value)
+            {
+                return Ok(value);
+            }
+            Err(Error::Validation(field_problems::<T>(bytes)))
+        }
     }
+}
+
+/// The body with every number that is a whole number written with a fraction (`27.0`,
+/// `1e3`) turned into an integer, or `None` when there is none. JSON Schema counts `27.0`
+/// as an integer, and so do the clients generated from the API document; serde's integer
+/// fields refuse it.
+fn integral_floats_as_integers(bytes: &[u8]) -> Option<serde_json::Value> {
+    fn walk(value: &mut serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+                let Some(f) = n.as_f64() else {
+                    return false;
+                };
+                // Within ±2^53 every whole f64 is exact, so nothing is rounded.
+                if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 {
+                    *value = serde_json::Value::from(f as i64);
+                    true
+                } else {
+                    false
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().fold(false, |c, v| walk(v) | c),
+            serde_json::Value::Object(map) => map.values_mut().fold(false, |c, v| walk(v) | c),
+            _ => false,
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    walk(&mut value).then_some(value)
 }
 
 fn is_syntax(e: &serde_json::Error) -> bool {

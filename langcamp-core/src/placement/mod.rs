@@ -60,10 +60,18 @@ pub struct ProficiencyTest {
     pub title: String,
     pub description: Option<String>,
     /// Language of the test's texts.
-    #[schema(example = "en")]
+    #[schema(
+        max_length = 35,
+        pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$",
+        example = "en"
+    )]
     pub locale: Option<String>,
     /// The language the test places people in.
-    #[schema(example = "de")]
+    #[schema(
+        max_length = 35,
+        pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$",
+        example = "de"
+    )]
     pub target_language: Option<String>,
     pub time_limit_minutes: Option<i64>,
     pub is_active: bool,
@@ -115,7 +123,7 @@ pub struct LevelRange {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TestInput {
     /// 1 to 200 characters.
-    #[schema(value_type = String, required = true, example = "German placement test")]
+    #[schema(value_type = String, required = true, min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "German placement test")]
     pub title: Option<String>,
     /// Up to 5000 characters.
     pub description: Option<String>,
@@ -176,7 +184,7 @@ pub struct QuestionInput {
     /// On update: the id of an existing question of this test, to keep it.
     pub id: Option<String>,
     /// 1 to 2000 characters.
-    #[schema(value_type = String, required = true)]
+    #[schema(value_type = String, required = true, min_length = 1, max_length = 2000, pattern = r"^[^\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$")]
     pub text: Option<String>,
     /// A whole number from 1 to 1000; default 1.
     #[serde(default)]
@@ -196,7 +204,7 @@ pub struct OptionInput {
     /// On update: the id of an existing option of this question, to keep it.
     pub id: Option<String>,
     /// 1 to 500 characters.
-    #[schema(value_type = String, required = true)]
+    #[schema(value_type = String, required = true, min_length = 1, max_length = 500, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$")]
     pub text: Option<String>,
 }
 
@@ -204,7 +212,7 @@ pub struct OptionInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LevelRangeInput {
     /// 1 to 50 characters, such as a CEFR level.
-    #[schema(value_type = String, required = true, example = "B1")]
+    #[schema(value_type = String, required = true, min_length = 1, max_length = 50, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "B1")]
     pub level: Option<String>,
     /// 0 or more.
     #[schema(value_type = i64, required = true, minimum = 0)]
@@ -221,9 +229,11 @@ pub struct LevelRangeInput {
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct TestFilter {
-    /// Language code of the test's texts.
+    /// Language code of the test's texts; empty means no filter.
+    #[param(pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub locale: Option<String>,
-    /// Language code of the language tested.
+    /// Language code of the language tested; empty means no filter.
+    #[param(pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub target_language: Option<String>,
 }
 

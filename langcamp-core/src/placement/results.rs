@@ -169,7 +169,8 @@ pub struct ResultFilter {
     pub user_id: Option<String>,
     /// Results with exactly this level.
     pub level: Option<String>,
-    /// Results of tests of this target language (language code).
+    /// Results of tests of this target language (language code); empty means no filter.
+    #[param(pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub target_language: Option<String>,
 }
 

@@ -1,66 +1,37 @@
 //! Sign-in, tokens and the caller's own profile (CONTRACT §3).
 
-use hyper::Method;
 use langcamp_core::Result;
 use langcamp_core::auth::{
     LogoutInput, Message, OptionalAuth, OtpRequestInput, OtpRequested, OtpVerifyInput,
     RefreshInput, SignedIn, TokenPair,
 };
-use langcamp_core::users::{CompletedRegistration, ProfileInput, RegistrationStatus, User};
-use utoipa::OpenApi;
+use langcamp_core::users::{
+    CompletedRegistration, ProfileInput, RegistrationInput, RegistrationStatus, User,
+};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
-    r.add(
-        Method::POST,
-        "/auth/otp/request",
-        RateRule::OtpRequest,
-        request_otp,
-    )
-    .add(
-        Method::POST,
-        "/auth/otp/verify",
-        RateRule::OtpVerify,
-        verify_otp,
-    )
-    .add(Method::POST, "/auth/refresh", RateRule::Refresh, refresh)
-    .add(Method::POST, "/auth/logout", RateRule::Default, logout)
-    .add(
-        Method::GET,
-        "/auth/registration-status",
+    r.add::<__path_request_otp>(RateRule::OtpRequest, Access::Anyone, request_otp);
+    r.add::<__path_verify_otp>(RateRule::OtpVerify, Access::Anyone, verify_otp);
+    r.add::<__path_refresh>(RateRule::Refresh, Access::Anyone, refresh);
+    r.add::<__path_logout>(RateRule::Default, Access::SignedIn, logout);
+    r.add::<__path_registration_status>(RateRule::Default, Access::SignedIn, registration_status);
+    r.add::<__path_complete_registration>(
         RateRule::Default,
-        registration_status,
-    )
-    .add(
-        Method::POST,
-        "/auth/complete-registration",
-        RateRule::Default,
+        Access::SignedIn,
         complete_registration,
-    )
-    .add(Method::GET, "/auth/optional", RateRule::Default, optional)
-    .add(Method::GET, "/me", RateRule::Default, me)
-    .add(
-        Method::PATCH,
-        "/me/profile",
-        RateRule::Default,
-        update_profile,
     );
+    r.add::<__path_optional>(RateRule::Default, Access::Anyone, optional);
+    r.add::<__path_me>(RateRule::Default, Access::SignedIn, me);
+    r.add::<__path_update_profile>(RateRule::Default, Access::SignedIn, update_profile);
 }
 
-#[derive(OpenApi)]
-#[openapi(
-    paths(request_otp, verify_otp, refresh, logout, registration_status, complete_registration, optional, me, update_profile),
-    components(schemas(OtpRequestInput, OtpVerifyInput, RefreshInput, LogoutInput, ProfileInput)),
-    tags((name = "auth", description = "One-time-code sign-in, tokens and the caller's profile"))
-)]
-pub struct Api;
-
 /// Send a one-time sign-in code by mail. Answers the same for every address.
-#[utoipa::path(post, operation_id = "request_otp", path = "/auth/otp/request", tag = "auth", request_body = OtpRequestInput,
+#[utoipa::path(post, operation_id = "requestOtp", path = "/auth/otp/request", tag = "auth", request_body = OtpRequestInput,
     responses(
         (status = 200, description = "A code is on its way if the address can receive mail", body = Envelope<OtpRequested>),
         (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
@@ -73,7 +44,7 @@ pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Exchange the code for tokens. An unknown address creates a user with incomplete registration.
-#[utoipa::path(post, operation_id = "verify_otp", path = "/auth/otp/verify", tag = "auth", request_body = OtpVerifyInput,
+#[utoipa::path(post, operation_id = "verifyOtp", path = "/auth/otp/verify", tag = "auth", request_body = OtpVerifyInput,
     params(("accept-language" = Option<String>, Header, description = "Sets a new user's locale (first tag)")),
     responses(
         (status = 200, description = "Signed in", body = Envelope<SignedIn>),
@@ -96,7 +67,7 @@ pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
 /// within 10 seconds of its rotation (two tabs refreshing at once) answers the *same*
 /// refresh token its first rotation produced, with a fresh access token for the same
 /// sign-in. Presented later, it revokes that sign-in and answers 401.
-#[utoipa::path(post, operation_id = "refresh_tokens", path = "/auth/refresh", tag = "auth", request_body = RefreshInput,
+#[utoipa::path(post, operation_id = "refreshTokens", path = "/auth/refresh", tag = "auth", request_body = RefreshInput,
     responses(
         (status = 200, description = "New tokens; the presented refresh token is used up (within 10 s of its rotation it answers the same successor again)", body = Envelope<TokenPair>),
         (status = 400, description = "refreshToken missing", body = ErrorEnvelope),
@@ -127,7 +98,7 @@ pub async fn logout(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Whether the caller has completed registration.
-#[utoipa::path(get, operation_id = "get_registration_status", path = "/auth/registration-status", tag = "auth", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getRegistrationStatus", path = "/auth/registration-status", tag = "auth", security(("bearer" = [])),
     responses(
         (status = 200, description = "Registration state", body = Envelope<RegistrationStatus>),
         (status = 401, description = "No valid access token", body = ErrorEnvelope),
@@ -138,7 +109,7 @@ pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Complete the profile after the first sign-in. Requires name, age, gender, country, countryCode, phoneNumber.
-#[utoipa::path(post, operation_id = "complete_registration", path = "/auth/complete-registration", tag = "auth", request_body = ProfileInput,
+#[utoipa::path(post, operation_id = "completeRegistration", path = "/auth/complete-registration", tag = "auth", request_body = RegistrationInput,
     security(("bearer" = [])),
     responses(
         (status = 200, description = "Registration complete", body = Envelope<CompletedRegistration>),
@@ -156,7 +127,7 @@ pub async fn complete_registration(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Works with or without a token; any invalid token counts as anonymous.
-#[utoipa::path(get, operation_id = "optional_auth", path = "/auth/optional", tag = "auth", security((), ("bearer" = [])),
+#[utoipa::path(get, operation_id = "getOptionalAuth", path = "/auth/optional", tag = "auth", security((), ("bearer" = [])),
     responses((status = 200, description = "Who is calling", body = Envelope<OptionalAuth>)))]
 pub async fn optional(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.optional_actor().await?;
@@ -164,7 +135,7 @@ pub async fn optional(ctx: Ctx) -> Result<Reply> {
 }
 
 /// The caller's own profile.
-#[utoipa::path(get, operation_id = "get_own_profile", path = "/me", tag = "auth", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getMe", path = "/me", tag = "auth", security(("bearer" = [])),
     responses(
         (status = 200, description = "Own profile", body = Envelope<User>),
         (status = 401, description = "No valid access token", body = ErrorEnvelope),
@@ -175,7 +146,7 @@ pub async fn me(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change any subset of the own profile; `email` and `role` are refused.
-#[utoipa::path(patch, operation_id = "update_own_profile", path = "/me/profile", tag = "auth", request_body = ProfileInput, security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "updateMyProfile", path = "/me/profile", tag = "auth", request_body = ProfileInput, security(("bearer" = [])),
     responses(
         (status = 200, description = "Updated profile", body = Envelope<User>),
         (status = 400, description = "Invalid fields, or email/role present", body = ErrorEnvelope),

@@ -1,53 +1,28 @@
 //! Contact desk (CONTRACT §8): the public form and the admins' inbox.
 
-use hyper::Method;
 use langcamp_core::contacts::{
-    Contact, ContactFilter, ContactInput, ContactStatus, ContactStatusInput, ReplyInput,
+    Contact, ContactFilter, ContactInput, ContactStatusInput, ReplyInput,
 };
 use langcamp_core::users::Deleted;
-use langcamp_core::{Page, Result, Role};
-use utoipa::OpenApi;
+use langcamp_core::{Page, Result};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
-    r.add(Method::POST, "/contact", RateRule::Contact, create)
-        .add(Method::GET, "/contact/admin", RateRule::Default, list)
-        .add(Method::GET, "/contact/admin/{id}", RateRule::Default, get)
-        .add(
-            Method::DELETE,
-            "/contact/admin/{id}",
-            RateRule::Default,
-            delete,
-        )
-        .add(
-            Method::POST,
-            "/contact/admin/{id}/reply",
-            RateRule::Default,
-            reply,
-        )
-        .add(
-            Method::PATCH,
-            "/contact/admin/{id}/status",
-            RateRule::Default,
-            set_status,
-        );
+    r.add::<__path_create>(RateRule::Contact, Access::Anyone, create);
+    r.add::<__path_list>(RateRule::Default, Access::Admin, list);
+    r.add::<__path_get>(RateRule::Default, Access::Admin, get);
+    r.add::<__path_delete>(RateRule::Default, Access::Admin, delete);
+    r.add::<__path_reply>(RateRule::Default, Access::Admin, reply);
+    r.add::<__path_set_status>(RateRule::Default, Access::Admin, set_status);
 }
-
-#[derive(OpenApi)]
-#[openapi(
-    paths(create, list, get, reply, set_status, delete),
-    components(schemas(Contact, ContactStatus, ContactInput, ReplyInput, ContactStatusInput, Deleted)),
-    tags((name = "contacts", description = "Contact requests: the public form, and replies by admins"))
-)]
-pub struct Api;
 
 /// Send a contact request (public). Strings are trimmed, the e-mail lower-cased; the new
 /// request is `PENDING`.
-#[utoipa::path(post, path = "/contact", tag = "contacts", request_body = ContactInput,
+#[utoipa::path(post, operation_id = "createContact", path = "/contact", tag = "contacts", request_body = ContactInput,
     responses(
         (status = 201, description = "The stored contact request", body = Envelope<Contact>),
         (status = 400, description = "Invalid fields (one message per field)", body = ErrorEnvelope),
@@ -63,10 +38,10 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// List contact requests, newest first.
-#[utoipa::path(get, path = "/contact/admin", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "listContacts", path = "/contact/admin", tag = "contacts", security(("bearer" = [])),
     params(ContactFilter,
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
     responses(
         (status = 200, description = "A page of contact requests", body = Envelope<Page<Contact>>),
         (status = 400, description = "Unknown status, or bad pagination", body = ErrorEnvelope),
@@ -75,7 +50,6 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    actor.require(Role::Admin)?;
     let page = ctx.page()?;
     let filter = ContactFilter {
         status: ctx.query("status").map(str::to_owned),
@@ -87,7 +61,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 }
 
 /// One contact request.
-#[utoipa::path(get, path = "/contact/admin/{id}", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getContact", path = "/contact/admin/{id}", tag = "contacts", security(("bearer" = [])),
     params(("id" = String, Path, description = "Contact request id")),
     responses(
         (status = 200, description = "The contact request", body = Envelope<Contact>),
@@ -104,7 +78,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 
 /// Reply to a contact request: the reply is mailed to the visitor and the request becomes
 /// `REPLIED`. A later reply replaces the stored text, moves `repliedAt` and sends another mail.
-#[utoipa::path(post, path = "/contact/admin/{id}/reply", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(post, operation_id = "replyToContact", path = "/contact/admin/{id}/reply", tag = "contacts", security(("bearer" = [])),
     params(("id" = String, Path, description = "Contact request id")), request_body = ReplyInput,
     responses(
         (status = 200, description = "The replied contact request", body = Envelope<Contact>),
@@ -116,7 +90,6 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    actor.require(Role::Admin)?;
     let input = ctx.json().await?;
     Ok(Reply::ok(
         &ctx.app
@@ -126,7 +99,7 @@ pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Set a contact request's status (`PENDING`, `IN_PROGRESS`, `REPLIED`, `CLOSED`), from any state.
-#[utoipa::path(patch, path = "/contact/admin/{id}/status", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "setContactStatus", path = "/contact/admin/{id}/status", tag = "contacts", security(("bearer" = [])),
     params(("id" = String, Path, description = "Contact request id")), request_body = ContactStatusInput,
     responses(
         (status = 200, description = "The updated contact request", body = Envelope<Contact>),
@@ -138,7 +111,6 @@ pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    actor.require(Role::Admin)?;
     let input = ctx.json().await?;
     Ok(Reply::ok(
         &ctx.app
@@ -148,7 +120,7 @@ pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Delete a contact request.
-#[utoipa::path(delete, path = "/contact/admin/{id}", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(delete, operation_id = "deleteContact", path = "/contact/admin/{id}", tag = "contacts", security(("bearer" = [])),
     params(("id" = String, Path, description = "Contact request id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),

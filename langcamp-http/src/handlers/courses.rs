@@ -1,38 +1,22 @@
 //! Courses (CONTRACT §5): the public catalogue and its administration.
 
-use hyper::Method;
+use langcamp_core::Result;
 use langcamp_core::courses::{Course, CourseInput, CourseQuery};
 use langcamp_core::users::Deleted;
-use langcamp_core::{Result, Role};
-use utoipa::OpenApi;
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
-    r.add(Method::GET, "/courses", RateRule::Default, list)
-        .add(Method::POST, "/courses", RateRule::Default, create)
-        .add(Method::GET, "/courses/{id}", RateRule::Default, get)
-        .add(Method::PATCH, "/courses/{id}", RateRule::Default, update)
-        .add(Method::DELETE, "/courses/{id}", RateRule::Default, delete)
-        .add(
-            Method::POST,
-            "/courses/{id}/duplicate",
-            RateRule::Default,
-            duplicate,
-        );
+    r.add::<__path_list>(RateRule::Default, Access::Anyone, list);
+    r.add::<__path_create>(RateRule::Default, Access::Admin, create);
+    r.add::<__path_get>(RateRule::Default, Access::Anyone, get);
+    r.add::<__path_update>(RateRule::Default, Access::Admin, update);
+    r.add::<__path_delete>(RateRule::Default, Access::Admin, delete);
+    r.add::<__path_duplicate>(RateRule::Default, Access::Admin, duplicate);
 }
-
-#[derive(OpenApi)]
-#[openapi(
-    paths(list, get, create, duplicate, update, delete),
-    components(schemas(Course, CourseInput, Deleted)),
-    tags((name = "courses", description = "The course catalogue: public reading, admin editing. \
-        Without a token the caller is anonymous; a token that is presented must be valid (401 otherwise)."))
-)]
-pub struct Api;
 
 /// List courses.
 ///
@@ -96,8 +80,6 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    // Who may do this is settled before the body is read: 401/403 win over 400.
-    actor.require(Role::Admin)?;
     let input = ctx.json().await?;
     Ok(Reply::created(&ctx.app.create_course(&actor, input).await?))
 }
@@ -138,8 +120,6 @@ pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    // Who may do this is settled before the body is read: 401/403 win over 400.
-    actor.require(Role::Admin)?;
     let input = ctx.json().await?;
     Ok(Reply::ok(
         &ctx.app

@@ -1,51 +1,16 @@
 //! The admin dashboard (CONTRACT §11).
 
-use hyper::Method;
 use langcamp_core::Result;
-use langcamp_core::dashboard::{
-    ContactStats, CourseStats, Dashboard, DashboardQuery, Distributions, LanguageShare, LevelShare,
-    MaterialStats, Overview, RecentActivity, RecentContact, RecentResult, Share, TestStats,
-    TrendPoint, UserStats,
-};
-use utoipa::OpenApi;
+use langcamp_core::dashboard::{Dashboard, DashboardQuery};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
-    r.add(
-        Method::GET,
-        "/admin/dashboard",
-        RateRule::Default,
-        dashboard,
-    );
+    r.add::<__path_dashboard>(RateRule::Default, Access::Admin, dashboard);
 }
-
-#[derive(OpenApi)]
-#[openapi(
-    paths(dashboard),
-    components(schemas(
-        Dashboard,
-        Overview,
-        UserStats,
-        CourseStats,
-        TestStats,
-        ContactStats,
-        MaterialStats,
-        TrendPoint,
-        Distributions,
-        Share,
-        LevelShare,
-        LanguageShare,
-        RecentActivity,
-        RecentContact,
-        RecentResult
-    )),
-    tags((name = "dashboard", description = "Statistics for admins"))
-)]
-pub struct Api;
 
 /// Dashboard statistics.
 ///
@@ -61,7 +26,7 @@ pub struct Api;
 ///   `languages` cover all results (`languages` most submissions first; a result without a
 ///   target language counts under `und`, "Undetermined").
 /// - `recentActivity` holds the 5 newest contact requests and the 5 newest results.
-#[utoipa::path(get, path = "/admin/dashboard", tag = "dashboard", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getDashboard", path = "/admin/dashboard", tag = "dashboard", security(("bearer" = [])),
     params(DashboardQuery),
     responses(
         (status = 200, description = "The statistics", body = Envelope<Dashboard>),

@@ -1,23 +1,22 @@
 //! Education materials (CONTRACT §7). Create and update take either JSON or a multipart
 //! form whose `pdfs` parts are streamed into the file store as they arrive.
 
-use hyper::Method;
 use langcamp_core::materials::{
-    AssignInput, AssignResult, AssignedMaterial, MAX_PDFS, Material, MaterialInput, MaterialPdf,
-    MaterialUpdate, MaterialVideo, Unassigned, VideoInput,
+    AssignInput, AssignResult, AssignedMaterial, MAX_PDFS, Material, MaterialInput, MaterialUpdate,
+    Unassigned,
 };
 use langcamp_core::storage::{Accept, StagedFile};
 use langcamp_core::users::Deleted;
-use langcamp_core::{Actor, Error, Langcamp, Page, Result, Role};
+use langcamp_core::{Actor, Error, Langcamp, Page, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use utoipa::{OpenApi, ToSchema};
+use utoipa::ToSchema;
 
 use crate::limits::RateRule;
 use crate::multipart::{Form, is_multipart};
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::{Ctx, parse_json};
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 /// A text part of a material form holds at most this many bytes.
 const TEXT_PART_LIMIT: usize = 256 * 1024;
@@ -43,68 +42,16 @@ const UPDATE_FIELDS: [&str; 7] = [
 const JSON_FIELDS: [&str; 2] = ["videos", "removePdfIds"];
 
 pub fn routes(r: &mut Routes) {
-    r.add(
-        Method::POST,
-        "/education-materials",
-        RateRule::Default,
-        create,
-    )
-    .add(Method::GET, "/education-materials", RateRule::Default, list)
-    .add(
-        Method::GET,
-        "/education-materials/my-materials",
-        RateRule::Default,
-        mine,
-    )
-    .add(
-        Method::GET,
-        "/education-materials/user/{userId}",
-        RateRule::Default,
-        of_user,
-    )
-    .add(
-        Method::GET,
-        "/education-materials/{id}",
-        RateRule::Default,
-        get,
-    )
-    .add(
-        Method::PATCH,
-        "/education-materials/{id}",
-        RateRule::Default,
-        update,
-    )
-    .add(
-        Method::DELETE,
-        "/education-materials/{id}",
-        RateRule::Default,
-        delete,
-    )
-    .add(
-        Method::POST,
-        "/education-materials/{id}/assign",
-        RateRule::Default,
-        assign,
-    )
-    .add(
-        Method::DELETE,
-        "/education-materials/{id}/assign/{userId}",
-        RateRule::Default,
-        unassign,
-    );
+    r.add::<__path_create>(RateRule::Default, Access::Admin, create);
+    r.add::<__path_list>(RateRule::Default, Access::Admin, list);
+    r.add::<__path_mine>(RateRule::Default, Access::SignedIn, mine);
+    r.add::<__path_of_user>(RateRule::Default, Access::Admin, of_user);
+    r.add::<__path_get>(RateRule::Default, Access::SignedIn, get);
+    r.add::<__path_update>(RateRule::Default, Access::Admin, update);
+    r.add::<__path_delete>(RateRule::Default, Access::Admin, delete);
+    r.add::<__path_assign>(RateRule::Default, Access::Admin, assign);
+    r.add::<__path_unassign>(RateRule::Default, Access::Admin, unassign);
 }
-
-#[derive(OpenApi)]
-#[openapi(
-    paths(create, list, mine, of_user, get, update, delete, assign, unassign),
-    components(schemas(
-        Material, MaterialPdf, MaterialVideo, MaterialInput, MaterialUpdate, VideoInput,
-        MaterialForm, MaterialUpdateForm, AssignInput, AssignResult, AssignedMaterial,
-        Unassigned, Deleted
-    )),
-    tags((name = "education-materials", description = "PDFs and videos that admins assign to users"))
-)]
-pub struct Api;
 
 /// The multipart form of `POST /education-materials`.
 #[derive(ToSchema)]
@@ -220,7 +167,7 @@ fn neither_json_nor_form() -> Error {
 
 /// Create a material from a multipart form (with `pdfs` file parts) or from JSON
 /// (without files).
-#[utoipa::path(post, path = "/education-materials", tag = "education-materials",
+#[utoipa::path(post, operation_id = "createMaterial", path = "/education-materials", tag = "education-materials",
     security(("bearer" = [])),
     request_body(content(
         (MaterialForm = "multipart/form-data"),
@@ -237,8 +184,6 @@ fn neither_json_nor_form() -> Error {
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    // Refuse before a single byte of a file is stored.
-    actor.require(Role::Admin)?;
     if ctx.has_content_type("application/json") {
         let input = ctx.json().await?;
         let material = ctx.app.create_material(&actor, input, Vec::new()).await?;
@@ -257,12 +202,12 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// List materials, newest first.
-#[utoipa::path(get, path = "/education-materials", tag = "education-materials",
+#[utoipa::path(get, operation_id = "listMaterials", path = "/education-materials", tag = "education-materials",
     security(("bearer" = [])),
     params(
-        ("locale" = Option<String>, Query, description = "Only materials of this locale"),
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10"),
+        ("locale" = Option<String>, Query, pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "Only materials of this locale (a language code); empty means no filter"),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10"),
     ),
     responses(
         (status = 200, description = "A page of materials", body = Envelope<Page<Material>>),
@@ -281,7 +226,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 }
 
 /// The caller's assigned materials, newest assignment first.
-#[utoipa::path(get, path = "/education-materials/my-materials", tag = "education-materials",
+#[utoipa::path(get, operation_id = "listMyMaterials", path = "/education-materials/my-materials", tag = "education-materials",
     security(("bearer" = [])),
     responses(
         (status = 200, description = "Assigned materials", body = Envelope<Vec<AssignedMaterial>>),
@@ -293,7 +238,7 @@ pub async fn mine(ctx: Ctx) -> Result<Reply> {
 }
 
 /// A user's assigned materials, newest assignment first.
-#[utoipa::path(get, path = "/education-materials/user/{userId}", tag = "education-materials",
+#[utoipa::path(get, operation_id = "listUserMaterials", path = "/education-materials/user/{userId}", tag = "education-materials",
     security(("bearer" = [])),
     params(("userId" = String, Path, description = "User id")),
     responses(
@@ -310,7 +255,7 @@ pub async fn of_user(ctx: Ctx) -> Result<Reply> {
 }
 
 /// One material: any for admins; for users only one assigned to them.
-#[utoipa::path(get, path = "/education-materials/{id}", tag = "education-materials",
+#[utoipa::path(get, operation_id = "getMaterial", path = "/education-materials/{id}", tag = "education-materials",
     security(("bearer" = [])),
     params(("id" = String, Path, description = "Material id")),
     responses(
@@ -328,7 +273,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 /// Update a material from a multipart form or JSON: fields given change, `videos`
 /// replaces the list, `pdfs` parts are appended, `removePdfIds` removes PDFs (their
 /// files too).
-#[utoipa::path(patch, path = "/education-materials/{id}", tag = "education-materials",
+#[utoipa::path(patch, operation_id = "updateMaterial", path = "/education-materials/{id}", tag = "education-materials",
     security(("bearer" = [])),
     params(("id" = String, Path, description = "Material id")),
     request_body(content(
@@ -347,7 +292,6 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    actor.require(Role::Admin)?;
     let id = ctx.param("id").to_owned();
     if ctx.has_content_type("application/json") {
         let input = ctx.json().await?;
@@ -370,7 +314,7 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Delete a material with its assignments and its PDFs (records and files).
-#[utoipa::path(delete, path = "/education-materials/{id}", tag = "education-materials",
+#[utoipa::path(delete, operation_id = "deleteMaterial", path = "/education-materials/{id}", tag = "education-materials",
     security(("bearer" = [])),
     params(("id" = String, Path, description = "Material id")),
     responses(
@@ -390,7 +334,7 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 /// and nothing is assigned. Each newly assigned user gets one mail with the link
 /// `{FRONTEND_BASE_URL}/materials/{id}`; users who already had it count as
 /// `alreadyAssigned` and get no mail.
-#[utoipa::path(post, path = "/education-materials/{id}/assign", tag = "education-materials",
+#[utoipa::path(post, operation_id = "assignMaterial", path = "/education-materials/{id}/assign", tag = "education-materials",
     security(("bearer" = [])),
     params(("id" = String, Path, description = "Material id")),
     request_body = AssignInput,
@@ -413,7 +357,7 @@ pub async fn assign(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Take a material away from a user.
-#[utoipa::path(delete, path = "/education-materials/{id}/assign/{userId}", tag = "education-materials",
+#[utoipa::path(delete, operation_id = "unassignMaterial", path = "/education-materials/{id}/assign/{userId}", tag = "education-materials",
     security(("bearer" = [])),
     params(
         ("id" = String, Path, description = "Material id"),

@@ -1,5 +1,5 @@
 //! The route table and the handlers, one module per resource. Each module declares its
-//! routes (`routes`) and its part of the OpenAPI description (`Api`).
+//! routes (`routes`), each from its `#[utoipa::path]` handler, which also documents it.
 
 pub mod auth;
 pub mod contacts;
@@ -13,19 +13,19 @@ pub mod system;
 pub mod users;
 
 use hyper::Method;
-use utoipa::OpenApi;
 
 use crate::docs;
 use crate::limits::RateRule::Default;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
+/// The whole route table; the OpenAPI document is built from it too ([`Routes::document`]).
 pub fn routes() -> Routes {
     let mut r = Routes::new();
-    r.add(Method::GET, "/", Default, system::root)
-        .add(Method::GET, "/swagger/json", Default, docs::swagger_json)
-        .add(Method::GET, "/api/docs", Default, docs::swagger_ui)
-        .add(Method::GET, "/api/docs/", Default, docs::swagger_ui)
-        .add(
+    r.add::<system::__path_root>(Default, Access::Anyone, system::root)
+        .add_undocumented(Method::GET, "/swagger/json", Default, docs::swagger_json)
+        .add_undocumented(Method::GET, "/api/docs", Default, docs::swagger_ui)
+        .add_undocumented(Method::GET, "/api/docs/", Default, docs::swagger_ui)
+        .add_undocumented(
             Method::GET,
             "/api/docs/{*file}",
             Default,
@@ -41,19 +41,4 @@ pub fn routes() -> Routes {
     contacts::routes(&mut r);
     dashboard::routes(&mut r);
     r
-}
-
-/// The OpenAPI parts of every resource, merged into the served document.
-pub fn apis() -> Vec<utoipa::openapi::OpenApi> {
-    vec![
-        auth::Api::openapi(),
-        users::Api::openapi(),
-        courses::Api::openapi(),
-        settings::Api::openapi(),
-        storage::Api::openapi(),
-        placement::Api::openapi(),
-        materials::Api::openapi(),
-        contacts::Api::openapi(),
-        dashboard::Api::openapi(),
-    ]
 }

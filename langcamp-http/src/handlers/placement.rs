@@ -3,140 +3,43 @@
 //! The static routes (`/proficiency-tests/languages`, `/results/me`, `/admin/results`)
 //! sit beside `/proficiency-tests/{id}`; matchit prefers the static segment.
 
-use hyper::Method;
 use langcamp_core::placement::{
-    AnswerOption, DetailedAnswer, DetailedResult, LastResult, LevelRange, LevelRangeInput,
-    OptionInput, ProficiencyTest, Question, QuestionInput, ResultAnswer, ResultFilter, ResultList,
-    ResultTest, ResultUser, SubmitInput, SubmittedAnswer, TestFilter, TestInput, TestPatch,
-    TestResult, TestStatus,
+    DetailedResult, ProficiencyTest, ResultFilter, ResultList, SubmitInput, TestFilter, TestInput,
+    TestPatch, TestResult, TestStatus,
 };
 use langcamp_core::users::Deleted;
 use langcamp_core::{Page, Result};
-use utoipa::OpenApi;
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
-    r.add(
-        Method::GET,
-        "/proficiency-tests",
-        RateRule::Default,
-        list_tests,
-    )
-    .add(
-        Method::POST,
-        "/proficiency-tests",
-        RateRule::Default,
-        create_test,
-    )
-    .add(
-        Method::GET,
-        "/proficiency-tests/languages",
-        RateRule::Default,
-        test_languages,
-    )
-    .add(
-        Method::GET,
-        "/proficiency-tests/{id}",
-        RateRule::Default,
-        get_test,
-    )
-    .add(
-        Method::PATCH,
-        "/proficiency-tests/{id}",
-        RateRule::Default,
-        update_test,
-    )
-    .add(
-        Method::DELETE,
-        "/proficiency-tests/{id}",
-        RateRule::Default,
-        delete_test,
-    )
-    .add(
-        Method::POST,
-        "/proficiency-tests/{id}/duplicate",
-        RateRule::Default,
-        duplicate_test,
-    )
-    .add(
-        Method::POST,
-        "/proficiency-tests/{id}/submit",
-        RateRule::Default,
-        submit_test,
-    )
-    .add(
-        Method::GET,
-        "/proficiency-tests/{id}/status",
-        RateRule::Default,
-        test_status,
-    )
-    .add(
-        Method::GET,
-        "/proficiency-tests/results/me",
-        RateRule::Default,
-        my_results,
-    )
-    .add(
-        Method::GET,
-        "/proficiency-tests/results/me/{resultId}",
-        RateRule::Default,
-        my_result,
-    )
-    .add(
-        Method::GET,
-        "/proficiency-tests/admin/results",
-        RateRule::Default,
-        list_results,
-    )
-    .add(
-        Method::GET,
-        "/proficiency-tests/admin/results/{resultId}",
-        RateRule::Default,
-        get_result,
-    )
-    .add(
-        Method::DELETE,
-        "/proficiency-tests/admin/results/{resultId}",
-        RateRule::Default,
-        delete_result,
-    )
-    .add(
-        Method::GET,
-        "/proficiency-tests/admin/results/user/{userId}",
-        RateRule::Default,
-        user_results,
-    );
+    r.add::<__path_list_tests>(RateRule::Default, Access::Anyone, list_tests);
+    r.add::<__path_create_test>(RateRule::Default, Access::Admin, create_test);
+    r.add::<__path_test_languages>(RateRule::Default, Access::Anyone, test_languages);
+    r.add::<__path_get_test>(RateRule::Default, Access::Anyone, get_test);
+    r.add::<__path_update_test>(RateRule::Default, Access::Admin, update_test);
+    r.add::<__path_delete_test>(RateRule::Default, Access::Admin, delete_test);
+    r.add::<__path_duplicate_test>(RateRule::Default, Access::Admin, duplicate_test);
+    r.add::<__path_submit_test>(RateRule::Default, Access::SignedIn, submit_test);
+    r.add::<__path_test_status>(RateRule::Default, Access::SignedIn, test_status);
+    r.add::<__path_my_results>(RateRule::Default, Access::SignedIn, my_results);
+    r.add::<__path_my_result>(RateRule::Default, Access::SignedIn, my_result);
+    r.add::<__path_list_results>(RateRule::Default, Access::Admin, list_results);
+    r.add::<__path_get_result>(RateRule::Default, Access::Admin, get_result);
+    r.add::<__path_delete_result>(RateRule::Default, Access::Admin, delete_result);
+    r.add::<__path_user_results>(RateRule::Default, Access::Admin, user_results);
 }
-
-#[derive(OpenApi)]
-#[openapi(
-    paths(
-        list_tests, test_languages, get_test, create_test, duplicate_test, update_test,
-        delete_test, submit_test, test_status, my_results, my_result, list_results,
-        get_result, delete_result, user_results
-    ),
-    components(schemas(
-        ProficiencyTest, Question, AnswerOption, LevelRange, TestInput, TestPatch,
-        QuestionInput, OptionInput, LevelRangeInput, SubmitInput, SubmittedAnswer, TestResult,
-        ResultAnswer, DetailedResult, DetailedAnswer, ResultUser, ResultTest, TestStatus,
-        LastResult, ResultList, Deleted
-    )),
-    tags((name = "placement", description = "Placement tests: authoring (admin), taking them \
-        (user) and results. Only admins ever see which option is correct."))
-)]
-pub struct Api;
 
 /// List placement tests, newest first. Anyone sees the active ones; admins see all, with
 /// each question's `correctOptionIndex`.
 #[utoipa::path(get, path = "/proficiency-tests", tag = "placement", operation_id = "listProficiencyTests",
     security((), ("bearer" = [])),
     params(TestFilter,
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
     responses(
         (status = 200, description = "A page of tests. The public answer carries a weak `ETag` of its data, `Cache-Control: no-cache`, and is gzipped for `Accept-Encoding: gzip`; its `timestamp` is when the answer was encoded (at most a few seconds before).", body = Envelope<Page<ProficiencyTest>>),
         (status = 304, description = "`If-None-Match` holds the current `ETag` (public answer only): no body"),
@@ -328,8 +231,8 @@ pub async fn my_result(ctx: Ctx) -> Result<Reply> {
 #[utoipa::path(get, path = "/proficiency-tests/admin/results", tag = "placement", operation_id = "listTestResults",
     security(("bearer" = [])),
     params(ResultFilter,
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
     responses(
         (status = 200, description = "A page of results", body = Envelope<Page<TestResult>>),
         (status = 400, description = "Bad language code or pagination", body = ErrorEnvelope),

@@ -1,31 +1,19 @@
 //! Settings (CONTRACT §9): public reading by key, admin editing.
 
-use hyper::Method;
 use langcamp_core::settings::{DeletedSetting, Setting, SettingInput};
-use langcamp_core::{Actor, Result, Role};
-use utoipa::OpenApi;
+use langcamp_core::{Actor, Result};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
-    r.add(Method::GET, "/settings", RateRule::Default, list)
-        .add(Method::PUT, "/settings", RateRule::Default, put)
-        .add(Method::GET, "/settings/{key}", RateRule::Default, get)
-        .add(Method::DELETE, "/settings/{key}", RateRule::Default, delete);
+    r.add::<__path_list>(RateRule::Default, Access::Admin, list);
+    r.add::<__path_put>(RateRule::Default, Access::Admin, put);
+    r.add::<__path_get>(RateRule::Default, Access::Anyone, get);
+    r.add::<__path_delete>(RateRule::Default, Access::Admin, delete);
 }
-
-#[derive(OpenApi)]
-#[openapi(
-    paths(get, list, put, delete),
-    components(schemas(Setting, SettingInput, DeletedSetting)),
-    tags((name = "settings", description = "Key/value settings read by the frontend. \
-        Keys are `[a-z0-9_.-]{1,100}`; a value is any JSON value but null. \
-        Well-known key: `landing_video_url`, a string holding the landing page's video address."))
-)]
-pub struct Api;
 
 /// Read one setting (public).
 ///
@@ -78,8 +66,6 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn put(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    // Who may do this is settled before the body is read: 401/403 win over 400.
-    actor.require(Role::Admin)?;
     let input = ctx.json().await?;
     Ok(Reply::ok(&ctx.app.put_setting(&actor, input).await?))
 }

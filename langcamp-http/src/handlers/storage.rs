@@ -7,37 +7,24 @@ use futures_util::TryStreamExt;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Method, Response, StatusCode};
+use hyper::{Response, StatusCode};
 use langcamp_core::storage::{Accept, StagedFile, StoredFile};
 use langcamp_core::{Actor, Error, Langcamp, Result};
-use utoipa::{OpenApi, ToSchema};
+use utoipa::ToSchema;
 
 use crate::limits::RateRule;
 use crate::multipart::Form;
 use crate::reply::{Body, Envelope, ErrorEnvelope, Reply, empty, failure_with};
 use crate::request::Ctx;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 /// Browsers and proxies may keep a file this long before revalidating it with its `ETag`.
 const CACHE_CONTROL: &str = "public, max-age=3600";
 
 pub fn routes(r: &mut Routes) {
-    r.add(Method::POST, "/storage/upload", RateRule::Upload, upload)
-        .add(
-            Method::GET,
-            "/storage/files/{id}",
-            RateRule::Default,
-            download,
-        );
+    r.add::<__path_upload>(RateRule::Upload, Access::Anyone, upload);
+    r.add::<__path_download>(RateRule::Default, Access::Anyone, download);
 }
-
-#[derive(OpenApi)]
-#[openapi(
-    paths(upload, download),
-    components(schemas(StoredFile, UploadForm, FileBytes)),
-    tags((name = "storage", description = "File upload and download (public)"))
-)]
-pub struct Api;
 
 /// The upload form: one part named `file`.
 #[derive(ToSchema)]
@@ -58,7 +45,7 @@ pub struct FileBytes(Vec<u8>);
 /// Upload a file. The type is decided from the file's content (not its name or the
 /// claimed type); the client's file name is kept only as information. Limited to 20
 /// uploads per 10 minutes per client.
-#[utoipa::path(post, path = "/storage/upload", tag = "storage",
+#[utoipa::path(post, operation_id = "uploadFile", path = "/storage/upload", tag = "storage",
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 201, description = "Stored", body = Envelope<StoredFile>),
@@ -114,15 +101,15 @@ async fn receive_file(app: &Langcamp, actor: &Actor, form: &mut Form) -> Result<
 
 /// The file's bytes (not an envelope), with its stored type. Supports `If-None-Match`
 /// (304) and one byte range (`Range: bytes=a-b`, 206; 416 when it lies outside the file).
-#[utoipa::path(get, path = "/storage/files/{id}", tag = "storage",
+#[utoipa::path(get, operation_id = "downloadFile", path = "/storage/files/{id}", tag = "storage",
     params(
         ("id" = String, Path, description = "File id"),
         ("Range" = Option<String>, Header, description = "One byte range, e.g. `bytes=0-1023`"),
         ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier answer"),
     ),
     responses(
-        (status = 200, description = "The whole file, with `ETag`, `Content-Disposition`, `X-Content-Type-Options: nosniff`", content_type = "application/octet-stream", body = FileBytes),
-        (status = 206, description = "The requested range, with `Content-Range`", content_type = "application/octet-stream", body = FileBytes),
+        (status = 200, description = "The whole file, with `ETag`, `Content-Disposition`, `X-Content-Type-Options: nosniff`; the type is the one the upload was recognised as", content((FileBytes = "image/jpeg"), (FileBytes = "image/png"), (FileBytes = "image/webp"), (FileBytes = "image/gif"), (FileBytes = "application/pdf"), (FileBytes = "video/mp4"), (FileBytes = "video/webm"))),
+        (status = 206, description = "The requested range, with `Content-Range`", content((FileBytes = "image/jpeg"), (FileBytes = "image/png"), (FileBytes = "image/webp"), (FileBytes = "image/gif"), (FileBytes = "application/pdf"), (FileBytes = "video/mp4"), (FileBytes = "video/webm"))),
         (status = 304, description = "Not modified (the `If-None-Match` ETag matches)"),
         (status = 404, description = "No such file", body = ErrorEnvelope),
         (status = 416, description = "The range lies outside the file: code `RANGE_NOT_SATISFIABLE`, `Content-Range: bytes */size`", body = ErrorEnvelope),

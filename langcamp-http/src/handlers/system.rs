@@ -9,7 +9,7 @@ use crate::request::Ctx;
 
 /// Reachability check: a plain-text greeting.
 #[utoipa::path(
-    get, path = "/", tag = "system",
+    get, operation_id = "getRoot", path = "/", tag = "system",
     responses((status = 200, description = "The service is reachable", body = String, content_type = "text/plain"))
 )]
 pub async fn root(_ctx: Ctx) -> Result<Reply> {

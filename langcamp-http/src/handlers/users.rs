@@ -1,54 +1,29 @@
 //! User administration (CONTRACT §4).
 
-use hyper::Method;
 use langcamp_core::users::{
     AdminProfileInput, Deleted, EmailInput, RoleInput, User, UserEnvelope, UserFilter,
 };
 use langcamp_core::{Page, Result};
-use utoipa::OpenApi;
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
-use crate::router::Routes;
+use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
-    r.add(Method::GET, "/users", RateRule::Default, list)
-        .add(Method::GET, "/users/{id}", RateRule::Default, get)
-        .add(Method::DELETE, "/users/{id}", RateRule::Default, delete)
-        .add(
-            Method::PATCH,
-            "/users/{id}/role",
-            RateRule::Default,
-            set_role,
-        )
-        .add(
-            Method::PATCH,
-            "/users/{id}/email",
-            RateRule::Default,
-            set_email,
-        )
-        .add(
-            Method::PATCH,
-            "/admin/users/{id}/profile",
-            RateRule::Default,
-            update_profile,
-        );
+    r.add::<__path_list>(RateRule::Default, Access::Admin, list);
+    r.add::<__path_get>(RateRule::Default, Access::Admin, get);
+    r.add::<__path_delete>(RateRule::Default, Access::Admin, delete);
+    r.add::<__path_set_role>(RateRule::Default, Access::Superadmin, set_role);
+    r.add::<__path_set_email>(RateRule::Default, Access::Admin, set_email);
+    r.add::<__path_update_profile>(RateRule::Default, Access::Admin, update_profile);
 }
 
-#[derive(OpenApi)]
-#[openapi(
-    paths(list, get, delete, set_role, set_email, update_profile),
-    components(schemas(User, RoleInput, EmailInput, AdminProfileInput, Deleted)),
-    tags((name = "users", description = "User administration (admin; role changes superadmin)"))
-)]
-pub struct Api;
-
 /// List users, newest first.
-#[utoipa::path(get, operation_id = "list_users", path = "/users", tag = "users", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "listUsers", path = "/users", tag = "users", security(("bearer" = [])),
     params(UserFilter,
-        ("page" = Option<u32>, Query, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, description = "1..=100, default 10")),
+        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
     responses(
         (status = 200, description = "A page of users", body = Envelope<Page<User>>),
         (status = 400, description = "Bad filter or pagination", body = ErrorEnvelope),
@@ -67,7 +42,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 }
 
 /// One user.
-#[utoipa::path(get, operation_id = "get_user", path = "/users/{id}", tag = "users", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getUser", path = "/users/{id}", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "The user", body = Envelope<User>),
@@ -82,7 +57,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 
 /// Delete a user with their sessions, results and assignments. Admins and superadmins
 /// can only be deleted by a superadmin; the last superadmin cannot be deleted.
-#[utoipa::path(delete, operation_id = "delete_user", path = "/users/{id}", tag = "users", security(("bearer" = [])),
+#[utoipa::path(delete, operation_id = "deleteUser", path = "/users/{id}", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
@@ -99,7 +74,7 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change a user's role (superadmin only).
-#[utoipa::path(patch, operation_id = "set_user_role", path = "/users/{id}/role", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "setUserRole", path = "/users/{id}/role", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")), request_body = RoleInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
@@ -119,7 +94,7 @@ pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change a user's e-mail address.
-#[utoipa::path(patch, operation_id = "set_user_email", path = "/users/{id}/email", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "setUserEmail", path = "/users/{id}/email", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")), request_body = EmailInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
@@ -141,7 +116,7 @@ pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Edit a user's profile (any subset; note `phone`, not `phoneNumber`).
-#[utoipa::path(patch, operation_id = "admin_update_user_profile", path = "/admin/users/{id}/profile", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "updateUserProfile", path = "/admin/users/{id}/profile", tag = "users", security(("bearer" = [])),
     params(("id" = String, Path, description = "User id")), request_body = AdminProfileInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<UserEnvelope>),

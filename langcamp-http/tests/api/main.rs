@@ -9,6 +9,7 @@ mod contacts;
 mod courses;
 mod dashboard;
 mod diskfaults;
+mod document;
 mod encoded;
 mod faults;
 mod instances;
