@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 
+use langcamp_core::{Clock, Langcamp, StartupProblem};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -38,23 +39,37 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
             "the database {file} cannot be written, refusing to start: {reason}"
         ));
     }
-    let app = crate::open(config).await?;
+    // Not `crate::open`: its separate ping would cost PostgreSQL a second connection (and
+    // TLS handshake) at start-up; `check_before_serving` names an unreachable server too.
+    let url = url.to_owned();
+    let app = match Langcamp::connect(config, Clock::System).await {
+        Ok(app) => app,
+        Err(e) => return Err(langcamp_core::health::connect_error(&url, &e).await),
+    };
     // A read-only file, folder or mount would otherwise start, serve reads, and fail
     // every write: refuse now, naming the file and the reason.
-    app.db().check_writable().await.map_err(|e| {
-        let database = langcamp_core::db::sqlite_file(app.config().database_url.expose())
-            .map_or_else(|| "on the PostgreSQL server".to_owned(), |f| f.to_owned());
-        format!(
-            "the database {database} cannot be written, refusing to start: {}",
-            langcamp_core::health::describe_error(&e)
-        )
-    })?;
-    for m in app
-        .migrate()
-        .await
-        .map_err(|e| format!("migration failed: {e}"))?
-    {
-        tracing::info!(version = m.version, description = %m.description, "applied migration");
+    let current = match app.check_before_serving().await {
+        Ok(current) => current,
+        Err(StartupProblem::Unreachable(e)) => {
+            return Err(langcamp_core::health::connect_error(&url, &e).await);
+        }
+        Err(StartupProblem::NotWritable(e)) => {
+            let database = langcamp_core::db::sqlite_file(&url)
+                .map_or_else(|| "on the PostgreSQL server".to_owned(), |f| f.to_owned());
+            return Err(format!(
+                "the database {database} cannot be written, refusing to start: {}",
+                langcamp_core::health::describe_error(&e)
+            ));
+        }
+    };
+    if !current {
+        for m in app
+            .migrate()
+            .await
+            .map_err(|e| format!("migration failed: {e}"))?
+        {
+            tracing::info!(version = m.version, description = %m.description, "applied migration");
+        }
     }
     let listener = TcpListener::bind(addr)
         .await

@@ -146,7 +146,17 @@ impl Db {
     /// folder or mount, or a full disk, is named before serving; PostgreSQL checks the
     /// session is not read-only (a standby).
     pub async fn check_writable(&self) -> Result<()> {
-        let mut tx = self.begin().await?;
+        let mut conn = self.writer_connection().await?;
+        self.check_writable_on(&mut conn).await
+    }
+
+    /// [`Db::check_writable`] on a connection the caller holds (start-up runs all its
+    /// checks on one connection: `startup.rs`).
+    pub async fn check_writable_on(&self, conn: &mut AnyConnection) -> Result<()> {
+        let mut tx = match self.backend {
+            Backend::Sqlite => Connection::begin_with(conn, "BEGIN IMMEDIATE").await?,
+            Backend::Postgres => Connection::begin(conn).await?,
+        };
         match self.backend {
             Backend::Sqlite => {
                 let version: i64 = sqlx::query_scalar("PRAGMA user_version")
@@ -171,6 +181,11 @@ impl Db {
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// A connection of the writer pool, held until dropped.
+    pub async fn writer_connection(&self) -> Result<sqlx::pool::PoolConnection<Any>> {
+        Ok(self.writer.acquire().await?)
     }
 
     pub fn backend(&self) -> Backend {

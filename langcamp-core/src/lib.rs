@@ -27,6 +27,7 @@ pub mod placement;
 pub mod sessions;
 pub mod settings;
 mod startup;
+pub use startup::StartupProblem;
 pub mod storage;
 pub mod time;
 pub mod users;

@@ -7,23 +7,59 @@
 
 use std::collections::HashMap;
 
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
 use crate::Langcamp;
 use crate::db::{Backend, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
+use crate::error::Error;
+
+/// Why `langcamp serve` may not start.
+#[derive(Debug)]
+pub enum StartupProblem {
+    /// No connection to the database.
+    Unreachable(Error),
+    /// Connected, but a write cannot succeed (read-only file or mount, full disk, standby).
+    NotWritable(Error),
+}
 
 impl Langcamp {
     /// Whether every embedded migration is applied, successfully and unchanged, and no
     /// other one is. Any doubt (no bookkeeping table yet, an error) answers `false`, and
     /// the migrator then runs and decides as it always did.
     pub(crate) async fn migrations_current(&self) -> bool {
+        match self.db().reader().acquire().await {
+            Ok(mut conn) => self.migrations_current_on(&mut conn).await,
+            Err(_) => false,
+        }
+    }
+
+    /// `langcamp serve`'s checks before it listens, on one connection: that the database
+    /// answers, that it can be written, and whether every migration is applied (`Ok(true)`;
+    /// `Ok(false)`: run [`Langcamp::migrate`]). One connection, because each new one to
+    /// PostgreSQL is a TCP and usually a TLS handshake (45 to 50 ms each here), and a
+    /// connection handed back to the pool is only available again after its asynchronous
+    /// release check (`db.rs`): three checks one after another opened two connections.
+    pub async fn check_before_serving(&self) -> Result<bool, StartupProblem> {
+        let mut conn = self
+            .db()
+            .writer_connection()
+            .await
+            .map_err(StartupProblem::Unreachable)?;
+        self.db()
+            .check_writable_on(&mut conn)
+            .await
+            .map_err(StartupProblem::NotWritable)?;
+        Ok(self.migrations_current_on(&mut conn).await)
+    }
+
+    async fn migrations_current_on(&self, conn: &mut AnyConnection) -> bool {
         let migrator = match self.db().backend() {
             Backend::Sqlite => &SQLITE_MIGRATIONS,
             Backend::Postgres => &POSTGRES_MIGRATIONS,
         };
         let Ok(rows) =
             sqlx::query("SELECT version, checksum FROM _sqlx_migrations WHERE success = TRUE")
-                .fetch_all(self.db().reader())
+                .fetch_all(&mut *conn)
                 .await
         else {
             return false;
