@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use crate::{Cli, USAGE};
+use crate::{Cli, CliError};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,35 +15,39 @@ pub struct Args {
     file: PathBuf,
 }
 
-pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
+pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     let config = crate::config(cli)?;
     if config.is_postgres() {
-        return Err(format!(
-            "{USAGE}backup copies SQLite databases; for PostgreSQL use pg_dump, e.g. \
-             pg_dump --format=custom --file=langcamp.dump \"$DATABASE_URL\" (docs/OPERATIONS.md)"
+        return Err(CliError::usage(
+            "backup copies SQLite databases; for PostgreSQL use pg_dump, e.g. \
+             pg_dump --format=custom --file=langcamp.dump \"$DATABASE_URL\" (docs/OPERATIONS.md)",
         ));
     }
     if args.file.exists() {
-        return Err(format!(
+        return Err(CliError::failed(format!(
             "{} already exists; choose a new file name (a backup never overwrites)",
             args.file.display()
-        ));
+        )));
     }
     if let Some(parent) = args.file.parent()
         && !parent.as_os_str().is_empty()
         && !parent.is_dir()
     {
-        return Err(format!("{} is not a directory", parent.display()));
+        return Err(CliError::failed(format!(
+            "{} is not a directory",
+            parent.display()
+        )));
     }
     let app = crate::open(config).await?;
     let outcome = app.db().backup_to(&args.file).await;
     app.db().close().await;
     outcome.map_err(|e| {
-        format!(
+        let message = format!(
             "backup to {} failed: {}",
             args.file.display(),
             langcamp_core::health::describe_error(&e)
-        )
+        );
+        CliError::from(e).with_message(message)
     })?;
     let bytes = std::fs::metadata(&args.file).map(|m| m.len()).unwrap_or(0);
     if cli.json {

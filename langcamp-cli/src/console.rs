@@ -4,12 +4,12 @@
 
 use std::io::IsTerminal;
 
-use crate::{Cli, USAGE};
+use crate::{Cli, CliError};
 
-pub async fn run(cli: &Cli) -> Result<(), String> {
+pub async fn run(cli: &Cli) -> Result<(), CliError> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        return Err(format!(
-            "{USAGE}the console needs a terminal (run it in a terminal, over SSH with -t, or in tmux)"
+        return Err(CliError::usage(
+            "the console needs a terminal (run it in a terminal, over SSH with -t, or in tmux)",
         ));
     }
     let config = crate::config(cli)?;
@@ -17,10 +17,10 @@ pub async fn run(cli: &Cli) -> Result<(), String> {
     let app = crate::open(config).await?;
     app.migrate()
         .await
-        .map_err(|e| format!("migration failed: {e}"))?;
+        .map_err(|e| CliError::from(e).context("migration failed"))?;
     let result = langcamp_tui::run(app.clone()).await;
     app.db().close().await;
-    result.map_err(|e| format!("console: {e}"))
+    result.map_err(|e| CliError::failed(format!("console: {e}")))
 }
 
 /// Logs to `<data dir>/console.log`; without a writable data directory, not at all.

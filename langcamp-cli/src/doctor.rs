@@ -9,7 +9,7 @@ use langcamp_core::health::{self, Check};
 use langcamp_core::{Clock, Config, Langcamp};
 use serde::Serialize;
 
-use crate::Cli;
+use crate::{Cli, CliError};
 
 /// A database that has not answered in this long is reported as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -35,13 +35,13 @@ impl Line {
     }
 }
 
-pub async fn run(cli: &Cli) -> Result<(), String> {
+pub async fn run(cli: &Cli) -> Result<(), CliError> {
     let lines = match crate::config(cli) {
         Ok(config) => checks(config).await,
         Err(message) => vec![Line {
             name: "configuration",
             ok: false,
-            detail: message,
+            detail: message.to_string(),
             fix: Some("correct the variable named above (README: Configuration)"),
         }],
     };
@@ -60,11 +60,13 @@ pub async fn run(cli: &Cli) -> Result<(), String> {
         Ok(())
     } else {
         let failed: Vec<&str> = lines.iter().filter(|l| !l.ok).map(|l| l.name).collect();
-        Err(format!(
+        // The report is the answer, even when only the database is down: the contract
+        // gives doctor 0 (all pass) or 1.
+        Err(CliError::failed(format!(
             "{} check(s) failed: {}",
             failed.len(),
             failed.join(", ")
-        ))
+        )))
     }
 }
 

@@ -3,6 +3,7 @@
 mod backup;
 mod console;
 mod doctor;
+mod error;
 mod logbuf;
 mod migrate;
 mod openapi;
@@ -17,6 +18,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use langcamp_core::{Clock, Config, Langcamp};
+
+use crate::error::CliError;
 
 /// Langcamp: the backend of a multilingual language school.
 #[derive(Debug, Parser)]
@@ -78,88 +81,80 @@ enum Command {
     Backup(backup::Args),
 }
 
-/// Exit codes: 0 success, 1 the operation failed, 2 usage error (clap's own, or a
-/// destructive command without `--yes` when there is no terminal to ask on).
+/// Exit codes (decided in `error::CliError`): 0 success, 1 the operation failed, 2 usage
+/// error (clap's own, or a destructive command without `--yes` when there is no terminal
+/// to ask on), 75 a dependency is unavailable and the command may succeed when run again.
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     // The console logs to a file: stderr would draw over its screen.
-    if !matches!(cli.command, Command::Console)
-        && let Err(message) = init_tracing()
-    {
-        eprintln!("langcamp: {message}");
-        return ExitCode::from(2);
-    }
-    let result = match &cli.command {
-        Command::Serve(args) => serve::run(&cli, args).await,
-        Command::Migrate => migrate::run(&cli).await,
-        Command::Seed(args) => seed::run(&cli, args).await,
-        Command::Users(command) => users::run(&cli, command).await,
-        Command::Settings(command) => settings::run(&cli, command).await,
-        Command::Stats(command) => stats::run(&cli, command).await,
-        Command::Storage(command) => storage::run(&cli, command).await,
-        Command::Console => console::run(&cli).await,
-        Command::Openapi => openapi::run(),
-        Command::Doctor => doctor::run(&cli).await,
-        Command::Backup(args) => backup::run(&cli, args).await,
+    let started = if matches!(cli.command, Command::Console) {
+        Ok(())
+    } else {
+        init_tracing()
+    };
+    let result = match started {
+        Err(error) => Err(error),
+        Ok(()) => match &cli.command {
+            Command::Serve(args) => serve::run(&cli, args).await,
+            Command::Migrate => migrate::run(&cli).await,
+            Command::Seed(args) => seed::run(&cli, args).await,
+            Command::Users(command) => users::run(&cli, command).await,
+            Command::Settings(command) => settings::run(&cli, command).await,
+            Command::Stats(command) => stats::run(&cli, command).await,
+            Command::Storage(command) => storage::run(&cli, command).await,
+            Command::Console => console::run(&cli).await,
+            Command::Openapi => openapi::run(),
+            Command::Doctor => doctor::run(&cli).await,
+            Command::Backup(args) => backup::run(&cli, args).await,
+        },
     };
     logbuf::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) if message.starts_with(USAGE) => {
-            eprintln!("langcamp: {}", &message[USAGE.len()..]);
-            ExitCode::from(2)
-        }
-        Err(message) => {
-            eprintln!("langcamp: {message}");
-            ExitCode::from(1)
+        Err(error) => {
+            eprintln!("langcamp: {error}");
+            ExitCode::from(error.exit_code())
         }
     }
 }
 
-/// Marks an error message as a usage error (exit code 2).
-const USAGE: &str = "usage: ";
-
-/// A core error as one line for stderr.
-fn failure(error: langcamp_core::Error) -> String {
-    error.to_string()
-}
-
-fn print_json(value: &impl serde::Serialize) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::failed(e.to_string()))?;
     println!("{text}");
     Ok(())
 }
 
 /// Asks before a destructive change: on a terminal, the operator types `yes`; without a
 /// terminal, `--yes` is required.
-fn confirm(yes: bool, question: &str) -> Result<(), String> {
+fn confirm(yes: bool, question: &str) -> Result<(), CliError> {
     use std::io::{BufRead, IsTerminal, Write};
     if yes {
         return Ok(());
     }
     if !std::io::stdin().is_terminal() {
-        return Err(format!(
-            "{USAGE}{question} Refusing without --yes when not on a terminal"
-        ));
+        return Err(CliError::usage(format!(
+            "{question} Refusing without --yes when not on a terminal"
+        )));
     }
     print!("{question} Type yes to continue: ");
-    std::io::stdout().flush().map_err(|e| e.to_string())?;
+    let io_failed = |e: std::io::Error| CliError::failed(e.to_string());
+    std::io::stdout().flush().map_err(io_failed)?;
     let mut answer = String::new();
     std::io::stdin()
         .lock()
         .read_line(&mut answer)
-        .map_err(|e| e.to_string())?;
+        .map_err(io_failed)?;
     if answer.trim().eq_ignore_ascii_case("yes") {
         Ok(())
     } else {
-        Err("cancelled".into())
+        Err(CliError::failed("cancelled"))
     }
 }
 
 /// Logs to stderr: text (coloured only when stderr is a terminal, so a file never gets
 /// escape codes) or, with `LOG_FORMAT=json`, one JSON object a line for log shippers.
-fn init_tracing() -> Result<(), String> {
+fn init_tracing() -> Result<(), CliError> {
     use std::io::IsTerminal;
     // `.env` may set LOG_FORMAT and RUST_LOG too; the configuration reads it again later.
     let _ = dotenvy::dotenv();
@@ -167,9 +162,9 @@ fn init_tracing() -> Result<(), String> {
         Err(_) | Ok("" | "text") => false,
         Ok("json") => true,
         Ok(other) => {
-            return Err(format!(
+            return Err(CliError::usage(format!(
                 "LOG_FORMAT: expected `text` or `json`, got `{other}`"
-            ));
+            )));
         }
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -192,23 +187,29 @@ fn init_tracing() -> Result<(), String> {
 }
 
 /// Loads the configuration, with command-line flags overriding the environment.
-fn config(cli: &Cli) -> Result<Config, String> {
-    let mut config = Config::from_env().map_err(|e| e.to_string())?;
+fn config(cli: &Cli) -> Result<Config, CliError> {
+    let mut config = Config::from_env().map_err(|e| CliError::failed(e.to_string()))?;
     if let Some(url) = &cli.database_url {
         let overridden = Config::from_lookup(|name| match name {
             "DATABASE_URL" => Some(url.clone()),
             _ => None,
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| CliError::failed(e.to_string()))?;
         config.database_url = overridden.database_url;
     }
     Ok(config)
 }
 
-/// Opens the core handle on the configured database.
-async fn open(config: Config) -> Result<Langcamp, String> {
+/// Opens the core handle on the configured database; an unreachable database server is
+/// `Unavailable` (exit 75), named with its host, port and cause.
+async fn open(config: Config) -> Result<Langcamp, CliError> {
+    open_with_clock(config, Clock::System).await
+}
+
+/// [`open`] with another clock (`seed` dates its demo data in the past).
+async fn open_with_clock(config: Config, clock: Clock) -> Result<Langcamp, CliError> {
     let url = config.database_url.expose().to_owned();
-    let connected = match Langcamp::connect(config, Clock::System).await {
+    let connected = match Langcamp::connect(config, clock).await {
         // PostgreSQL pools open lazily: one query now names an unreachable server here,
         // with its host, port and cause, instead of a bare 503 at the command's first query.
         Ok(app) => app.db().ping().await.map(|()| app),
@@ -216,7 +217,10 @@ async fn open(config: Config) -> Result<Langcamp, String> {
     };
     match connected {
         Ok(app) => Ok(app),
-        Err(e) => Err(langcamp_core::health::connect_error(&url, &e).await),
+        Err(e) => {
+            let message = langcamp_core::health::connect_error(&url, &e).await;
+            Err(CliError::from(e).with_message(message))
+        }
     }
 }
 

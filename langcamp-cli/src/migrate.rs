@@ -1,13 +1,13 @@
 //! `langcamp migrate`: apply pending migrations and list what was applied.
 
-use crate::Cli;
+use crate::{Cli, CliError};
 
-pub async fn run(cli: &Cli) -> Result<(), String> {
+pub async fn run(cli: &Cli) -> Result<(), CliError> {
     let app = crate::open(crate::config(cli)?).await?;
     let applied = app
         .migrate()
         .await
-        .map_err(|e| format!("migration failed: {e}"))?;
+        .map_err(|e| CliError::from(e).context("migration failed"))?;
     if cli.json {
         println!("{}", serde_json::json!({ "applied": applied }));
     } else if applied.is_empty() {

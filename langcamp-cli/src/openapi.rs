@@ -1,6 +1,8 @@
 //! `langcamp openapi`: print the OpenAPI document served at `/swagger/json`.
 
-pub fn run() -> Result<(), String> {
+use crate::CliError;
+
+pub fn run() -> Result<(), CliError> {
     println!("{}", langcamp_http::docs::openapi_json());
     Ok(())
 }

@@ -19,7 +19,7 @@ use langcamp_core::{Actor, Caller, Clock, Error, Langcamp, PageRequest, Role};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::Cli;
+use crate::{Cli, CliError};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -43,25 +43,23 @@ pub struct Created {
     contacts: usize,
 }
 
-pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
+pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     let config = crate::config(cli)?;
     let now = Utc::now();
     let clock = Clock::manual(now);
-    let app = Langcamp::connect(config, clock.clone())
-        .await
-        .map_err(|e| format!("cannot open the database: {e}"))?;
+    let app = crate::open_with_clock(config, clock.clone()).await?;
     app.migrate()
         .await
-        .map_err(|e| format!("migration failed: {e}"))?;
+        .map_err(|e| CliError::from(e).context("migration failed"))?;
     let mut seeder = Seeder {
         app: app.clone(),
         clock,
         now,
         created: Created::default(),
     };
-    seeder.base().await.map_err(crate::failure)?;
+    seeder.base().await?;
     if args.demo {
-        seeder.demo().await.map_err(crate::failure)?;
+        seeder.demo().await?;
     }
     if cli.json {
         crate::print_json(&seeder.created)?;

@@ -6,7 +6,7 @@ use langcamp_core::{Clock, Langcamp, StartupProblem};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::Cli;
+use crate::{Cli, CliError};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -18,7 +18,7 @@ pub struct Args {
     host: Option<std::net::IpAddr>,
 }
 
-pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
+pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     let mut config = crate::config(cli)?;
     if let Some(port) = args.port {
         config.port = port;
@@ -35,45 +35,52 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
     let url = config.database_url.expose();
     if let Some(reason) = langcamp_core::db::sqlite_file_unwritable(url) {
         let file = langcamp_core::db::sqlite_file(url).unwrap_or(url);
-        return Err(format!(
+        return Err(CliError::failed(format!(
             "the database {file} cannot be written, refusing to start: {reason}"
-        ));
+        )));
     }
     // Not `crate::open`: its separate ping would cost PostgreSQL a second connection (and
     // TLS handshake) at start-up; `check_before_serving` names an unreachable server too.
     let url = url.to_owned();
     let app = match Langcamp::connect(config, Clock::System).await {
         Ok(app) => app,
-        Err(e) => return Err(langcamp_core::health::connect_error(&url, &e).await),
+        Err(e) => {
+            let message = langcamp_core::health::connect_error(&url, &e).await;
+            return Err(CliError::from(e).with_message(message));
+        }
     };
     // A read-only file, folder or mount would otherwise start, serve reads, and fail
     // every write: refuse now, naming the file and the reason.
     let current = match app.check_before_serving().await {
         Ok(current) => current,
         Err(StartupProblem::Unreachable(e)) => {
-            return Err(langcamp_core::health::connect_error(&url, &e).await);
+            let message = langcamp_core::health::connect_error(&url, &e).await;
+            return Err(CliError::from(e).with_message(message));
         }
+        // Exit 1, not 75, even though core calls a read-only database unavailable: it
+        // stays read-only until someone acts, so a supervisor retrying the start would
+        // only loop.
         Err(StartupProblem::NotWritable(e)) => {
             let database = langcamp_core::db::sqlite_file(&url)
                 .map_or_else(|| "on the PostgreSQL server".to_owned(), |f| f.to_owned());
-            return Err(format!(
+            return Err(CliError::failed(format!(
                 "the database {database} cannot be written, refusing to start: {}",
                 langcamp_core::health::describe_error(&e)
-            ));
+            )));
         }
     };
     if !current {
         for m in app
             .migrate()
             .await
-            .map_err(|e| format!("migration failed: {e}"))?
+            .map_err(|e| CliError::from(e).context("migration failed"))?
         {
             tracing::info!(version = m.version, description = %m.description, "applied migration");
         }
     }
     let listener = TcpListener::bind(addr)
         .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        .map_err(|e| CliError::failed(format!("cannot listen on {addr}: {e}")))?;
     tracing::info!(file_store = %app.config().file_store.describe(), "uploaded files are kept in the file store");
     tracing::info!(%addr, "Langcamp is serving; API docs at /api/docs");
 
@@ -98,7 +105,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), String> {
     };
     langcamp_http::serve(app.clone(), listener, signal)
         .await
-        .map_err(|e| format!("server error: {e}"))?;
+        .map_err(|e| CliError::failed(format!("server error: {e}")))?;
     let _ = tokio::join!(mail, maintenance);
     app.db().close().await;
     tracing::info!("stopped");

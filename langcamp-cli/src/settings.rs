@@ -4,7 +4,7 @@ use clap::Subcommand;
 use langcamp_core::Actor;
 use langcamp_core::settings::SettingInput;
 
-use crate::Cli;
+use crate::{Cli, CliError};
 
 #[derive(Debug, Subcommand)]
 pub enum SettingsCommand {
@@ -21,15 +21,12 @@ pub enum SettingsCommand {
     List,
 }
 
-pub async fn run(cli: &Cli, command: &SettingsCommand) -> Result<(), String> {
+pub async fn run(cli: &Cli, command: &SettingsCommand) -> Result<(), CliError> {
     let app = crate::open(crate::config(cli)?).await?;
     let operator = Actor::Operator;
     match command {
         SettingsCommand::Get { key } => {
-            let setting = app
-                .get_setting(&operator, key)
-                .await
-                .map_err(crate::failure)?;
+            let setting = app.get_setting(&operator, key).await?;
             if cli.json {
                 crate::print_json(&setting)?;
             } else {
@@ -38,15 +35,13 @@ pub async fn run(cli: &Cli, command: &SettingsCommand) -> Result<(), String> {
         }
         SettingsCommand::Set { key, value } => {
             let value: serde_json::Value = serde_json::from_str(value).map_err(|e| {
-                format!(
-                    "{}the value must be JSON (quote strings: '\"text\"'): {e}",
-                    crate::USAGE
-                )
+                CliError::usage(format!(
+                    "the value must be JSON (quote strings: '\"text\"'): {e}"
+                ))
             })?;
             let setting = app
                 .put_setting(&operator, SettingInput::new(key.clone(), value))
-                .await
-                .map_err(crate::failure)?;
+                .await?;
             if cli.json {
                 crate::print_json(&setting)?;
             } else {
@@ -54,7 +49,7 @@ pub async fn run(cli: &Cli, command: &SettingsCommand) -> Result<(), String> {
             }
         }
         SettingsCommand::List => {
-            let settings = app.list_settings(&operator).await.map_err(crate::failure)?;
+            let settings = app.list_settings(&operator).await?;
             if cli.json {
                 crate::print_json(&settings)?;
             } else {

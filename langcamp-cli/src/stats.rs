@@ -6,7 +6,7 @@ use clap::Subcommand;
 use langcamp_core::Actor;
 use langcamp_core::dashboard::Drift;
 
-use crate::Cli;
+use crate::{Cli, CliError};
 
 #[derive(Debug, Subcommand)]
 pub enum StatsCommand {
@@ -18,14 +18,14 @@ pub enum StatsCommand {
     Rebuild,
 }
 
-pub async fn run(cli: &Cli, command: &StatsCommand) -> Result<(), String> {
+pub async fn run(cli: &Cli, command: &StatsCommand) -> Result<(), CliError> {
     let app = crate::open(crate::config(cli)?).await?;
     let outcome = match command {
         StatsCommand::Check => app.check_dashboard_rollups(&Actor::Operator).await,
         StatsCommand::Rebuild => app.rebuild_dashboard_rollups(&Actor::Operator).await,
     };
     app.db().close().await;
-    let drift = outcome.map_err(crate::failure)?;
+    let drift = outcome?;
     let rebuilt = matches!(command, StatsCommand::Rebuild);
     if cli.json {
         crate::print_json(&serde_json::json!({ "drift": drift, "rebuilt": rebuilt }))?;
@@ -35,10 +35,10 @@ pub async fn run(cli: &Cli, command: &StatsCommand) -> Result<(), String> {
     if drift.is_empty() || rebuilt {
         Ok(())
     } else {
-        Err(format!(
+        Err(CliError::failed(format!(
             "{} rollup rows differ from a recount; `langcamp stats rebuild` repairs them",
             drift.len()
-        ))
+        )))
     }
 }
 

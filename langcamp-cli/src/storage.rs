@@ -7,7 +7,7 @@ use langcamp_core::Actor;
 use langcamp_core::config::FileStoreConfig;
 use langcamp_core::storage::{LocalDisk, migrate::MigrationReport, store_for};
 
-use crate::{Cli, USAGE};
+use crate::{Cli, CliError};
 
 #[derive(Debug, Subcommand)]
 pub enum StorageCommand {
@@ -24,25 +24,25 @@ pub enum StorageCommand {
     },
 }
 
-pub async fn run(cli: &Cli, command: &StorageCommand) -> Result<(), String> {
+pub async fn run(cli: &Cli, command: &StorageCommand) -> Result<(), CliError> {
     let StorageCommand::Migrate { to } = command;
     let config = crate::config(cli)?;
     let target = FileStoreConfig::parse(Some(to), |name| std::env::var(name).ok())
-        .map_err(|e| format!("{USAGE}--to: {e}"))?;
+        .map_err(|e| CliError::usage(format!("--to: {e}")))?;
     let FileStoreConfig::S3(s3) = &target else {
-        return Err(format!(
-            "{USAGE}--to must name an object store (s3://bucket/prefix); the files are already local"
+        return Err(CliError::usage(
+            "--to must name an object store (s3://bucket/prefix); the files are already local",
         ));
     };
     let target_url = s3.url();
     let source = LocalDisk::new(config.data_dir.join("files"));
-    let target_store = store_for(&target, &config).map_err(|e| e.to_string())?;
+    let target_store = store_for(&target, &config).map_err(|e| CliError::failed(e.to_string()))?;
     let app = crate::open(config).await?;
     let outcome = app
         .migrate_files(&Actor::Operator, &source, target_store.as_ref())
         .await;
     app.db().close().await;
-    let report = outcome.map_err(crate::failure)?;
+    let report = outcome?;
     if cli.json {
         crate::print_json(&serde_json::json!({ "to": target_url, "report": report }))?;
     } else {
@@ -51,12 +51,12 @@ pub async fn run(cli: &Cli, command: &StorageCommand) -> Result<(), String> {
     if report.is_complete() {
         Ok(())
     } else {
-        Err(format!(
+        Err(CliError::failed(format!(
             "{} files missing and {} damaged in {}; they were not copied",
             report.missing.len(),
             report.damaged.len(),
             source.root().display()
-        ))
+        )))
     }
 }
 

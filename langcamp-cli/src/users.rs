@@ -4,7 +4,7 @@ use clap::{Subcommand, ValueEnum};
 use langcamp_core::users::{RoleInput, User, UserFilter};
 use langcamp_core::{Actor, PageRequest, Role};
 
-use crate::{Cli, confirm};
+use crate::{Cli, CliError, confirm};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum RoleArg {
@@ -76,7 +76,7 @@ pub enum UsersCommand {
     },
 }
 
-pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), String> {
+pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
     let app = crate::open(crate::config(cli)?).await?;
     let operator = Actor::Operator;
     match command {
@@ -86,17 +86,13 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), String> {
             page,
             limit,
         } => {
-            let page = PageRequest::parse(Some(&page.to_string()), Some(&limit.to_string()))
-                .map_err(crate::failure)?;
+            let page = PageRequest::parse(Some(&page.to_string()), Some(&limit.to_string()))?;
             let filter = UserFilter {
                 q: q.clone(),
                 is_registration_complete: None,
                 role: role.map(|r| Role::from(r).as_str().to_owned()),
             };
-            let found = app
-                .list_users(&operator, &filter, page)
-                .await
-                .map_err(crate::failure)?;
+            let found = app.list_users(&operator, &filter, page).await?;
             if cli.json {
                 crate::print_json(&found)?;
             } else {
@@ -112,15 +108,11 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), String> {
         UsersCommand::Create { email, role, name } => {
             let user = app
                 .create_user(&operator, email, (*role).into(), name.as_deref())
-                .await
-                .map_err(crate::failure)?;
+                .await?;
             report(cli, &user, "created")?;
         }
         UsersCommand::SetRole { email, role, yes } => {
-            let user = app
-                .get_user_by_email(&operator, email)
-                .await
-                .map_err(crate::failure)?;
+            let user = app.get_user_by_email(&operator, email).await?;
             let role = Role::from(*role);
             confirm(
                 *yes,
@@ -132,17 +124,11 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), String> {
             let input = RoleInput {
                 role: Some(role.as_str().to_owned()),
             };
-            let user = app
-                .set_role(&operator, &user.id, input)
-                .await
-                .map_err(crate::failure)?;
+            let user = app.set_role(&operator, &user.id, input).await?;
             report(cli, &user, "updated")?;
         }
         UsersCommand::Delete { email, yes } => {
-            let user = app
-                .get_user_by_email(&operator, email)
-                .await
-                .map_err(crate::failure)?;
+            let user = app.get_user_by_email(&operator, email).await?;
             confirm(
                 *yes,
                 &format!(
@@ -150,10 +136,7 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), String> {
                     user.email, user.role
                 ),
             )?;
-            let deleted = app
-                .delete_user(&operator, &user.id)
-                .await
-                .map_err(crate::failure)?;
+            let deleted = app.delete_user(&operator, &user.id).await?;
             if cli.json {
                 crate::print_json(&deleted)?;
             } else {
@@ -165,7 +148,7 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), String> {
     Ok(())
 }
 
-fn report(cli: &Cli, user: &User, what: &str) -> Result<(), String> {
+fn report(cli: &Cli, user: &User, what: &str) -> Result<(), CliError> {
     if cli.json {
         crate::print_json(user)
     } else {

@@ -309,3 +309,36 @@ fn help_is_available_everywhere_with_examples() {
         .expect("run");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Example"));
 }
+
+/// Scripts tell "run it again later" from "this failed": with the database server down,
+/// every command exits 75 (EX_TEMPFAIL) and names the server and the cause; a missing
+/// thing stays 1 and a wrong command line 2.
+#[tokio::test]
+async fn an_unreachable_database_exits_75_naming_the_server_and_the_cause() {
+    let env = Env::new().await;
+    // Port 1 (tcpmux): nothing listens there, so connections are refused at once.
+    let unreachable = "postgres://postgres@127.0.0.1:1/langcamp";
+    for args in [&["users", "list"][..], &["seed"], &["migrate", "--json"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_langcamp"))
+            .args(args)
+            .env("DATABASE_URL", unreachable)
+            .env("DATA_DIR", &env.data_dir)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run langcamp");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(75), "{args:?}: {err}");
+        assert!(
+            err.contains("PostgreSQL at 127.0.0.1:1") && err.contains("refused"),
+            "{args:?} names the server and the cause: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?} printed a result");
+    }
+
+    env.json(&["migrate", "--json"]);
+    let missing = env.run(&["settings", "get", "nothing_here"]);
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    let usage = env.run(&["settings", "set", "levels", "{oops"]);
+    assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));
+}

@@ -195,7 +195,8 @@ async fn unreachable_servers_are_named_with_host_port_and_cause() {
         .env("DATABASE_URL", REFUSED_DB)
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(1));
+    // 75 (EX_TEMPFAIL): the server may come back, the same command may then succeed.
+    assert_eq!(out.status.code(), Some(75));
     let message = text(&out.stderr);
     assert!(
         message.contains("PostgreSQL at 127.0.0.1:9") && message.contains("refused"),

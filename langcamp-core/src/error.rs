@@ -3,9 +3,11 @@
 //! Front ends map each variant to their own medium (an HTTP status and code, a CLI exit
 //! code, a console message) in one place. Database errors are classified here, at the
 //! edge, so no caller ever inspects a driver error.
+//!
+//! There is no "too many requests" here: rate limits count requests per client address
+//! and route, which only the HTTP layer knows (`langcamp-http/src/limits.rs` answers 429).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -31,8 +33,6 @@ pub enum Error {
     /// The request conflicts with the current state (a taken e-mail, the last superadmin).
     #[error("{0}")]
     Conflict(String),
-    #[error("too many requests")]
-    TooManyRequests { retry_after: Duration },
     #[error("{0}")]
     PayloadTooLarge(String),
     #[error("{0}")]

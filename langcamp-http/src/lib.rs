@@ -36,7 +36,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 use crate::limits::{RateLimits, client_ip};
-use crate::reply::{Body, HttpError, empty, failure_with, http_failure};
+use crate::reply::{Body, HttpError, empty, failure_at, http_failure};
 use crate::request::{BODY_LIMIT, Ctx, RequestBody, TimedBody};
 use crate::router::{Lookup, Routes};
 
@@ -150,9 +150,9 @@ impl Server {
         let (route, params) = match self.routes.find(request.method(), request.uri().path()) {
             Lookup::Route(route, params) => (route, params),
             Lookup::MethodNotAllowed(allow) => {
-                return http_failure(HttpError::MethodNotAllowed { allow });
+                return http_failure(self.app.clock(), HttpError::MethodNotAllowed { allow });
             }
-            Lookup::NoRoute => return http_failure(HttpError::RouteNotFound),
+            Lookup::NoRoute => return http_failure(self.app.clock(), HttpError::RouteNotFound),
         };
         let client = client_ip(request.headers(), peer, &self.trusted_proxies);
         let info = observe::RouteInfo {
@@ -175,14 +175,20 @@ impl Server {
             if self.metrics.is_some() {
                 observe::record_rate_limited(route.rule);
             }
-            return http_failure(HttpError::RateLimited {
-                retry_after_secs: wait.as_secs_f64().ceil() as u64,
-            });
+            return http_failure(
+                self.app.clock(),
+                HttpError::RateLimited {
+                    retry_after_secs: wait.as_secs_f64().ceil() as u64,
+                },
+            );
         }
         if declared_length(&request).is_some_and(|len| len > BODY_LIMIT as u64) {
-            return http_failure(HttpError::Core(langcamp_core::Error::PayloadTooLarge(
-                "request body is larger than 50 MB".into(),
-            )));
+            return http_failure(
+                self.app.clock(),
+                HttpError::Core(langcamp_core::Error::PayloadTooLarge(
+                    "request body is larger than 50 MB".into(),
+                )),
+            );
         }
         let (parts, body) = request.into_parts();
         let body_timed_out = Arc::new(AtomicBool::new(false));
@@ -201,14 +207,14 @@ impl Server {
         );
         // Who may call the endpoint is settled before its body is read.
         if let Err(error) = ctx.authorize(route.access).await {
-            return http_failure(HttpError::Core(error));
+            return http_failure(self.app.clock(), HttpError::Core(error));
         }
         let response = match (route.handler)(ctx).await {
-            Ok(reply) => reply.into_response(),
-            Err(error) => http_failure(HttpError::Core(error)),
+            Ok(reply) => reply.into_response(self.app.clock()),
+            Err(error) => http_failure(self.app.clock(), HttpError::Core(error)),
         };
         if body_timed_out.load(Ordering::Relaxed) {
-            return body_timeout();
+            return body_timeout(self.app.clock());
         }
         response
     }
@@ -224,8 +230,9 @@ fn declared_length(request: &Request<Incoming>) -> Option<u64> {
 
 /// 408 for a body that did not arrive in time; the connection is closed after it, since
 /// the rest of that body may still be on its way.
-fn body_timeout() -> Response<Body> {
-    let mut response = failure_with(
+fn body_timeout(clock: &langcamp_core::Clock) -> Response<Body> {
+    let mut response = failure_at(
+        clock,
         StatusCode::REQUEST_TIMEOUT,
         "REQUEST_TIMEOUT",
         vec!["the request body did not arrive in time".into()],

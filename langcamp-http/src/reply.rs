@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use hyper::{Response, StatusCode};
-use langcamp_core::{Error, Timestamp};
+use langcamp_core::{Clock, Error, Timestamp};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -56,11 +56,19 @@ pub struct ErrorEnvelope {
 
 /// What a handler returns on success.
 pub enum Reply {
-    /// `data` wrapped in the envelope with this status.
-    Json(StatusCode, Bytes),
+    /// The success envelope with this status, written up to and including `data`:
+    /// [`Reply::into_response`] closes it with the timestamp of the app's clock, so handlers
+    /// need no clock and tests with a manual clock see their own time.
+    Json(StatusCode, Vec<u8>),
     /// A response built by the handler (files, HTML, plain text).
     Raw(Response<Body>),
+    /// `data` could not be serialized: answered as an internal error.
+    Failed(Error),
 }
+
+/// The success envelope's bytes before `data`: the fields [`Envelope`] serializes, in its
+/// order (a unit test holds them equal).
+const ENVELOPE_HEAD: &[u8] = br#"{"isSuccess":true,"statusCode":"#;
 
 impl Reply {
     pub fn ok(data: &impl Serialize) -> Reply {
@@ -72,23 +80,29 @@ impl Reply {
     }
 
     pub fn json(status: StatusCode, data: &impl Serialize) -> Reply {
-        let envelope = Envelope {
-            is_success: true,
-            status_code: status.as_u16(),
-            data,
-            errors: Vec::new(),
-            timestamp: Timestamp(chrono::Utc::now()),
-        };
-        match serde_json::to_vec(&envelope) {
-            Ok(bytes) => Reply::Json(status, Bytes::from(bytes)),
-            Err(e) => Reply::Raw(failure(&Error::internal(e))),
+        let mut body = Vec::with_capacity(128);
+        body.extend_from_slice(ENVELOPE_HEAD);
+        body.extend_from_slice(status.as_str().as_bytes());
+        body.extend_from_slice(br#","data":"#);
+        match serde_json::to_writer(&mut body, data) {
+            Ok(()) => Reply::Json(status, body),
+            Err(e) => Reply::Failed(Error::internal(e)),
         }
     }
 
-    pub fn into_response(self) -> Response<Body> {
+    /// The response, its envelope stamped with `clock` (the app's).
+    pub fn into_response(self, clock: &Clock) -> Response<Body> {
         match self {
-            Reply::Json(status, bytes) => json_response(status, bytes),
+            Reply::Json(status, mut body) => {
+                body.extend_from_slice(br#","errors":[],"timestamp":"#);
+                if let Err(e) = serde_json::to_writer(&mut body, &Timestamp(clock.now())) {
+                    return failure(clock, &Error::internal(e));
+                }
+                body.push(b'}');
+                json_response(status, Bytes::from(body))
+            }
             Reply::Raw(response) => response,
+            Reply::Failed(error) => failure(clock, &error),
         }
     }
 }
@@ -139,11 +153,6 @@ pub fn classify(error: &Error) -> (StatusCode, &'static str, Vec<String>) {
         ),
         Error::Forbidden(m) => (StatusCode::FORBIDDEN, "FORBIDDEN", vec![m.clone()]),
         Error::Conflict(m) => (StatusCode::CONFLICT, "CONFLICT", vec![m.clone()]),
-        Error::TooManyRequests { .. } => (
-            StatusCode::TOO_MANY_REQUESTS,
-            "RATE_LIMITED",
-            vec![error.to_string()],
-        ),
         Error::PayloadTooLarge(m) => (
             StatusCode::PAYLOAD_TOO_LARGE,
             "PAYLOAD_TOO_LARGE",
@@ -173,8 +182,9 @@ pub fn classify(error: &Error) -> (StatusCode, &'static str, Vec<String>) {
     }
 }
 
-/// The failure envelope for a core error; 5xx causes go to the log, never to the client.
-pub fn failure(error: &Error) -> Response<Body> {
+/// The failure envelope for a core error, stamped with `clock`; 5xx causes go to the log,
+/// never to the client.
+pub fn failure(clock: &Clock, error: &Error) -> Response<Body> {
     let (status, code, messages) = classify(error);
     if status.is_server_error() {
         let cause = std::error::Error::source(error)
@@ -183,26 +193,25 @@ pub fn failure(error: &Error) -> Response<Body> {
         let request_id = crate::observe::current_request_id().unwrap_or_default();
         tracing::error!(%request_id, %code, error = %error, %cause, "request failed");
     }
-    let mut response = failure_with(status, code, messages);
-    if let Error::TooManyRequests { retry_after } = error {
-        set_retry_after(&mut response, retry_after.as_secs().max(1));
-    }
+    let mut response = failure_at(clock, status, code, messages);
     if status == StatusCode::SERVICE_UNAVAILABLE {
         set_retry_after(&mut response, 5);
     }
     response
 }
 
-pub fn http_failure(error: HttpError) -> Response<Body> {
+pub fn http_failure(clock: &Clock, error: HttpError) -> Response<Body> {
     match error {
-        HttpError::Core(e) => failure(&e),
-        HttpError::RouteNotFound => failure_with(
+        HttpError::Core(e) => failure(clock, &e),
+        HttpError::RouteNotFound => failure_at(
+            clock,
             StatusCode::NOT_FOUND,
             "NOT_FOUND",
             vec!["route not found".into()],
         ),
         HttpError::MethodNotAllowed { allow } => {
-            let mut response = failure_with(
+            let mut response = failure_at(
+                clock,
                 StatusCode::METHOD_NOT_ALLOWED,
                 "METHOD_NOT_ALLOWED",
                 vec![format!("method not allowed; allowed: {allow}")],
@@ -213,7 +222,8 @@ pub fn http_failure(error: HttpError) -> Response<Body> {
             response
         }
         HttpError::RateLimited { retry_after_secs } => {
-            let mut response = failure_with(
+            let mut response = failure_at(
+                clock,
                 StatusCode::TOO_MANY_REQUESTS,
                 "RATE_LIMITED",
                 vec!["too many requests, slow down".into()],
@@ -230,16 +240,66 @@ fn set_retry_after(response: &mut Response<Body>, secs: u64) {
         .insert(RETRY_AFTER, HeaderValue::from(secs));
 }
 
+/// A failure envelope stamped with the system clock, for answers made where no app clock
+/// is at hand; prefer [`failure_at`].
 pub fn failure_with(status: StatusCode, code: &'static str, errors: Vec<String>) -> Response<Body> {
+    failure_at(&Clock::System, status, code, errors)
+}
+
+/// A failure envelope stamped with `clock` (the app's).
+pub fn failure_at(
+    clock: &Clock,
+    status: StatusCode,
+    code: &'static str,
+    errors: Vec<String>,
+) -> Response<Body> {
     let envelope = ErrorEnvelope {
         is_success: false,
         status_code: status.as_u16(),
         data: None,
         errors,
         code,
-        timestamp: Timestamp(chrono::Utc::now()),
+        timestamp: Timestamp(clock.now()),
         request_id: crate::observe::current_request_id(),
     };
     let bytes = serde_json::to_vec(&envelope).unwrap_or_else(|_| b"{}".to_vec());
     json_response(status, Bytes::from(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    async fn body_of(response: Response<Body>) -> Vec<u8> {
+        match response.into_body().collect().await {
+            Ok(collected) => collected.to_bytes().to_vec(),
+            Err(e) => panic!("body: {e}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_written_envelope_is_the_one_envelope_serializes() {
+        let now = chrono::Utc
+            .with_ymd_and_hms(2026, 11, 25, 7, 30, 0)
+            .single()
+            .expect("a date");
+        let data = serde_json::json!({ "a": [1, "two", null], "b": "\"quoted\"" });
+        for status in [StatusCode::OK, StatusCode::CREATED] {
+            let written =
+                body_of(Reply::json(status, &data).into_response(&Clock::manual(now))).await;
+            let expected = serde_json::to_vec(&Envelope {
+                is_success: true,
+                status_code: status.as_u16(),
+                data: &data,
+                errors: Vec::new(),
+                timestamp: Timestamp(now),
+            })
+            .expect("serializes");
+            assert_eq!(
+                String::from_utf8_lossy(&written),
+                String::from_utf8_lossy(&expected)
+            );
+        }
+    }
 }

@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 
 use crate::limits::RateRule;
 use crate::multipart::Form;
-use crate::reply::{Body, Envelope, ErrorEnvelope, Reply, empty, failure_with};
+use crate::reply::{Body, Envelope, ErrorEnvelope, Reply, empty, failure_at};
 use crate::request::Ctx;
 use crate::router::{Access, Routes};
 
@@ -141,7 +141,8 @@ pub async fn download(ctx: Ctx) -> Result<Reply> {
         RangeRequest::Whole => (StatusCode::OK, None),
         RangeRequest::Part(r) => (StatusCode::PARTIAL_CONTENT, Some(r)),
         RangeRequest::Unsatisfiable => {
-            let mut response = failure_with(
+            let mut response = failure_at(
+                ctx.app.clock(),
                 StatusCode::RANGE_NOT_SATISFIABLE,
                 "RANGE_NOT_SATISFIABLE",
                 vec![format!(

@@ -50,6 +50,42 @@ async fn successes_and_failures_wear_the_envelope() {
     assert!(failed["errors"].as_array().is_some_and(|e| !e.is_empty()));
 }
 
+/// The envelope's `timestamp` is the app's clock (the injectable one), on successes and
+/// on failures alike, so a test or a replay with a manual clock sees its own time.
+#[tokio::test]
+async fn envelope_timestamps_come_from_the_app_clock() {
+    let start = chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2024, 2, 29, 23, 59, 58)
+        .single()
+        .expect("a date");
+    let app = TestApp::builder().manual_clock(start).spawn().await;
+    for step in 0..2 {
+        let now = langcamp_core::Timestamp(app.clock.now()).to_string();
+        let ok = app
+            .post("/auth/otp/request")
+            .header("x-forwarded-for", &fresh_client())
+            .json(&json!({ "email": "ana@example.com" }))
+            .send()
+            .await
+            .expect(200)
+            .json();
+        assert_eq!(ok["timestamp"], now.as_str(), "step {step}");
+        let failures = [
+            app.get("/me").send().await.expect(401),
+            app.get("/no/such/route").send().await.expect(404),
+            app.delete("/auth/otp/request").send().await.expect(405),
+        ];
+        for failed in failures {
+            assert_eq!(
+                failed.json()["timestamp"],
+                now.as_str(),
+                "{}",
+                failed.text()
+            );
+        }
+        app.clock.advance(chrono::TimeDelta::seconds(3));
+    }
+}
+
 #[tokio::test]
 async fn unknown_routes_are_404_and_wrong_methods_405_with_allow() {
     let app = TestApp::spawn().await;
