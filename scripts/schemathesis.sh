@@ -44,10 +44,13 @@ token="$(curl -sf "http://127.0.0.1:$port/auth/otp/verify" -H 'content-type: app
   python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["accessToken"])')"
 
 # Logout would end the token the run depends on; it has its own tests.
+# One worker: with two threads, Hypothesis's source inspection (ast.parse under CPython
+# 3.11) crashed once with "AST constructor recursion depth mismatch" in a clean-clone CI run,
+# a race in the tool, not a finding about the server.
 "$venv/bin/schemathesis" --config-file scripts/schemathesis.toml run "http://127.0.0.1:$port/swagger/json" \
   -H "Authorization: Bearer $token" \
   --exclude-path /auth/logout \
   --max-examples "${SCHEMATHESIS_EXAMPLES:-40}" \
-  --workers 2 \
+  --workers 1 \
   --seed 1 \
   --no-color
