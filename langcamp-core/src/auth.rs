@@ -25,7 +25,7 @@ use crate::Langcamp;
 use crate::actor::{Actor, Caller, Role};
 use crate::changes::Change;
 use crate::crypto::{random_token, sha256_hex};
-use crate::db::Undo;
+use crate::db::{Arg, Undo, Write, WriteConn};
 use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::mail::{self, MailKind, OutgoingMail};
@@ -243,54 +243,16 @@ impl Langcamp {
         let refresh_token = random_token::<32>();
         let refresh_hash = sha256_hex(refresh_token.as_bytes());
         let expires_at = now + self.refresh_ttl_ms();
-        let user = self
-            .db()
-            .write(Undo::Savepoint, move |conn| {
-                Box::pin(async move {
-                    // Deleting the row is the single use: of concurrent verifies, one
-                    // deletes it.
-                    let consumed = sqlx::query(
-                        "DELETE FROM otp_codes
-                         WHERE email = $1 AND code_hash = $2 AND expires_at > $3 AND attempts < $4
-                         RETURNING email",
-                    )
-                    .bind(email.as_str())
-                    .bind(&hash)
-                    .bind(now)
-                    .bind(OTP_MAX_ATTEMPTS)
-                    .fetch_optional(&mut *conn)
-                    .await?;
-                    if consumed.is_none() {
-                        // A wrong try counts against the live code, whoever sends it (so
-                        // this is a success of the write: the count must be kept).
-                        sqlx::query(
-                            "UPDATE otp_codes SET attempts = attempts + 1 WHERE email = $1 AND expires_at > $2",
-                        )
-                        .bind(email.as_str())
-                        .bind(now)
-                        .execute(&mut *conn)
-                        .await?;
-                        return Ok(None);
-                    }
-                    let user = users::find_or_create_user(conn, &email, &locale, now).await?;
-                    // A new sign-in, its end and first use set at once, and its first
-                    // refresh token.
-                    sqlx::query(
-                        "INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at, last_used_at)
-                         VALUES ($1, $2, $3, $4, NULL, $3)",
-                    )
-                    .bind(&session_id)
-                    .bind(&user.id)
-                    .bind(now)
-                    .bind(expires_at)
-                    .execute(&mut *conn)
-                    .await?;
-                    record_refresh_token(conn, &refresh_hash, &session_id, now, expires_at)
-                        .await?;
-                    Ok(Some((user, session_id)))
-                })
-            })
-            .await?;
+        let signing_in = SignIn {
+            email,
+            hash,
+            locale,
+            now,
+            session_id,
+            refresh_hash,
+            expires_at,
+        };
+        let user = self.db().write(Undo::Savepoint, signing_in).await?;
         let Some((user, session_id)) = user else {
             return Err(Error::OtpInvalid);
         };
@@ -632,23 +594,91 @@ impl Langcamp {
     }
 }
 
+/// The writes of a sign-in with a one-time code: the code used up (or its wrong try
+/// counted), the user found or created, a new sign-in and its first refresh token. The
+/// user and the sign-in's id, or `None` for a wrong or spent code.
+struct SignIn {
+    email: Email,
+    hash: String,
+    locale: String,
+    now: i64,
+    session_id: String,
+    refresh_hash: String,
+    expires_at: i64,
+}
+
+impl Write for SignIn {
+    type Output = Option<(User, String)>;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Self::Output> {
+        let email = self.email.as_str();
+        // Deleting the row is the single use: of concurrent verifies, one deletes it.
+        let consumed = conn
+            .fetch_first(
+                "DELETE FROM otp_codes
+                 WHERE email = $1 AND code_hash = $2 AND expires_at > $3 AND attempts < $4
+                 RETURNING email",
+                &[
+                    Arg::Text(email),
+                    Arg::Text(&self.hash),
+                    Arg::Int(self.now),
+                    Arg::Int(OTP_MAX_ATTEMPTS),
+                ],
+            )
+            .await?;
+        if consumed.is_none() {
+            // A wrong try counts against the live code, whoever sends it (so this is a
+            // success of the write: the count must be kept).
+            conn.exec(
+                "UPDATE otp_codes SET attempts = attempts + 1 WHERE email = $1 AND expires_at > $2",
+                &[Arg::Text(email), Arg::Int(self.now)],
+            )
+            .await?;
+            return Ok(None);
+        }
+        let user = users::find_or_create_user(conn, &self.email, &self.locale, self.now).await?;
+        // A new sign-in, its end and first use set at once, and its first refresh token.
+        conn.exec(
+            "INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at, last_used_at)
+             VALUES ($1, $2, $3, $4, NULL, $3)",
+            &[
+                Arg::Text(&self.session_id),
+                Arg::Text(&user.id),
+                Arg::Int(self.now),
+                Arg::Int(self.expires_at),
+            ],
+        )
+        .await?;
+        record_refresh_token(
+            conn,
+            &self.refresh_hash,
+            &self.session_id,
+            self.now,
+            self.expires_at,
+        )
+        .await?;
+        Ok(Some((user, self.session_id)))
+    }
+}
+
 /// Records a refresh token (by its hash) of the sign-in `session_id`.
-async fn record_refresh_token(
-    conn: &mut AnyConnection,
+async fn record_refresh_token<C: WriteConn>(
+    conn: &mut C,
     token_hash: &str,
     session_id: &str,
     now: i64,
     expires_at: i64,
 ) -> Result<()> {
-    sqlx::query(
+    conn.exec(
         "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at, rotated_at)
          VALUES ($1, $2, $3, $4, NULL)",
+        &[
+            Arg::Text(token_hash),
+            Arg::Text(session_id),
+            Arg::Int(now),
+            Arg::Int(expires_at),
+        ],
     )
-    .bind(token_hash)
-    .bind(session_id)
-    .bind(now)
-    .bind(expires_at)
-    .execute(conn)
     .await?;
     Ok(())
 }

@@ -26,9 +26,12 @@
 
 mod circuit;
 mod group;
+mod sqlite_conn;
+mod write;
 
 pub use circuit::DatabaseState;
-pub use group::{Undo, WorkFuture};
+pub use group::Undo;
+pub use write::{Arg, Row, Write, WriteConn};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -126,9 +129,15 @@ impl Db {
             .connect(url)
             .await
             .map_err(Error::from)?;
+        // The writer thread needs a file to open; a database without one (in memory) has
+        // one connection per pool anyway, and writes in ordinary transactions.
+        let group = match sqlite_file(url) {
+            Some(file) => Some(GroupCommit::start(file.into(), writer.clone())?),
+            None => None,
+        };
         Ok(Db {
             reader,
-            group: Some(GroupCommit::start(writer.clone())),
+            group,
             writer,
             backend: Backend::Sqlite,
             circuit: Circuit::default(),
@@ -216,16 +225,12 @@ impl Db {
     /// For the hot write paths (sign-in, submission): pieces of work that are a few
     /// statements and do their reading, hashing and signing outside. `undo` says whether
     /// a failure needs a savepoint to be undone ([`Undo`]).
-    pub async fn write<T, F>(&self, undo: Undo, work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AnyConnection) -> WorkFuture<'c, T> + Send + 'static,
-    {
+    pub async fn write<W: Write>(&self, undo: Undo, work: W) -> Result<W::Output> {
         match &self.group {
             Some(group) => group.write(undo, work).await,
             None => {
                 let mut tx = self.begin().await?;
-                let value = work(&mut tx).await?;
+                let value = work.run(&mut *tx).await?;
                 tx.commit().await?;
                 Ok(value)
             }
@@ -353,6 +358,9 @@ impl Db {
 
     pub async fn close(&self) {
         self.circuit.stop();
+        if let Some(group) = &self.group {
+            group.close().await;
+        }
         self.reader.close().await;
         self.writer.close().await;
     }
@@ -365,10 +373,7 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
-                conn.execute(
-                    "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;",
-                )
-                .await?;
+                conn.execute(sqlite_conn::CONNECTION_PRAGMAS).await?;
                 Ok(())
             })
         })

@@ -101,6 +101,33 @@ impl From<sqlx::Error> for Error {
     }
 }
 
+/// The SQLite writer thread's connection ([`crate::db`]) reports the same codes as sqlx's
+/// SQLite driver, and they mean the same here.
+impl From<rusqlite::Error> for Error {
+    fn from(err: rusqlite::Error) -> Error {
+        match &err {
+            rusqlite::Error::QueryReturnedNoRows => Error::NotFound("not found".into()),
+            rusqlite::Error::SqliteFailure(failure, _) => {
+                // SQLITE_CONSTRAINT_PRIMARYKEY and SQLITE_CONSTRAINT_UNIQUE, as sqlx's
+                // `is_unique_violation`.
+                if matches!(failure.extended_code, 1555 | 2067) {
+                    return Error::Conflict("already exists".into());
+                }
+                let code = failure.extended_code.to_string();
+                if is_sqlite_storage_fault(Some(&code)) {
+                    record_storage_fault();
+                }
+                if is_unavailable_code(true, Some(&code)) {
+                    Error::Unavailable(Box::new(err))
+                } else {
+                    Error::Internal(Box::new(err))
+                }
+            }
+            _ => Error::Internal(Box::new(err)),
+        }
+    }
+}
+
 /// SQLite reports extended result codes (`SQLITE_IOERR_WRITE` is 778); the primary code
 /// is the low byte.
 fn sqlite_primary(code: Option<&str>) -> Option<i64> {

@@ -1,14 +1,13 @@
 //! Users: profiles, registration, and administration by admins and the operator.
 
 use serde::{Deserialize, Serialize};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::changes::Change;
-use crate::db::{Backend, bit, flag};
+use crate::db::{self, Arg, Backend, WriteConn, bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::page::{Page, PageRequest};
@@ -52,23 +51,23 @@ pub struct User {
 }
 
 impl User {
-    pub(crate) fn from_row(row: &AnyRow) -> std::result::Result<User, sqlx::Error> {
-        let role: String = row.try_get("role")?;
+    /// A user from a row of [`user_columns!`], on either backend's connection.
+    pub(crate) fn from_row(row: &impl db::Row) -> Result<User> {
         Ok(User {
-            id: row.try_get("id")?,
-            email: row.try_get("email")?,
-            name: row.try_get("name")?,
-            role: role.parse().unwrap_or(Role::User),
-            is_registration_complete: flag(row.try_get("is_registration_complete")?),
-            age: row.try_get("age")?,
-            gender: row.try_get("gender")?,
-            city: row.try_get("city")?,
-            country: row.try_get("country")?,
-            country_code: row.try_get("country_code")?,
-            phone_number: row.try_get("phone_number")?,
-            locale: row.try_get("locale")?,
-            created_at: Timestamp::from_millis(row.try_get("created_at")?),
-            updated_at: Timestamp::from_millis(row.try_get("updated_at")?),
+            id: row.text("id")?,
+            email: row.text("email")?,
+            name: row.opt_text("name")?,
+            role: row.text("role")?.parse().unwrap_or(Role::User),
+            is_registration_complete: flag(row.int("is_registration_complete")?),
+            age: row.opt_int("age")?,
+            gender: row.opt_text("gender")?,
+            city: row.opt_text("city")?,
+            country: row.opt_text("country")?,
+            country_code: row.opt_text("country_code")?,
+            phone_number: row.opt_text("phone_number")?,
+            locale: row.text("locale")?,
+            created_at: Timestamp::from_millis(row.int("created_at")?),
+            updated_at: Timestamp::from_millis(row.int("updated_at")?),
         })
     }
 }
@@ -397,7 +396,7 @@ pub(crate) async fn find_user(conn: &mut AnyConnection, id: &str) -> Result<Opti
         .bind(id)
         .fetch_optional(conn)
         .await?;
-    Ok(row.as_ref().map(User::from_row).transpose()?)
+    row.as_ref().map(User::from_row).transpose()
 }
 
 /// Keeps these users from being deleted until the commit (PostgreSQL: `FOR KEY SHARE`,
@@ -432,7 +431,7 @@ pub(crate) async fn find_user_by_email(
         .bind(email)
         .fetch_optional(conn)
         .await?;
-    Ok(row.as_ref().map(User::from_row).transpose()?)
+    row.as_ref().map(User::from_row).transpose()
 }
 
 async fn require_user(conn: &mut AnyConnection, id: &str) -> Result<User> {
@@ -442,32 +441,42 @@ async fn require_user(conn: &mut AnyConnection, id: &str) -> Result<User> {
 }
 
 /// Creates a user with incomplete registration (or returns the existing one).
-pub(crate) async fn find_or_create_user(
-    conn: &mut AnyConnection,
+pub(crate) async fn find_or_create_user<C: WriteConn>(
+    conn: &mut C,
     email: &Email,
     locale: &str,
     now: i64,
 ) -> Result<User> {
     // One statement for a new address (the insert returns the row), two for a known one
     // (the insert does nothing, then the row is read): sign-in is a hot write path.
-    let created = sqlx::query(concat!(
-        "INSERT INTO users (id, email, role, is_registration_complete, locale, created_at, updated_at)
-         VALUES ($1, $2, 'user', 0, $3, $4, $4) ON CONFLICT (email) DO NOTHING
-         RETURNING ",
-        user_columns!()
-    ))
-    .bind(new_id())
-    .bind(email.as_str())
-    .bind(locale)
-    .bind(now)
-    .fetch_optional(&mut *conn)
-    .await?;
-    if let Some(row) = created {
-        return Ok(User::from_row(&row)?);
-    }
-    find_user_by_email(conn, email.as_str())
-        .await?
-        .ok_or_else(|| Error::internal("user vanished right after creation"))
+    let id = new_id();
+    let created = conn
+        .fetch_first(
+            concat!(
+                "INSERT INTO users (id, email, role, is_registration_complete, locale, created_at, updated_at)
+                 VALUES ($1, $2, 'user', 0, $3, $4, $4) ON CONFLICT (email) DO NOTHING
+                 RETURNING ",
+                user_columns!()
+            ),
+            &[
+                Arg::Text(&id),
+                Arg::Text(email.as_str()),
+                Arg::Text(locale),
+                Arg::Int(now),
+            ],
+        )
+        .await?;
+    let row = match created {
+        Some(row) => row,
+        None => conn
+            .fetch_first(
+                select_users!("WHERE email = $1"),
+                &[Arg::Text(email.as_str())],
+            )
+            .await?
+            .ok_or_else(|| Error::internal("user vanished right after creation"))?,
+    };
+    User::from_row(&row)
 }
 
 /// Superadmins now, and still at the commit: on PostgreSQL their rows stay locked until

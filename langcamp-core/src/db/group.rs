@@ -9,7 +9,11 @@
 //! instead of 64 requests taking turns at a pool of one connection.
 //!
 //! [`GroupCommit::write`] hands a piece of work to that loop. The loop takes every piece
-//! waiting (up to [`MAX_BATCH`]), opens one transaction, runs each piece inside its own
+//! waiting (up to [`MAX_BATCH`]), holds the sqlx writer connection (so no other write
+//! runs meanwhile), and passes the batch to the writer thread, which owns a synchronous
+//! connection of its own ([`super::sqlite_conn`]: a statement there is a function call,
+//! not a hand-off to sqlx's worker thread and back). The thread opens one transaction,
+//! runs each piece inside its own
 //! savepoint (a piece that fails is rolled back to its savepoint and answered with its own
 //! error; the others go on), commits once, and only then answers each caller, so nobody
 //! hears "done" before their work is durable. If the commit itself fails, every piece that
@@ -18,17 +22,18 @@
 //! A storage fault (full disk, I/O error, read-only file: a piece answering "unavailable")
 //! can make SQLite roll back the whole transaction by itself; after one, the rest of the
 //! batch is not run on a connection that is no longer inside the transaction it thinks it
-//! is in: every piece is answered "unavailable" and the connection is replaced
-//! (`release_check`).
+//! is in: every piece is answered "unavailable" and the thread opens a new connection for
+//! the next batch (one opened while the file was read-only would stay read-only).
 
 use std::any::Any;
-use std::future::Future;
-use std::pin::Pin;
+use std::path::PathBuf;
 
-use sqlx::{AnyConnection, AnyPool, Connection};
+use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::{Error, Result};
+use super::sqlite_conn;
+use super::write::{Write, run_ready};
+use crate::error::{Error, Result, storage_faults};
 
 /// At most this many pieces of work share one transaction (bounds how long the writer is
 /// held by one batch, and so the wait of other writers).
@@ -37,12 +42,9 @@ pub const MAX_BATCH: usize = 128;
 /// Pieces of work that may wait for the loop before `write` itself waits.
 const QUEUE: usize = 1024;
 
-/// A boxed future borrowing the connection it runs on.
-pub type WorkFuture<'c, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'c>>;
-
 type Erased = Box<dyn Any + Send>;
 
-type ErasedWork = Box<dyn for<'c> FnOnce(&'c mut AnyConnection) -> WorkFuture<'c, Erased> + Send>;
+type ErasedWork = Box<dyn FnOnce(&mut rusqlite::Connection) -> Result<Erased> + Send>;
 
 struct Job {
     work: ErasedWork,
@@ -51,12 +53,26 @@ struct Job {
     reply: oneshot::Sender<Result<Erased>>,
 }
 
+/// What the loop receives.
+enum Message {
+    Work(Job),
+    /// Let go of the database file (answered once the thread's connection is closed).
+    Close(oneshot::Sender<()>),
+}
+
+/// What the writer thread receives: a batch, or an order to close its connection (the
+/// next batch opens a new one); `done` answers when it has finished with either.
+struct ThreadOrder {
+    jobs: Vec<Job>,
+    close: bool,
+    done: oneshot::Sender<()>,
+}
+
 /// How a failed piece of work is undone without undoing the others of its batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Undo {
     /// The work may change several rows before it fails: it runs inside a savepoint of
-    /// its own, rolled back on failure (two more statements, each a hand-off to the
-    /// SQLite worker thread).
+    /// its own, rolled back on failure.
     Savepoint,
     /// The work makes at most one change, its last statement, so a failure changed
     /// nothing (a statement is atomic): no savepoint is needed.
@@ -66,7 +82,7 @@ pub enum Undo {
 /// The handle of the loop that owns SQLite's write transactions for grouped work.
 #[derive(Clone, Debug)]
 pub struct GroupCommit {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::Sender<Message>,
 }
 
 impl std::fmt::Debug for Job {
@@ -76,33 +92,45 @@ impl std::fmt::Debug for Job {
 }
 
 impl GroupCommit {
-    /// Starts the loop on the current runtime; it ends when every handle is dropped.
-    pub fn start(writer: AnyPool) -> GroupCommit {
+    /// Starts the loop on the current runtime and the writer thread on the database
+    /// `file`; both end when every handle is dropped. `writer` is the sqlx writer pool,
+    /// held for each batch.
+    pub fn start(file: PathBuf, writer: AnyPool) -> Result<GroupCommit> {
         let (jobs, queue) = mpsc::channel(QUEUE);
-        tokio::spawn(run(writer, queue));
-        GroupCommit { jobs }
+        let (orders, thread_orders) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || writer_thread(&file, &thread_orders))?;
+        tokio::spawn(run(writer, queue, orders));
+        Ok(GroupCommit { jobs })
     }
 
     /// Runs `work` in a write transaction shared with other waiting work, and answers
     /// once that transaction has committed (or with the work's own error).
-    pub async fn write<T, F>(&self, undo: Undo, work: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut AnyConnection) -> WorkFuture<'c, T> + Send + 'static,
-    {
+    pub async fn write<W: Write>(&self, undo: Undo, work: W) -> Result<W::Output> {
         let (reply, answer) = oneshot::channel();
-        let work: ErasedWork = Box::new(move |conn| {
-            Box::pin(async move { work(conn).await.map(|value| Box::new(value) as Erased) })
-        });
+        let work: ErasedWork =
+            Box::new(move |conn| run_ready(work.run(conn)).map(|value| Box::new(value) as Erased));
         self.jobs
-            .send(Job { work, undo, reply })
+            .send(Message::Work(Job { work, undo, reply }))
             .await
             .map_err(|_| stopped())?;
         let value = answer.await.map_err(|_| stopped())??;
         value
-            .downcast::<T>()
+            .downcast::<W::Output>()
             .map(|value| *value)
             .map_err(|_| Error::internal("group commit answered with another type"))
+    }
+}
+
+impl GroupCommit {
+    /// Closes the writer thread's connection, after the work sent before (the database is
+    /// being let go of: `Db::close`).
+    pub async fn close(&self) {
+        let (done, closed) = oneshot::channel();
+        if self.jobs.send(Message::Close(done)).await.is_ok() {
+            let _ = closed.await;
+        }
     }
 }
 
@@ -110,35 +138,120 @@ fn stopped() -> Error {
     Error::Unavailable("the database writer has stopped".into())
 }
 
-async fn run(writer: AnyPool, mut queue: mpsc::Receiver<Job>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        commit_batch(&writer, &mut batch).await;
+async fn run(
+    writer: AnyPool,
+    mut queue: mpsc::Receiver<Message>,
+    thread: std::sync::mpsc::Sender<ThreadOrder>,
+) {
+    let mut messages = Vec::with_capacity(MAX_BATCH);
+    while queue.recv_many(&mut messages, MAX_BATCH).await > 0 {
+        let mut batch = Vec::with_capacity(messages.len());
+        for message in messages.drain(..) {
+            match message {
+                Message::Work(job) => batch.push(job),
+                Message::Close(closed) => {
+                    let work_before = std::mem::take(&mut batch);
+                    run_batch(&writer, &thread, work_before).await;
+                    order(&thread, Vec::new(), true).await;
+                    let _ = closed.send(());
+                }
+            }
+        }
+        run_batch(&writer, &thread, batch).await;
     }
 }
 
-/// Runs and commits one batch, answering every job in it (the batch is left empty).
-async fn commit_batch(writer: &AnyPool, batch: &mut Vec<Job>) {
-    let mut tx = match writer.begin_with("BEGIN IMMEDIATE").await {
-        Ok(tx) => tx,
+/// Has the writer thread run `batch`, holding the sqlx writer meanwhile, so the two never
+/// write at once (the other would wait for SQLite's lock, sleeping in its busy handler).
+async fn run_batch(
+    writer: &AnyPool,
+    thread: &std::sync::mpsc::Sender<ThreadOrder>,
+    batch: Vec<Job>,
+) {
+    if batch.is_empty() {
+        return;
+    }
+    let held = match writer.acquire().await {
+        Ok(held) => held,
         Err(err) => {
             let err = Error::from(err);
-            for job in batch.drain(..) {
+            for job in batch {
                 let _ = job.reply.send(Err(same_failure(&err)));
             }
             return;
         }
     };
+    order(thread, batch, false).await;
+    drop(held);
+}
+
+/// Sends the thread an order and waits until it is carried out. A thread that has
+/// stopped drops the jobs, and their callers hear "stopped".
+async fn order(thread: &std::sync::mpsc::Sender<ThreadOrder>, jobs: Vec<Job>, close: bool) {
+    let (done, finished) = oneshot::channel();
+    if thread.send(ThreadOrder { jobs, close, done }).is_ok() {
+        let _ = finished.await;
+    }
+}
+
+fn writer_thread(file: &std::path::Path, orders: &std::sync::mpsc::Receiver<ThreadOrder>) {
+    let mut conn: Option<rusqlite::Connection> = None;
+    let mut faults_seen = storage_faults();
+    while let Ok(ThreadOrder { jobs, close, done }) = orders.recv() {
+        if close {
+            conn = None;
+            let _ = done.send(());
+            continue;
+        }
+        // A storage fault anywhere in the process since the last batch: start afresh, as
+        // the pools do (`release_check`).
+        let faults = storage_faults();
+        if faults != faults_seen {
+            conn = None;
+            faults_seen = faults;
+        }
+        let conn_now = match conn.take() {
+            Some(open) => Ok(open),
+            None => sqlite_conn::open(file),
+        };
+        match conn_now {
+            Ok(mut open) => {
+                if commit_batch(&mut open, jobs) {
+                    faults_seen = storage_faults();
+                } else {
+                    conn = Some(open);
+                }
+            }
+            Err(err) => {
+                for job in jobs {
+                    let _ = job.reply.send(Err(same_failure(&err)));
+                }
+            }
+        }
+        let _ = done.send(());
+    }
+}
+
+/// Runs and commits one batch, answering every job in it; whether it met a storage fault
+/// (the connection is then replaced).
+fn commit_batch(conn: &mut rusqlite::Connection, jobs: Vec<Job>) -> bool {
+    if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
+        let err = Error::from(err);
+        for job in jobs {
+            let _ = job.reply.send(Err(same_failure(&err)));
+        }
+        return matches!(err, Error::Unavailable(_));
+    }
     let mut done: Vec<(oneshot::Sender<Result<Erased>>, Result<Erased>)> =
-        Vec::with_capacity(batch.len());
-    let mut jobs = batch.drain(..);
+        Vec::with_capacity(jobs.len());
+    let mut jobs = jobs.into_iter();
     let mut fault = false;
     for job in jobs.by_ref() {
         let outcome = match job.undo {
-            Undo::Savepoint => run_in_savepoint(&mut tx, job.work).await,
-            Undo::SingleStatement => (job.work)(&mut tx).await,
+            Undo::Savepoint => run_in_savepoint(conn, job.work),
+            Undo::SingleStatement => (job.work)(conn),
         };
-        // A storage fault (full, I/O, read-only) or a lost connection is "unavailable".
+        // A storage fault (full, I/O, read-only) is "unavailable".
         fault = matches!(outcome, Err(Error::Unavailable(_)));
         done.push((job.reply, outcome));
         if fault {
@@ -147,6 +260,7 @@ async fn commit_batch(writer: &AnyPool, batch: &mut Vec<Job>) {
     }
     if fault {
         // SQLite may have ended the transaction itself: nothing of the batch is kept.
+        roll_back(conn);
         let fault = Error::Unavailable("database storage fault".into());
         for (reply, _) in done {
             let _ = reply.send(Err(same_failure(&fault)));
@@ -154,39 +268,46 @@ async fn commit_batch(writer: &AnyPool, batch: &mut Vec<Job>) {
         for job in jobs {
             let _ = job.reply.send(Err(same_failure(&fault)));
         }
-        drop(tx);
-        return;
+        return true;
     }
-    drop(jobs);
-    match tx.commit().await {
+    match conn.execute_batch("COMMIT") {
         Ok(()) => {
             for (reply, outcome) in done {
                 let _ = reply.send(outcome);
             }
+            false
         }
         Err(err) => {
+            // A failed commit (a deferred constraint, a full disk) leaves the transaction
+            // open: nothing of the batch is kept.
             let err = Error::from(err);
+            roll_back(conn);
             for (reply, outcome) in done {
                 let _ = reply.send(outcome.and_then(|_| Err(same_failure(&err))));
             }
+            matches!(err, Error::Unavailable(_))
         }
     }
 }
 
-/// Runs one piece of work inside a savepoint of `tx`, rolled back if it fails.
-async fn run_in_savepoint(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    work: ErasedWork,
-) -> Result<Erased> {
-    let mut savepoint = Connection::begin(&mut **tx).await?;
-    match work(&mut savepoint).await {
+fn roll_back(conn: &rusqlite::Connection) {
+    if !conn.is_autocommit() {
+        // A failed rollback leaves a connection that is replaced anyway (a fault).
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+}
+
+/// Runs one piece of work inside a savepoint, rolled back if it fails.
+fn run_in_savepoint(conn: &mut rusqlite::Connection, work: ErasedWork) -> Result<Erased> {
+    conn.execute_batch("SAVEPOINT piece")?;
+    match work(conn) {
         Ok(value) => {
-            savepoint.commit().await?;
+            conn.execute_batch("RELEASE piece")?;
             Ok(value)
         }
         Err(err) => {
             // A failed rollback leaves the savepoint for the transaction's own end.
-            let _ = savepoint.rollback().await;
+            let _ = conn.execute_batch("ROLLBACK TO piece; RELEASE piece");
             Err(err)
         }
     }
@@ -205,12 +326,13 @@ fn same_failure(err: &Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::write::{Arg, WriteConn};
     use sqlx::Executor;
     use sqlx::any::{AnyPoolOptions, install_default_drivers};
 
-    async fn writer_pool(dir: &std::path::Path) -> AnyPool {
+    async fn writer_pool(file: &std::path::Path) -> AnyPool {
         install_default_drivers();
-        let url = format!("sqlite://{}?mode=rwc", dir.join("group.db").display());
+        let url = format!("sqlite://{}?mode=rwc", file.display());
         let pool = AnyPoolOptions::new()
             .max_connections(1)
             .connect(&url)
@@ -225,21 +347,35 @@ mod tests {
         pool
     }
 
-    fn insert(
+    /// Inserts `id` into `t`, then fails if told to.
+    struct Insert {
         id: i64,
         then_fail: bool,
-    ) -> impl for<'c> FnOnce(&'c mut AnyConnection) -> WorkFuture<'c, i64> + Send + 'static {
-        move |conn| {
-            Box::pin(async move {
-                sqlx::query("INSERT INTO t (id) VALUES ($1)")
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?;
-                if then_fail {
-                    return Err(Error::invalid("refused after writing"));
-                }
-                Ok(id)
-            })
+    }
+
+    impl Write for Insert {
+        type Output = i64;
+
+        async fn run<C: WriteConn>(self, conn: &mut C) -> Result<i64> {
+            conn.exec("INSERT INTO t (id) VALUES ($1)", &[Arg::Int(self.id)])
+                .await?;
+            if self.then_fail {
+                return Err(Error::invalid("refused after writing"));
+            }
+            Ok(self.id)
+        }
+    }
+
+    /// Inserts a child row whose parent does not exist (refused at the commit).
+    struct Orphan;
+
+    impl Write for Orphan {
+        type Output = ();
+
+        async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+            conn.exec("INSERT INTO child (id, parent) VALUES (1, 999)", &[])
+                .await?;
+            Ok(())
         }
     }
 
@@ -247,8 +383,9 @@ mod tests {
     async fn waiting_writes_share_a_commit_and_a_failure_undoes_only_its_own() {
         let dir = std::env::temp_dir().join(format!("langcamp-group-{}", crate::id::new_id()));
         std::fs::create_dir_all(&dir).expect("a temp dir");
-        let pool = writer_pool(&dir).await;
-        let group = GroupCommit::start(pool.clone());
+        let file = dir.join("group.db");
+        let pool = writer_pool(&file).await;
+        let group = GroupCommit::start(file, pool.clone()).expect("the writer thread");
 
         // Hold the only writer connection so every write below queues up behind it and
         // they are committed together once it is free.
@@ -264,9 +401,11 @@ mod tests {
             } else {
                 Undo::SingleStatement
             };
-            waiting.push(tokio::spawn(async move {
-                group.write(undo, insert(id_written, id == 13)).await
-            }));
+            let work = Insert {
+                id: id_written,
+                then_fail: id == 13,
+            };
+            waiting.push(tokio::spawn(async move { group.write(undo, work).await }));
         }
         tokio::task::yield_now().await;
         drop(blocker);
@@ -281,7 +420,11 @@ mod tests {
             .collect();
         assert_eq!(ok.len(), 38, "all but the two failures: {answers:?}");
         assert!(matches!(answers[12], Err(Error::Validation(_))));
-        assert!(answers[26].is_err(), "the duplicate is refused");
+        assert!(
+            matches!(answers[26], Err(Error::Conflict(_))),
+            "the duplicate is refused: {:?}",
+            answers[26]
+        );
 
         let rows: Vec<i64> = sqlx::query_scalar("SELECT id FROM t ORDER BY id")
             .fetch_all(&pool)
@@ -296,30 +439,32 @@ mod tests {
     async fn a_failed_commit_fails_every_write_of_the_batch() {
         let dir = std::env::temp_dir().join(format!("langcamp-group-{}", crate::id::new_id()));
         std::fs::create_dir_all(&dir).expect("a temp dir");
-        let pool = writer_pool(&dir).await;
+        let file = dir.join("group.db");
+        let pool = writer_pool(&file).await;
         // A deferred foreign key is checked at the commit: the batch cannot commit.
         pool.execute(
-            "PRAGMA foreign_keys = ON;
-             CREATE TABLE child (id BIGINT PRIMARY KEY,
+            "CREATE TABLE child (id BIGINT PRIMARY KEY,
                  parent BIGINT REFERENCES t(id) DEFERRABLE INITIALLY DEFERRED)",
         )
         .await
         .expect("a child table");
-        let group = GroupCommit::start(pool.clone());
-        let orphan = group.write(Undo::SingleStatement, |conn| {
-            Box::pin(async move {
-                sqlx::query("INSERT INTO child (id, parent) VALUES (1, 999)")
-                    .execute(&mut *conn)
-                    .await?;
-                Ok(())
-            })
-        });
+        let group = GroupCommit::start(file, pool.clone()).expect("the writer thread");
+        let orphan = group.write(Undo::SingleStatement, Orphan);
         assert!(orphan.await.is_err(), "the commit failed, so the write did");
         let children: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM child")
             .fetch_one(&pool)
             .await
             .expect("a count");
         assert_eq!(children, 0);
+        // The thread rolled the failed batch back: the next write goes through.
+        let next = group.write(
+            Undo::SingleStatement,
+            Insert {
+                id: 7,
+                then_fail: false,
+            },
+        );
+        assert_eq!(next.await.expect("a later write"), 7);
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -20,7 +20,7 @@ use super::store::{self, StoredTest};
 use super::{HeldTest, language_filter};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
-use crate::db::Undo;
+use crate::db::{Arg, Undo, Write, WriteConn};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::page::{Page, PageRequest, UNPAGED_CAP};
@@ -527,48 +527,68 @@ fn scored(test: &StoredTest, user: &users::User, answers: &[Answer], now: i64) -
     }
 }
 
-/// Inserts `record`. With `test_version`, only if its test is still active at that
-/// `updated_at` and its user still exists; whether it was inserted.
 /// Inserts `record`, whose snapshot is `snapshot` as JSON text (serialized by the caller,
-/// outside the write transaction).
-async fn insert_result(
-    conn: &mut AnyConnection,
+/// outside the write transaction). With `test_version`, only if its test is still active
+/// at that `updated_at` and its user still exists; whether it was inserted.
+async fn insert_result<C: WriteConn>(
+    conn: &mut C,
     record: &ResultRecord,
     snapshot: &str,
     test_version: Option<i64>,
 ) -> Result<bool> {
-    let query = match test_version {
-        None => sqlx::query(
+    let sql = match test_version {
+        None => {
             "INSERT INTO test_results (id, test_id, user_id, test_title, target_language,
                  total_score, max_score, level, message, answers, completed_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        ),
-        Some(_) => sqlx::query(
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        }
+        Some(_) => {
             "INSERT INTO test_results (id, test_id, user_id, test_title, target_language,
                  total_score, max_score, level, message, answers, completed_at)
              SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
              WHERE EXISTS (SELECT 1 FROM proficiency_tests t
                            WHERE t.id = $2 AND t.is_active = 1 AND t.updated_at = $12)
-               AND EXISTS (SELECT 1 FROM users u WHERE u.id = $3)",
-        ),
+               AND EXISTS (SELECT 1 FROM users u WHERE u.id = $3)"
+        }
     };
-    let query = query
-        .bind(&record.id)
-        .bind(&record.snapshot.test_id)
-        .bind(&record.user_id)
-        .bind(&record.test_title)
-        .bind(record.target_language.as_deref())
-        .bind(record.total_score)
-        .bind(record.max_score)
-        .bind(&record.level)
-        .bind(&record.message)
-        .bind(snapshot)
-        .bind(record.completed_at);
-    let query = match test_version {
-        Some(version) => query.bind(version),
-        None => query,
+    let args = [
+        Arg::Text(&record.id),
+        Arg::Text(&record.snapshot.test_id),
+        Arg::Text(&record.user_id),
+        Arg::Text(&record.test_title),
+        Arg::OptText(record.target_language.as_deref()),
+        Arg::Int(record.total_score),
+        Arg::Int(record.max_score),
+        Arg::Text(&record.level),
+        Arg::Text(&record.message),
+        Arg::Text(snapshot),
+        Arg::Int(record.completed_at),
+        Arg::OptInt(test_version),
+    ];
+    let args = if test_version.is_some() {
+        &args[..]
+    } else {
+        &args[..11]
     };
-    Ok(query.execute(conn).await?.rows_affected() == 1)
+    Ok(conn.exec(sql, args).await? == 1)
+}
+
+/// The write of a submission whose test and user came from memory: the result, if the
+/// test is still active at the version read and the user still exists.
+struct Submission {
+    record: Arc<ResultRecord>,
+    snapshot: String,
+    test_version: i64,
+}
+
+impl Write for Submission {
+    type Output = bool;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<bool> {
+        // The PostgreSQL share lock changes nothing; the insert is the one change.
+        store::share_test(conn, &self.record.snapshot.test_id).await?;
+        insert_result(conn, &self.record, &self.snapshot, Some(self.test_version)).await
+    }
 }
 
 impl Langcamp {
@@ -611,27 +631,20 @@ impl Langcamp {
             };
             let record = Arc::new(scored(&test, &user, &answers, now));
             let snapshot = serde_json::to_string(&record.snapshot)?;
-            let backend = self.db().backend();
-            let version = test.updated_at;
-            let written = Arc::clone(&record);
-            // One statement (the PostgreSQL share lock changes nothing), in a transaction
-            // shared with other waiting writes.
-            let inserted = self
-                .db()
-                .write(Undo::SingleStatement, move |conn| {
-                    Box::pin(async move {
-                        store::share_test(backend, conn, &written.snapshot.test_id).await?;
-                        insert_result(conn, &written, &snapshot, Some(version)).await
-                    })
-                })
-                .await?;
+            // One statement, in a transaction shared with other waiting writes.
+            let submission = Submission {
+                record: Arc::clone(&record),
+                snapshot,
+                test_version: test.updated_at,
+            };
+            let inserted = self.db().write(Undo::SingleStatement, submission).await?;
             if inserted {
                 return Ok(record.summary());
             }
             // Nothing was written; the exact path below decides.
         }
         let mut tx = self.db().begin().await?;
-        store::share_test(self.db().backend(), &mut tx, test_id).await?;
+        store::share_test(&mut *tx, test_id).await?;
         let test = match store::find_test(&mut tx, test_id).await? {
             Some(test) if test.is_active => test,
             _ => return Err(Error::not_found("test")),
@@ -642,7 +655,7 @@ impl Langcamp {
             .ok_or(Error::TokenInvalid)?;
         let record = scored(&test, &user, &answers, now);
         let snapshot = serde_json::to_string(&record.snapshot)?;
-        insert_result(&mut tx, &record, &snapshot, None).await?;
+        insert_result(&mut *tx, &record, &snapshot, None).await?;
         tx.commit().await?;
         Ok(record.summary())
     }

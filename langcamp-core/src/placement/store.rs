@@ -9,7 +9,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::draft::TestDraft;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question};
-use crate::db::{Backend, Db, Tx, bit, flag};
+use crate::db::{Arg, Backend, Db, Tx, WriteConn, bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::page::{PageRequest, UNPAGED_CAP};
@@ -232,12 +232,13 @@ pub(super) async fn repeatable_reads(db: &Db, tx: &mut Tx) -> Result<()> {
 /// would do the same, but there the upsert of a dashboard rollup row fails (40001) when
 /// another submission changed it after the snapshot. SQLite's `BEGIN IMMEDIATE` already
 /// holds every other writer off.
-pub(super) async fn share_test(backend: Backend, conn: &mut AnyConnection, id: &str) -> Result<()> {
-    if backend == Backend::Postgres && looks_like_id(id) {
-        sqlx::query("SELECT id FROM proficiency_tests WHERE id = $1 FOR SHARE")
-            .bind(id)
-            .fetch_optional(conn)
-            .await?;
+pub(super) async fn share_test<C: WriteConn>(conn: &mut C, id: &str) -> Result<()> {
+    if conn.backend() == Backend::Postgres && looks_like_id(id) {
+        conn.fetch_first(
+            "SELECT id FROM proficiency_tests WHERE id = $1 FOR SHARE",
+            &[Arg::Text(id)],
+        )
+        .await?;
     }
     Ok(())
 }
