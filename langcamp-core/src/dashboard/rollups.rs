@@ -13,6 +13,10 @@
 //! * `stats_holdings`: assignments per user holding any (what `assignments.holders`
 //!   counts, kept so that a trigger knows when a user's first or last one comes or goes).
 //!
+//! On PostgreSQL a count is kept in up to 8 rows (shards, migration 0080), so that
+//! concurrent writers rarely wait for each other's row; every read here sums them, and
+//! SQLite's single row per count reads the same.
+//!
 //! A row that a recount would not produce (a level whose results were all deleted) stays
 //! with zeros: the distributions skip such rows, a zero adds nothing to a sum, and the
 //! check treats a zero row and no row alike.
@@ -65,10 +69,13 @@ pub(super) struct Days(HashMap<String, BTreeMap<i64, i64>>);
 
 impl Days {
     pub(super) async fn load_from(conn: &mut AnyConnection, first_day: i64) -> Result<Days> {
-        let rows = sqlx::query("SELECT day, series, n FROM stats_days WHERE day >= $1")
-            .bind(first_day)
-            .fetch_all(conn)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT day, series, CAST(SUM(n) AS BIGINT) AS n FROM stats_days WHERE day >= $1
+             GROUP BY day, series",
+        )
+        .bind(first_day)
+        .fetch_all(conn)
+        .await?;
         let rows = rows
             .iter()
             .map(|row| {
@@ -106,9 +113,10 @@ impl Days {
 
 /// Every row of `stats_counts`, by name.
 pub(super) async fn counts(conn: &mut AnyConnection) -> Result<HashMap<String, i64>> {
-    let rows = sqlx::query("SELECT name, n FROM stats_counts")
-        .fetch_all(conn)
-        .await?;
+    let rows =
+        sqlx::query("SELECT name, CAST(SUM(n) AS BIGINT) AS n FROM stats_counts GROUP BY name")
+            .fetch_all(conn)
+            .await?;
     rows.iter()
         .map(|row| Ok((row.try_get("name")?, row.try_get("n")?)))
         .collect()
@@ -125,8 +133,9 @@ pub(super) struct ResultGroup {
 
 pub(super) async fn result_groups(conn: &mut AnyConnection) -> Result<Vec<ResultGroup>> {
     let rows = sqlx::query(
-        "SELECT level, target_language, submissions, score_sum FROM stats_results
-         WHERE submissions <> 0",
+        "SELECT level, target_language, CAST(SUM(submissions) AS BIGINT) AS submissions,
+                CAST(SUM(score_sum) AS BIGINT) AS score_sum
+         FROM stats_results GROUP BY level, target_language HAVING SUM(submissions) <> 0",
     )
     .fetch_all(conn)
     .await?;
@@ -255,9 +264,17 @@ async fn drift(conn: &mut AnyConnection) -> Result<Vec<Drift>> {
             rollup.values.split(',').count(),
         );
         let mut stored = Rows::new();
+        // PostgreSQL keeps a count in several rows (shards, migration 0080): their sum.
+        let sums = rollup
+            .values
+            .split(", ")
+            .map(|value| format!("CAST(SUM({value}) AS BIGINT)"))
+            .collect::<Vec<_>>()
+            .join(", ");
         let sql = format!(
-            "SELECT {}, {} FROM {}",
-            rollup.key, rollup.values, rollup.table
+            "SELECT {key}, {sums} FROM {} GROUP BY {key}",
+            rollup.table,
+            key = rollup.key
         );
         keyed_rows(conn, sql, shape, &mut stored).await?;
         let mut recounted = Rows::new();
