@@ -235,7 +235,7 @@ fn writer_thread(file: &std::path::Path, orders: &std::sync::mpsc::Receiver<Thre
 /// Runs and commits one batch, answering every job in it; whether it met a storage fault
 /// (the connection is then replaced).
 fn commit_batch(conn: &mut rusqlite::Connection, jobs: Vec<Job>) -> bool {
-    if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(err) = control(conn, "BEGIN IMMEDIATE") {
         let err = Error::from(err);
         for job in jobs {
             let _ = job.reply.send(Err(same_failure(&err)));
@@ -270,7 +270,7 @@ fn commit_batch(conn: &mut rusqlite::Connection, jobs: Vec<Job>) -> bool {
         }
         return true;
     }
-    match conn.execute_batch("COMMIT") {
+    match control(conn, "COMMIT") {
         Ok(()) => {
             for (reply, outcome) in done {
                 let _ = reply.send(outcome);
@@ -293,24 +293,32 @@ fn commit_batch(conn: &mut rusqlite::Connection, jobs: Vec<Job>) -> bool {
 fn roll_back(conn: &rusqlite::Connection) {
     if !conn.is_autocommit() {
         // A failed rollback leaves a connection that is replaced anyway (a fault).
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = control(conn, "ROLLBACK");
     }
 }
 
 /// Runs one piece of work inside a savepoint, rolled back if it fails.
 fn run_in_savepoint(conn: &mut rusqlite::Connection, work: ErasedWork) -> Result<Erased> {
-    conn.execute_batch("SAVEPOINT piece")?;
+    control(conn, "SAVEPOINT piece")?;
     match work(conn) {
         Ok(value) => {
-            conn.execute_batch("RELEASE piece")?;
+            control(conn, "RELEASE piece")?;
             Ok(value)
         }
         Err(err) => {
             // A failed rollback leaves the savepoint for the transaction's own end.
-            let _ = conn.execute_batch("ROLLBACK TO piece; RELEASE piece");
+            let _ =
+                control(conn, "ROLLBACK TO piece").and_then(|()| control(conn, "RELEASE piece"));
             Err(err)
         }
     }
+}
+
+/// Runs a transaction-control statement, compiled once per connection (they run a few
+/// times per batch).
+fn control(conn: &rusqlite::Connection, sql: &'static str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.raw_execute()?;
+    Ok(())
 }
 
 /// The failure of a shared step (begin, commit, a storage fault) once for each caller:

@@ -18,6 +18,15 @@ pub(super) const CONNECTION_PRAGMAS: &str =
 pub(super) fn open(file: &Path) -> Result<rusqlite::Connection> {
     let conn = rusqlite::Connection::open(file)?;
     conn.execute_batch(CONNECTION_PRAGMAS)?;
+    // The query planner stability guarantee: plans do not depend on the values bound.
+    // Without it, once ANALYZE has written `sqlite_stat4`, a cached statement whose
+    // parameters the planner looked at is compiled again (triggers and all) every time
+    // it is run with new values: measured at 47 % of this thread's time on submissions.
+    // The writes here look rows up by their keys; their plans need no values.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
@@ -141,5 +150,53 @@ impl WriteConn for rusqlite::Connection {
         // The statement runs to its end (an `... RETURNING` of several rows, all applied).
         while rows.next()?.is_some() {}
         Ok(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writer_connection_plans_without_looking_at_values() {
+        let dir = std::env::temp_dir().join(format!("langcamp-conn-{}", crate::id::new_id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let conn = open(&dir.join("conn.db")).expect("a connection");
+        let qpsg = conn
+            .db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG)
+            .expect("the setting");
+        assert!(
+            qpsg,
+            "a statement must not be compiled again for new values"
+        );
+        let foreign_keys: i64 = conn
+            .query_row("PRAGMA foreign_keys", [], |row| row.get(0))
+            .expect("the pragma");
+        assert_eq!(foreign_keys, 1);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn parameters_are_bound_by_their_number_wherever_they_stand() {
+        let dir = std::env::temp_dir().join(format!("langcamp-conn-{}", crate::id::new_id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let mut conn = open(&dir.join("conn.db")).expect("a connection");
+        conn.execute_batch("CREATE TABLE t (a TEXT, b INTEGER, c TEXT)")
+            .expect("a table");
+        let row = crate::db::write::run_ready(async {
+            conn.exec(
+                "INSERT INTO t (a, b, c) VALUES ($2, $1, $2)",
+                &[Arg::Int(7), Arg::Text("x")],
+            )
+            .await?;
+            conn.fetch_first("SELECT a, b, c FROM t WHERE b = $1", &[Arg::Int(7)])
+                .await
+        })
+        .expect("a row")
+        .expect("the row written");
+        assert_eq!(row.text("a").expect("a"), "x");
+        assert_eq!(row.int("b").expect("b"), 7);
+        assert_eq!(row.opt_text("c").expect("c"), Some("x".to_owned()));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
