@@ -1,28 +1,27 @@
 //! The real `langcamp` binary against a fresh database: SQLite, or PostgreSQL when
 //! `TEST_DATABASE_URL` names a server.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+use langcamp_testkit::TestDatabase;
 use serde_json::Value;
 use sqlx::Connection;
 
 struct Env {
     data_dir: PathBuf,
     database_url: String,
+    /// Removes the folder and the database when the test ends.
+    _db: TestDatabase,
 }
 
 impl Env {
     async fn new() -> Env {
-        let data_dir =
-            std::env::temp_dir().join(format!("langcamp-cli-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&data_dir).expect("data dir");
-        let database_url = common::fresh_database(&data_dir, "lc_cli").await;
+        let db = TestDatabase::create("lc_cli").await;
         Env {
-            data_dir,
-            database_url,
+            data_dir: db.dir().to_owned(),
+            database_url: db.url().to_owned(),
+            _db: db,
         }
     }
 
@@ -60,13 +59,6 @@ impl Env {
         );
         serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e})"))
-    }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.data_dir);
-        common::drop_database(&self.database_url, "lc_cli");
     }
 }
 

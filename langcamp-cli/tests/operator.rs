@@ -2,14 +2,13 @@
 //! errors that name host, port and cause, and the log formats. Runs on SQLite, or on
 //! PostgreSQL when `TEST_DATABASE_URL` names a server.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use langcamp_testkit::TestDatabase;
 use serde_json::Value;
 
 /// Nothing listens on the discard port: connections are refused at once.
@@ -18,17 +17,17 @@ const REFUSED_DB: &str = "postgres://ana:topsecret@127.0.0.1:9/langcamp";
 struct Env {
     data_dir: PathBuf,
     database_url: String,
+    /// Removes the folder and the database when the test ends.
+    _db: TestDatabase,
 }
 
 impl Env {
     async fn new() -> Env {
-        let data_dir =
-            std::env::temp_dir().join(format!("langcamp-ops-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&data_dir).expect("data dir");
-        let database_url = common::fresh_database(&data_dir, "lc_ops").await;
+        let db = TestDatabase::create("lc_ops").await;
         Env {
-            data_dir,
-            database_url,
+            data_dir: db.dir().to_owned(),
+            database_url: db.url().to_owned(),
+            _db: db,
         }
     }
 
@@ -53,13 +52,6 @@ impl Env {
 
     fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("run langcamp")
-    }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.data_dir);
-        common::drop_database(&self.database_url, "lc_ops");
     }
 }
 

@@ -17,7 +17,7 @@ async fn put(app: &TestApp, admin: &Session, key: &str, value: Value) -> Value {
         .data()
 }
 
-fn as_caller<'a>(call: Call<'a>, token: Option<&str>) -> Call<'a> {
+fn as_caller(call: Call, token: Option<&str>) -> Call {
     match token {
         Some(t) => call.bearer(t),
         None => call,
