@@ -7,29 +7,23 @@ use serde_json::{Value, json};
 
 use crate::helpers::{Session, TestApp};
 
-async fn course(app: &TestApp, admin: &Session, title: &str) -> Value {
-    app.post("/courses")
-        .bearer(&admin.access)
-        .json(&json!({
+async fn course(admin: &Session, title: &str) -> Value {
+    admin.post("/courses", &json!({
             "title": title,
             "description": "A course description long enough to make the list worth compressing.",
             "targetLanguage": "de",
             "locale": "en",
             "isPublished": true
-        }))
-        .send()
-        .await
-        .expect(201)
-        .data()
+        })).expect(201).await.data()
 }
 
 #[tokio::test]
 async fn the_public_course_list_revalidates_with_its_etag_until_a_write() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let first = course(&app, &admin, "German A1").await;
+    let first = course(&admin, "German A1").await;
 
-    let answer = app.get("/courses").send().await.expect(200);
+    let answer = app.get("/courses").expect(200).await;
     let etag = answer.header("etag").expect("an ETag").to_owned();
     assert!(etag.starts_with("W/\""), "{etag}");
     assert_eq!(answer.header("cache-control"), Some("no-cache"));
@@ -46,12 +40,13 @@ async fn the_public_course_list_revalidates_with_its_etag_until_a_write() {
     assert_eq!(again.header("etag"), Some(etag.as_str()));
 
     // A write on this server: the very next answer has the new data and a new validator.
-    app.patch(&format!("/courses/{}", first["id"].as_str().expect("id")))
-        .bearer(&admin.access)
-        .json(&json!({ "title": "German A1 (evenings)" }))
-        .send()
-        .await
-        .expect(200);
+    admin
+        .patch(
+            &format!("/courses/{}", first["id"].as_str().expect("id")),
+            &json!({ "title": "German A1 (evenings)" }),
+        )
+        .expect(200)
+        .await;
     let changed = app
         .get("/courses")
         .header("if-none-match", &etag)
@@ -67,9 +62,9 @@ async fn large_public_lists_are_gzipped_only_for_clients_that_ask() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     for n in 0..12 {
-        course(&app, &admin, &format!("Course number {n}")).await;
+        course(&admin, &format!("Course number {n}")).await;
     }
-    let plain = app.get("/courses").send().await.expect(200);
+    let plain = app.get("/courses").expect(200).await;
     assert_eq!(plain.header("content-encoding"), None);
     assert!(plain.body.len() > 1024, "large enough to compress");
 
@@ -101,8 +96,8 @@ async fn large_public_lists_are_gzipped_only_for_clients_that_ask() {
 async fn admins_get_their_own_fresh_lists_without_validators() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    course(&app, &admin, "Published").await;
-    let public = app.get("/courses").send().await.expect(200);
+    course(&admin, "Published").await;
+    let public = app.get("/courses").expect(200).await;
     let etag = public.header("etag").expect("an ETag").to_owned();
     let own = app
         .get("/courses")
@@ -118,7 +113,7 @@ async fn admins_get_their_own_fresh_lists_without_validators() {
 async fn the_public_test_list_is_encoded_and_follows_writes() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let empty = app.get("/proficiency-tests").send().await.expect(200);
+    let empty = app.get("/proficiency-tests").expect(200).await;
     let etag = empty.header("etag").expect("an ETag").to_owned();
     assert_eq!(empty.json()["data"]["list"], json!([]));
     app.get("/proficiency-tests")
@@ -126,19 +121,14 @@ async fn the_public_test_list_is_encoded_and_follows_writes() {
         .send()
         .await
         .expect(304);
-    app.post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(&json!({
+    admin.post("/proficiency-tests", &json!({
             "title": "German placement",
             "targetLanguage": "de",
             "locale": "en",
             "isActive": true,
             "questions": [{ "text": "Der, die oder das Haus?", "options": [{ "text": "der" }, { "text": "das" }], "correctOptionIndex": 1 }],
             "levelRanges": [{ "level": "A1", "minScore": 0, "maxScore": 1, "message": "Start here" }]
-        }))
-        .send()
-        .await
-        .expect(201);
+        })).expect(201).await;
     let after = app
         .get("/proficiency-tests")
         .header("if-none-match", &etag)

@@ -20,7 +20,7 @@ use chrono::{DateTime, Utc};
 use hyper::Method;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::database;
-pub use langcamp_testkit::{Call, Client, TestResponse};
+pub use langcamp_testkit::{Call, Case, Client, TestResponse, assert_role_matrix};
 use tokio::sync::oneshot;
 
 use crate::smtp::{ReceivedMail, SmtpSink};
@@ -205,6 +205,14 @@ impl TestApp {
     /// A caller with `token` as its bearer (a token a test made or altered).
     pub fn with_token(&self, token: &str) -> Client {
         self.client.with_token(token)
+    }
+
+    /// `session`'s sign-in calling this server (another instance on the same database).
+    pub fn bind(&self, session: &Session) -> Session {
+        Session {
+            client: self.client.with_token(&session.access),
+            ..session.clone()
+        }
     }
 
     /// An anonymous request without a body yet, for what the typed [`Client`] does not

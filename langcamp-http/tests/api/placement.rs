@@ -3,7 +3,7 @@
 use chrono::{TimeDelta, TimeZone, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp, TestResponse};
+use crate::helpers::{Case, Client, Session, TestApp, TestResponse, assert_role_matrix};
 
 fn start() -> chrono::DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
@@ -41,38 +41,29 @@ fn with(mut body: Value, field: &str, value: Value) -> Value {
     body
 }
 
-async fn create(app: &TestApp, admin: &Session, body: &Value) -> Value {
-    app.post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(body)
-        .send()
-        .await
+async fn create(admin: &Session, body: &Value) -> Value {
+    admin
+        .post("/proficiency-tests", body)
         .expect(201)
+        .await
         .data()
 }
 
-async fn submit(
-    app: &TestApp,
-    who: &Session,
-    test_id: &str,
-    answers: &[(i64, i64)],
-) -> TestResponse {
+async fn submit(who: &Session, test_id: &str, answers: &[(i64, i64)]) -> TestResponse {
     let answers: Vec<Value> = answers
         .iter()
         .map(|(q, o)| json!({"questionIndex": q, "selectedOptionIndex": o}))
         .collect();
-    app.post(&format!("/proficiency-tests/{test_id}/submit"))
-        .bearer(&who.access)
-        .json(&json!({ "answers": answers }))
-        .send()
-        .await
+    who.post(
+        &format!("/proficiency-tests/{test_id}/submit"),
+        &json!({ "answers": answers }),
+    )
+    .send()
+    .await
 }
 
 /// Answers as (question index, option index).
 type Answers = &'static [(i64, i64)];
-
-/// (method, path, body, status for anonymous, for a user, for an admin)
-type RoleCase = (&'static str, String, Option<Value>, u16, u16, u16);
 
 fn pick(ids: &[String], order: &[usize]) -> Vec<String> {
     order.iter().map(|&i| ids[i].clone()).collect()
@@ -83,14 +74,8 @@ fn id(value: &Value) -> String {
 }
 
 /// The `errors` of a 400 answer to a create body.
-async fn create_errors(app: &TestApp, admin: &Session, body: &Value) -> Vec<String> {
-    let response = app
-        .post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(body)
-        .send()
-        .await
-        .expect(400);
+async fn create_errors(admin: &Session, body: &Value) -> Vec<String> {
+    let response = admin.post("/proficiency-tests", body).expect(400).await;
     assert_eq!(response.code(), "VALIDATION_FAILED");
     errors(&response)
 }
@@ -145,7 +130,7 @@ fn answer_key_leaks(value: &Value) -> Vec<String> {
 async fn admins_create_a_test_and_read_it_back_with_the_answer_key() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let admin = app.admin().await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     assert_eq!(test["title"], "German placement");
     assert_eq!(test["description"], "Find your level");
     assert_eq!(test["locale"], "en");
@@ -173,13 +158,9 @@ async fn admins_create_a_test_and_read_it_back_with_the_answer_key() {
             {"level": "B1", "minScore": 5, "maxScore": 6, "message": "Go for B1"}
         ])
     );
-    let read = app
+    let read = admin
         .get(&format!("/proficiency-tests/{}", id(&test)))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(read, test);
 }
 
@@ -187,9 +168,7 @@ async fn admins_create_a_test_and_read_it_back_with_the_answer_key() {
 async fn points_default_to_one_and_the_optional_fields_to_null() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let test = create(
-        &app,
-        &admin,
+    let test = create(&admin,
         &json!({
             "title": "  Minimal  ",
             "questions": [{"text": "Q", "options": [{"text": "a"}, {"text": "b"}], "correctOptionIndex": 1}],
@@ -212,7 +191,7 @@ async fn the_public_reads_active_tests_without_the_answer_key() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}", id(&test));
     for token in [None, Some(&student.access)] {
         let mut call = app.get(&path);
@@ -239,13 +218,7 @@ async fn the_public_reads_active_tests_without_the_answer_key() {
         );
         assert_eq!(answer_key_leaks(&list), Vec::<String>::new());
     }
-    let admin_list = app
-        .get("/proficiency-tests")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let admin_list = admin.get("/proficiency-tests").await;
     assert_eq!(
         admin_list["list"][0]["questions"][0]["correctOptionIndex"],
         2
@@ -257,9 +230,8 @@ async fn inactive_tests_are_hidden_from_everyone_but_admins() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let hidden = create(&app, &admin, &with(sample(), "isActive", json!(false))).await;
+    let hidden = create(&admin, &with(sample(), "isActive", json!(false))).await;
     let shown = create(
-        &app,
         &admin,
         &with(
             with(sample(), "title", json!("French")),
@@ -270,62 +242,28 @@ async fn inactive_tests_are_hidden_from_everyone_but_admins() {
     .await;
     assert_eq!(hidden["isActive"], false);
 
-    let public = app
-        .get("/proficiency-tests")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let public = app.get("/proficiency-tests").await;
     assert_eq!(public["pagination"]["totalItems"], 1);
     assert_eq!(public["list"][0]["id"], shown["id"]);
-    let all = app
-        .get("/proficiency-tests")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let all = admin.get("/proficiency-tests").await;
     assert_eq!(all["pagination"]["totalItems"], 2);
 
     let path = format!("/proficiency-tests/{}", id(&hidden));
-    assert_eq!(app.get(&path).send().await.expect(404).code(), "NOT_FOUND");
-    app.get(&path)
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(404);
-    app.get(&path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    let languages = app
-        .get("/proficiency-tests/languages")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    assert_eq!(app.get(&path).expect(404).await.code(), "NOT_FOUND");
+    student.get(&path).expect(404).await;
+    admin.get(&path).expect(200).await;
+    let languages = app.get("/proficiency-tests/languages").await;
     assert_eq!(languages, json!(["fr"]));
-    submit(&app, &student, &id(&hidden), &[(0, 0)])
-        .await
-        .expect(404);
-    app.get(&format!("{path}/status"))
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(404);
+    submit(&student, &id(&hidden), &[(0, 0)]).await.expect(404);
+    student.get(&format!("{path}/status")).expect(404).await;
 
     // Activating it shows it.
-    app.patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({"isActive": true}))
-        .send()
-        .await
-        .expect(200);
-    app.get(&path).send().await.expect(200);
-    submit(&app, &student, &id(&hidden), &[(0, 0)])
-        .await
-        .expect(201);
+    admin
+        .patch(&path, &json!({"isActive": true}))
+        .expect(200)
+        .await;
+    app.get(&path).expect(200).await;
+    submit(&student, &id(&hidden), &[(0, 0)]).await.expect(201);
 }
 
 #[tokio::test]
@@ -352,7 +290,7 @@ async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_fir
             "targetLanguage",
             json!(target),
         );
-        ids.push(id(&create(&app, &admin, &body).await));
+        ids.push(id(&create(&admin, &body).await));
         app.clock.advance(TimeDelta::minutes(1));
     }
     let titles = |data: &Value| -> Vec<String> {
@@ -363,12 +301,7 @@ async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_fir
             .map(|t| t["title"].as_str().expect("title").to_owned())
             .collect()
     };
-    let all = app
-        .get("/proficiency-tests")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let all = app.get("/proficiency-tests").await;
     assert_eq!(
         titles(&all),
         ["Test 4", "Test 3", "Test 2", "Test 1", "Test 0"]
@@ -376,42 +309,19 @@ async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_fir
     assert_eq!(all["list"][0]["locale"], "en", "codes are normalised");
     assert_eq!(all["list"][0]["targetLanguage"], "de");
 
-    let german = app
-        .get("/proficiency-tests?targetLanguage=de")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let german = app.get("/proficiency-tests?targetLanguage=de").await;
     assert_eq!(titles(&german), ["Test 4", "Test 3", "Test 0"]);
     let from_english = app
         .get("/proficiency-tests?locale=en&targetLanguage=fr")
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(titles(&from_english), ["Test 1"]);
-    let upper = app
-        .get("/proficiency-tests?locale=DE")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let upper = app.get("/proficiency-tests?locale=DE").await;
     assert_eq!(titles(&upper), ["Test 2"]);
-    let none = app
-        .get("/proficiency-tests?targetLanguage=it")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let none = app.get("/proficiency-tests?targetLanguage=it").await;
     assert_eq!(none["list"], json!([]));
     assert_eq!(none["pagination"]["totalPages"], 0);
 
-    let page = app
-        .get("/proficiency-tests?page=2&limit=2")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let page = app.get("/proficiency-tests?page=2&limit=2").await;
     assert_eq!(titles(&page), ["Test 2", "Test 1"]);
     assert_eq!(
         page["list"][0]["questions"].as_array().map(Vec::len),
@@ -422,12 +332,7 @@ async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_fir
         json!({"currentPage": 2, "totalPages": 3, "totalItems": 5, "itemsPerPage": 2,
                "hasNextPage": true, "hasPrevPage": true})
     );
-    let past = app
-        .get("/proficiency-tests?page=4&limit=2")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let past = app.get("/proficiency-tests?page=4&limit=2").await;
     assert_eq!(past["list"], json!([]));
     assert_eq!(past["pagination"]["totalItems"], 5);
 
@@ -438,7 +343,7 @@ async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_fir
         "/proficiency-tests?limit=101",
     ] {
         assert_eq!(
-            app.get(bad).send().await.expect(400).code(),
+            app.get(bad).expect(400).await.code(),
             "VALIDATION_FAILED",
             "{bad}"
         );
@@ -449,24 +354,11 @@ async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_fir
 async fn languages_lists_each_target_language_of_active_tests_once_sorted() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    assert_eq!(
-        app.get("/proficiency-tests/languages")
-            .send()
-            .await
-            .expect(200)
-            .data(),
-        json!([])
-    );
+    assert_eq!(app.get("/proficiency-tests/languages").await, json!([]));
     for target in ["fr", "de", "fr", "es"] {
-        create(
-            &app,
-            &admin,
-            &with(sample(), "targetLanguage", json!(target)),
-        )
-        .await;
+        create(&admin, &with(sample(), "targetLanguage", json!(target))).await;
     }
     create(
-        &app,
         &admin,
         &with(
             with(sample(), "targetLanguage", json!("it")),
@@ -475,13 +367,9 @@ async fn languages_lists_each_target_language_of_active_tests_once_sorted() {
         ),
     )
     .await;
-    create(&app, &admin, &with(sample(), "targetLanguage", Value::Null)).await;
+    create(&admin, &with(sample(), "targetLanguage", Value::Null)).await;
     assert_eq!(
-        app.get("/proficiency-tests/languages")
-            .send()
-            .await
-            .expect(200)
-            .data(),
+        app.get("/proficiency-tests/languages").await,
         json!(["de", "es", "fr"])
     );
 }
@@ -499,14 +387,14 @@ async fn a_test_needs_at_least_one_question_and_one_level_range() {
         json!([]),
     );
     assert_eq!(
-        create_errors(&app, &admin, &body).await,
+        create_errors(&admin, &body).await,
         [
             "questions must have at least one question",
             "levelRanges must have at least one range"
         ]
     );
     assert_eq!(
-        create_errors(&app, &admin, &json!({})).await,
+        create_errors(&admin, &json!({})).await,
         [
             "title is required",
             "questions is required",
@@ -523,12 +411,12 @@ async fn each_question_needs_at_least_two_options() {
     body["questions"][1]["options"] = json!([{"text": "only"}]);
     body["questions"][1]["correctOptionIndex"] = json!(0);
     assert_eq!(
-        create_errors(&app, &admin, &body).await,
+        create_errors(&admin, &body).await,
         ["questions[1].options must have at least 2 options"]
     );
     body["questions"][1]["options"] = json!([]);
     assert_eq!(
-        create_errors(&app, &admin, &body).await,
+        create_errors(&admin, &body).await,
         ["questions[1].options must have at least 2 options"]
     );
     body["questions"][1]
@@ -536,13 +424,13 @@ async fn each_question_needs_at_least_two_options() {
         .expect("object")
         .remove("options");
     assert_eq!(
-        create_errors(&app, &admin, &body).await,
+        create_errors(&admin, &body).await,
         ["questions[1].options is required"]
     );
     let mut blank = sample();
     blank["questions"][0]["options"][1]["text"] = json!("   ");
     assert_eq!(
-        create_errors(&app, &admin, &blank).await,
+        create_errors(&admin, &blank).await,
         ["questions[0].options[1].text must not be empty"]
     );
 }
@@ -563,7 +451,7 @@ async fn the_correct_option_index_must_name_one_of_the_options() {
     ] {
         let mut body = sample();
         body["questions"][0]["correctOptionIndex"] = index;
-        assert_eq!(create_errors(&app, &admin, &body).await, [expected]);
+        assert_eq!(create_errors(&admin, &body).await, [expected]);
     }
     let mut missing = sample();
     missing["questions"][2]
@@ -571,13 +459,13 @@ async fn the_correct_option_index_must_name_one_of_the_options() {
         .expect("object")
         .remove("correctOptionIndex");
     assert_eq!(
-        create_errors(&app, &admin, &missing).await,
+        create_errors(&admin, &missing).await,
         ["questions[2].correctOptionIndex is required"]
     );
     // The last option is a valid answer.
     let mut last = sample();
     last["questions"][0]["correctOptionIndex"] = json!(2);
-    create(&app, &admin, &last).await;
+    create(&admin, &last).await;
 }
 
 #[tokio::test]
@@ -588,7 +476,7 @@ async fn points_must_be_greater_than_zero() {
         let mut body = sample();
         body["questions"][1]["points"] = points.clone();
         assert_eq!(
-            create_errors(&app, &admin, &body).await,
+            create_errors(&admin, &body).await,
             ["questions[1].points must be a whole number from 1 to 1000"],
             "{points}"
         );
@@ -596,18 +484,15 @@ async fn points_must_be_greater_than_zero() {
     let mut null = sample();
     null["questions"][1]["points"] = Value::Null;
     assert_eq!(
-        create_errors(&app, &admin, &null).await,
+        create_errors(&admin, &null).await,
         ["questions[1].points cannot be null"]
     );
     let mut fraction = sample();
     fraction["questions"][1]["points"] = json!(1.5);
-    let response = app
-        .post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(&fraction)
-        .send()
-        .await
-        .expect(400);
+    let response = admin
+        .post("/proficiency-tests", &fraction)
+        .expect(400)
+        .await;
     assert_eq!(errors(&response).len(), 1);
 }
 
@@ -625,7 +510,7 @@ async fn level_ranges_must_not_overlap() {
         ]),
     );
     assert_eq!(
-        create_errors(&app, &admin, &body).await,
+        create_errors(&admin, &body).await,
         [
             "levelRanges[0] and levelRanges[1] overlap (score 3)",
             "levelRanges[1] and levelRanges[2] overlap (score 4)"
@@ -640,7 +525,7 @@ async fn level_ranges_must_not_overlap() {
         ]),
     );
     assert_eq!(
-        create_errors(&app, &admin, &nested).await,
+        create_errors(&admin, &nested).await,
         ["levelRanges[0] and levelRanges[1] overlap (scores 2 to 3)"]
     );
 }
@@ -658,7 +543,7 @@ async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum(
         ]),
     );
     assert_eq!(
-        create_errors(&app, &admin, &gap).await,
+        create_errors(&admin, &gap).await,
         [
             "levelRanges must cover every reachable score, but no range covers the reachable scores 3 to 4"
         ]
@@ -669,7 +554,7 @@ async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum(
         json!([{"level": "A1", "minScore": 1, "maxScore": 6}]),
     );
     assert_eq!(
-        create_errors(&app, &admin, &no_zero).await,
+        create_errors(&admin, &no_zero).await,
         ["levelRanges must cover every reachable score, but no range covers the reachable score 0"]
     );
     let short = with(
@@ -678,7 +563,7 @@ async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum(
         json!([{"level": "A1", "minScore": 0, "maxScore": 5}]),
     );
     assert_eq!(
-        create_errors(&app, &admin, &short).await,
+        create_errors(&admin, &short).await,
         ["levelRanges must cover every reachable score, but no range covers the reachable score 6"]
     );
     let bad_bounds = with(
@@ -691,7 +576,7 @@ async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum(
         ]),
     );
     assert_eq!(
-        create_errors(&app, &admin, &bad_bounds).await,
+        create_errors(&admin, &bad_bounds).await,
         [
             "levelRanges[0].minScore must be 0 or more",
             "levelRanges[1].maxScore must not be less than minScore",
@@ -717,7 +602,7 @@ async fn scores_nobody_can_reach_need_no_level_range() {
             {"level": "B1", "minScore": 4, "maxScore": 4}
         ]
     });
-    let test = create(&app, &admin, &body).await;
+    let test = create(&admin, &body).await;
     assert_eq!(test["maxScore"], 4);
     let mut missing_two = body.clone();
     missing_two["levelRanges"] = json!([
@@ -725,7 +610,7 @@ async fn scores_nobody_can_reach_need_no_level_range() {
         {"level": "B1", "minScore": 3, "maxScore": 4}
     ]);
     assert_eq!(
-        create_errors(&app, &admin, &missing_two).await,
+        create_errors(&admin, &missing_two).await,
         ["levelRanges must cover every reachable score, but no range covers the reachable score 2"]
     );
 }
@@ -748,7 +633,7 @@ async fn every_problem_of_a_test_gets_its_own_message() {
         ]
     });
     assert_eq!(
-        create_errors(&app, &admin, &body).await,
+        create_errors(&admin, &body).await,
         [
             "title must not be empty",
             "locale must be a language code such as \"en\" or \"de-AT\"",
@@ -761,12 +646,7 @@ async fn every_problem_of_a_test_gets_its_own_message() {
         ]
     );
     assert_eq!(
-        app.get("/proficiency-tests")
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200)
-            .data()["pagination"]["totalItems"],
+        admin.get("/proficiency-tests").await["pagination"]["totalItems"],
         0
     );
 }
@@ -775,13 +655,13 @@ async fn every_problem_of_a_test_gets_its_own_message() {
 async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let unknown = app
-        .post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(&with(sample(), "difficulty", json!("hard")))
-        .send()
-        .await
-        .expect(400);
+    let unknown = admin
+        .post(
+            "/proficiency-tests",
+            &with(sample(), "difficulty", json!("hard")),
+        )
+        .expect(400)
+        .await;
     assert!(
         errors(&unknown)[0].contains("difficulty"),
         "{:?}",
@@ -789,20 +669,18 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
     );
     let mut option_field = sample();
     option_field["questions"][0]["options"][0]["isCorrect"] = json!(true);
-    let refused = app
-        .post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(&option_field)
-        .send()
-        .await
-        .expect(400);
+    let refused = admin
+        .post("/proficiency-tests", &option_field)
+        .expect(400)
+        .await;
     assert!(errors(&refused)[0].contains("isCorrect"));
-    app.post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(&with(sample(), "questions", json!("many")))
-        .send()
-        .await
-        .expect(400);
+    admin
+        .post(
+            "/proficiency-tests",
+            &with(sample(), "questions", json!("many")),
+        )
+        .expect(400)
+        .await;
     app.post("/proficiency-tests")
         .bearer(&admin.access)
         .body("text/plain", sample().to_string())
@@ -818,7 +696,7 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
 async fn updates_keep_the_ids_they_carry_and_give_new_ids_to_the_rest() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let admin = app.admin().await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let q = &test["questions"];
     let (q0, q1) = (q[0]["id"].clone(), q[1]["id"].clone());
     let q0_options: Vec<Value> = q[0]["options"]
@@ -828,10 +706,7 @@ async fn updates_keep_the_ids_they_carry_and_give_new_ids_to_the_rest() {
         .map(|o| o["id"].clone())
         .collect();
     app.clock.advance(TimeDelta::minutes(5));
-    let updated = app
-        .patch(&format!("/proficiency-tests/{}", id(&test)))
-        .bearer(&admin.access)
-        .json(&json!({
+    let updated = admin.patch(&format!("/proficiency-tests/{}", id(&test)), &json!({
             "title": "German placement, 2nd edition",
             "questions": [
                 {"id": q1, "text": "Ich ___ sehr müde", "points": 2,
@@ -843,11 +718,7 @@ async fn updates_keep_the_ids_they_carry_and_give_new_ids_to_the_rest() {
                 {"text": "New question", "points": 3,
                  "options": [{"text": "x"}, {"text": "y"}], "correctOptionIndex": 1}
             ]
-        }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        })).await;
     let uq = &updated["questions"];
     assert_eq!(uq[0]["id"], q1, "the carried id stays");
     assert_eq!(uq[0]["text"], "Ich ___ sehr müde");
@@ -881,12 +752,7 @@ async fn updates_keep_the_ids_they_carry_and_give_new_ids_to_the_rest() {
         "absent fields stay"
     );
     assert_eq!(updated["description"], "Find your level");
-    let read = app
-        .get(&format!("/proficiency-tests/{}", id(&test)))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let read = app.get(&format!("/proficiency-tests/{}", id(&test))).await;
     assert_eq!(read["questions"][1]["options"][0]["id"], q0_options[2]);
 }
 
@@ -894,14 +760,11 @@ async fn updates_keep_the_ids_they_carry_and_give_new_ids_to_the_rest() {
 async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let test = create(&app, &admin, &sample()).await;
-    let other = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
+    let other = create(&admin, &sample()).await;
     let q = &test["questions"];
     let path = format!("/proficiency-tests/{}", id(&test));
-    let response = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({
+    let response = admin.patch(&path, &json!({
             "questions": [
                 {"id": other["questions"][0]["id"], "text": "a", "options": [{"text": "x"}, {"text": "y"}], "correctOptionIndex": 0},
                 {"id": q[1]["id"], "text": "b",
@@ -910,10 +773,7 @@ async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
                 {"text": "d", "options": [{"id": q[0]["options"][0]["id"], "text": "x"}, {"text": "y"}], "correctOptionIndex": 0},
                 {"id": "not-an-id", "text": "e", "options": [{"text": "x"}, {"text": "y"}], "correctOptionIndex": 0}
             ]
-        }))
-        .send()
-        .await
-        .expect(400);
+        })).expect(400).await;
     assert_eq!(
         errors(&response),
         [
@@ -924,19 +784,13 @@ async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
             "questions[4].id does not name a question of this test"
         ]
     );
-    let unchanged = app
-        .get(&path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let unchanged = admin.get(&path).await;
     assert_eq!(unchanged, test, "nothing changed");
     // On create, no id can be carried.
     let mut carried = sample();
     carried["questions"][0]["id"] = q[0]["id"].clone();
     assert_eq!(
-        create_errors(&app, &admin, &carried).await,
+        create_errors(&admin, &carried).await,
         ["questions[0].id does not name a question of this test"]
     );
 }
@@ -945,58 +799,43 @@ async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
 async fn updates_keep_question_count_max_score_and_coverage_in_step() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}", id(&test));
     let mut questions = sample()["questions"].clone();
     questions[2]["points"] = json!(10);
     // The ranges stop at 6; the new maximum is 13.
-    let response = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "questions": questions }))
-        .send()
-        .await
-        .expect(400);
+    let response = admin
+        .patch(&path, &json!({ "questions": questions }))
+        .expect(400)
+        .await;
     assert_eq!(
         errors(&response),
         [
             "levelRanges must cover every reachable score, but no range covers the reachable scores 10 to 13"
         ]
     );
-    let updated = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({
-            "questions": questions,
-            "levelRanges": [
-                {"level": "A1", "minScore": 0, "maxScore": 6},
-                {"level": "B2", "minScore": 7, "maxScore": 13}
-            ]
-        }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let updated = admin
+        .patch(
+            &path,
+            &json!({
+                "questions": questions,
+                "levelRanges": [
+                    {"level": "A1", "minScore": 0, "maxScore": 6},
+                    {"level": "B2", "minScore": 7, "maxScore": 13}
+                ]
+            }),
+        )
+        .await;
     assert_eq!(updated["maxScore"], 13);
     assert_eq!(updated["questionCount"], 3);
-    let one = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "questions": [questions[0].clone()] }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let one = admin
+        .patch(&path, &json!({ "questions": [questions[0].clone()] }))
+        .await;
     assert_eq!(
         (one["questionCount"].clone(), one["maxScore"].clone()),
         (json!(1), json!(1))
     );
-    let listed = app
-        .get("/proficiency-tests")
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let listed = app.get("/proficiency-tests").await;
     assert_eq!(listed["list"][0]["questionCount"], 1);
     assert_eq!(listed["list"][0]["maxScore"], 1);
 }
@@ -1005,7 +844,7 @@ async fn updates_keep_question_count_max_score_and_coverage_in_step() {
 async fn concurrent_edits_of_one_test_both_apply_one_after_the_other() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}", id(&test));
     let mut questions = sample()["questions"].clone();
     for (i, question) in questions
@@ -1025,7 +864,7 @@ async fn concurrent_edits_of_one_test_both_apply_one_after_the_other() {
         );
         a.expect(200);
         b.expect(200);
-        let read = app.get(&path).send().await.expect(200).data();
+        let read = app.get(&path).await;
         assert_eq!(read["title"], format!("Title {round}"));
         assert_eq!(read["description"], format!("Description {round}"));
         assert_eq!(read["questions"][2]["id"], test["questions"][2]["id"]);
@@ -1036,16 +875,9 @@ async fn concurrent_edits_of_one_test_both_apply_one_after_the_other() {
 async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}", id(&test));
-    let cleared = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({"description": null, "locale": null, "targetLanguage": null, "timeLimitMinutes": null}))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let cleared = admin.patch(&path, &json!({"description": null, "locale": null, "targetLanguage": null, "timeLimitMinutes": null})).await;
     for field in [
         "description",
         "locale",
@@ -1054,13 +886,13 @@ async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
     ] {
         assert_eq!(cleared[field], Value::Null, "{field}");
     }
-    let response = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({"title": null, "isActive": null, "questions": null, "levelRanges": null}))
-        .send()
-        .await
-        .expect(400);
+    let response = admin
+        .patch(
+            &path,
+            &json!({"title": null, "isActive": null, "questions": null, "levelRanges": null}),
+        )
+        .expect(400)
+        .await;
     assert_eq!(
         errors(&response),
         [
@@ -1070,42 +902,39 @@ async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
             "levelRanges cannot be null"
         ]
     );
-    let empty = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({"questions": []}))
-        .send()
-        .await
-        .expect(400);
+    let empty = admin
+        .patch(&path, &json!({"questions": []}))
+        .expect(400)
+        .await;
     assert_eq!(
         errors(&empty),
         ["questions must have at least one question"]
     );
-    app.patch("/proficiency-tests/0190a4b6-0000-7000-8000-000000000000")
-        .bearer(&admin.access)
-        .json(&json!({"title": "x"}))
-        .send()
-        .await
-        .expect(404);
-    app.patch("/proficiency-tests/nope")
-        .bearer(&admin.access)
-        .json(&json!({"title": "x"}))
-        .send()
-        .await
-        .expect(404);
+    admin
+        .patch(
+            "/proficiency-tests/0190a4b6-0000-7000-8000-000000000000",
+            &json!({"title": "x"}),
+        )
+        .expect(404)
+        .await;
+    admin
+        .patch("/proficiency-tests/nope", &json!({"title": "x"}))
+        .expect(404)
+        .await;
 }
 
 #[tokio::test]
 async fn duplicates_are_inactive_copies_with_new_ids() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let test = create(&app, &admin, &sample()).await;
-    let copy = app
-        .post(&format!("/proficiency-tests/{}/duplicate", id(&test)))
-        .bearer(&admin.access)
-        .send()
-        .await
+    let test = create(&admin, &sample()).await;
+    let copy = admin
+        .call(
+            hyper::Method::POST,
+            &format!("/proficiency-tests/{}/duplicate", id(&test)),
+        )
         .expect(201)
+        .await
         .data();
     assert_ne!(copy["id"], test["id"]);
     assert_eq!(copy["title"], "German placement (copy)");
@@ -1128,27 +957,25 @@ async fn duplicates_are_inactive_copies_with_new_ids() {
         assert_ne!(a["options"][0]["id"], b["options"][0]["id"]);
         assert_eq!(a["options"][0]["text"], b["options"][0]["text"]);
     }
-    let long = create(
-        &app,
-        &admin,
-        &with(sample(), "title", json!("t".repeat(200))),
-    )
-    .await;
-    let long_copy = app
-        .post(&format!("/proficiency-tests/{}/duplicate", id(&long)))
-        .bearer(&admin.access)
-        .send()
-        .await
+    let long = create(&admin, &with(sample(), "title", json!("t".repeat(200)))).await;
+    let long_copy = admin
+        .call(
+            hyper::Method::POST,
+            &format!("/proficiency-tests/{}/duplicate", id(&long)),
+        )
         .expect(201)
+        .await
         .data();
     let title = long_copy["title"].as_str().expect("title");
     assert_eq!(title.chars().count(), 200);
     assert!(title.ends_with("t (copy)"));
-    app.post("/proficiency-tests/0190a4b6-0000-7000-8000-000000000000/duplicate")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin
+        .call(
+            hyper::Method::POST,
+            "/proficiency-tests/0190a4b6-0000-7000-8000-000000000000/duplicate",
+        )
+        .expect(404)
+        .await;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1159,9 +986,9 @@ async fn scores_add_the_points_of_correct_answers_with_unequal_points() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     // Right on questions 0 (1 point) and 2 (3 points), wrong on 1 (2 points).
-    let result = submit(&app, &student, &id(&test), &[(0, 2), (1, 1), (2, 0)])
+    let result = submit(&student, &id(&test), &[(0, 2), (1, 1), (2, 0)])
         .await
         .expect(201)
         .data();
@@ -1197,8 +1024,8 @@ async fn unanswered_questions_score_zero() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
-    let result = submit(&app, &student, &id(&test), &[(2, 0)])
+    let test = create(&admin, &sample()).await;
+    let result = submit(&student, &id(&test), &[(2, 0)])
         .await
         .expect(201)
         .data();
@@ -1208,7 +1035,7 @@ async fn unanswered_questions_score_zero() {
     assert_eq!(result["answers"][0]["selectedOptionId"], Value::Null);
     assert_eq!(result["answers"][0]["isCorrect"], false);
     assert_eq!(result["answers"][1]["selectedOptionId"], Value::Null);
-    let nothing_right = submit(&app, &student, &id(&test), &[(0, 0)])
+    let nothing_right = submit(&student, &id(&test), &[(0, 0)])
         .await
         .expect(201)
         .data();
@@ -1222,7 +1049,7 @@ async fn scores_on_the_bounds_of_a_range_get_that_range() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let test_id = id(&test);
     // Right answers: q0 -> 2 (1 point), q1 -> 0 (2 points), q2 -> 0 (3 points).
     let cases: [(Answers, i64, &str); 6] = [
@@ -1234,10 +1061,7 @@ async fn scores_on_the_bounds_of_a_range_get_that_range() {
         (&[(0, 2), (1, 0), (2, 0)], 6, "B1"), // maxScore of B1
     ];
     for (answers, total, level) in cases {
-        let result = submit(&app, &student, &test_id, answers)
-            .await
-            .expect(201)
-            .data();
+        let result = submit(&student, &test_id, answers).await.expect(201).data();
         assert_eq!(result["totalScore"], total, "{answers:?}");
         assert_eq!(result["level"], level, "{answers:?}");
     }
@@ -1248,7 +1072,7 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}/submit", id(&test));
     let cases = [
         (json!({}), vec!["answers is required"]),
@@ -1296,23 +1120,17 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
         ),
     ];
     for (body, expected) in cases {
-        let response = app
-            .post(&path)
-            .bearer(&student.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
+        let response = student.post(&path, &body).expect(400).await;
         assert_eq!(response.code(), "VALIDATION_FAILED");
         assert_eq!(errors(&response), expected, "{body}");
     }
-    let unknown = app
-        .post(&path)
-        .bearer(&student.access)
-        .json(&json!({"answers": [{"questionIndex": 0, "selectedOptionIndex": 0}], "final": true}))
-        .send()
-        .await
-        .expect(400);
+    let unknown = student
+        .post(
+            &path,
+            &json!({"answers": [{"questionIndex": 0, "selectedOptionIndex": 0}], "final": true}),
+        )
+        .expect(400)
+        .await;
     assert!(errors(&unknown)[0].contains("final"));
     app.post(&path)
         .bearer(&student.access)
@@ -1321,13 +1139,7 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
         .await
         .expect(415);
     // None of these left a result behind.
-    let mine = app
-        .get("/proficiency-tests/results/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let mine = student.get("/proficiency-tests/results/me").await;
     assert_eq!(mine, json!([]));
 }
 
@@ -1336,23 +1148,19 @@ async fn submissions_to_unknown_inactive_or_malformed_tests_are_404() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let inactive = create(&app, &admin, &with(sample(), "isActive", json!(false))).await;
+    let inactive = create(&admin, &with(sample(), "isActive", json!(false))).await;
     for test_id in [
         "0190a4b6-0000-7000-8000-000000000000".to_owned(),
         id(&inactive),
         "not-an-id".to_owned(),
         "%27%20OR%201=1".to_owned(),
     ] {
-        let response = submit(&app, &student, &test_id, &[(0, 0)])
-            .await
-            .expect(404);
+        let response = submit(&student, &test_id, &[(0, 0)]).await.expect(404);
         assert_eq!(response.code(), "NOT_FOUND");
         assert_eq!(errors(&response), ["test not found"]);
     }
     // Admins cannot submit to an inactive test either.
-    submit(&app, &admin, &id(&inactive), &[(0, 0)])
-        .await
-        .expect(404);
+    submit(&admin, &id(&inactive), &[(0, 0)]).await.expect(404);
 }
 
 #[tokio::test]
@@ -1361,64 +1169,39 @@ async fn status_tells_whether_the_caller_took_the_test_and_shows_the_latest_resu
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
     let other = app.student("ben@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}/status", id(&test));
-    let before = app
-        .get(&path)
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let before = student.get(&path).await;
     assert_eq!(before, json!({"completed": false, "lastResult": null}));
 
-    let first = submit(&app, &student, &id(&test), &[(0, 2)])
+    let first = submit(&student, &id(&test), &[(0, 2)])
         .await
         .expect(201)
         .data();
-    let after = app
-        .get(&path)
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let after = student.get(&path).await;
     assert_eq!(
         after,
         json!({"completed": true, "lastResult": {
             "id": first["id"], "totalScore": 1, "level": "A1", "completedAt": "2026-11-22T10:00:00.000Z"}})
     );
     app.clock.advance(TimeDelta::minutes(5));
-    let retake = submit(&app, &student, &id(&test), &[(0, 2), (1, 0), (2, 0)])
+    let retake = submit(&student, &id(&test), &[(0, 2), (1, 0), (2, 0)])
         .await
         .expect(201)
         .data();
     assert_ne!(retake["id"], first["id"]);
-    let latest = app
-        .get(&path)
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let latest = student.get(&path).await;
     assert_eq!(
         latest["lastResult"],
         json!({"id": retake["id"], "totalScore": 6, "level": "B1", "completedAt": "2026-11-22T10:05:00.000Z"})
     );
     // Someone else's results do not count.
-    let theirs = app
-        .get(&path)
-        .bearer(&other.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let theirs = other.get(&path).await;
     assert_eq!(theirs["completed"], false);
-    app.get("/proficiency-tests/0190a4b6-0000-7000-8000-000000000000/status")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(404);
+    student
+        .get("/proficiency-tests/0190a4b6-0000-7000-8000-000000000000/status")
+        .expect(404)
+        .await;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1430,9 +1213,8 @@ async fn own_results_are_listed_newest_first_and_retakes_are_separate_results() 
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
     let other = app.student("ben@example.com").await;
-    let german = create(&app, &admin, &sample()).await;
+    let german = create(&admin, &sample()).await;
     let french = create(
-        &app,
         &admin,
         &with(
             with(sample(), "title", json!("French placement")),
@@ -1447,22 +1229,14 @@ async fn own_results_are_listed_newest_first_and_retakes_are_separate_results() 
         (&french, vec![(1, 0)]),
         (&german, vec![(2, 0)]),
     ] {
-        ids.push(id(&submit(&app, &student, &id(test), &answers)
+        ids.push(id(&submit(&student, &id(test), &answers)
             .await
             .expect(201)
             .data()));
         app.clock.advance(TimeDelta::minutes(3));
     }
-    submit(&app, &other, &id(&german), &[(0, 2)])
-        .await
-        .expect(201);
-    let mine = app
-        .get("/proficiency-tests/results/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    submit(&other, &id(&german), &[(0, 2)]).await.expect(201);
+    let mine = student.get("/proficiency-tests/results/me").await;
     let listed: Vec<&str> = mine
         .as_array()
         .expect("an array")
@@ -1482,18 +1256,14 @@ async fn own_result_detail_shows_texts_and_points_but_never_the_correct_option()
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
-    let result = submit(&app, &student, &id(&test), &[(0, 2), (1, 1)])
+    let test = create(&admin, &sample()).await;
+    let result = submit(&student, &id(&test), &[(0, 2), (1, 1)])
         .await
         .expect(201)
         .data();
-    let detail = app
+    let detail = student
         .get(&format!("/proficiency-tests/results/me/{}", id(&result)))
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     let q = &test["questions"];
     assert_eq!(
         detail["answers"],
@@ -1538,31 +1308,18 @@ async fn someone_elses_result_is_not_found() {
     let admin = app.admin().await;
     let ana = app.student("ana@example.com").await;
     let ben = app.student("ben@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
-    let result = submit(&app, &ana, &id(&test), &[(0, 2)])
-        .await
-        .expect(201)
-        .data();
+    let test = create(&admin, &sample()).await;
+    let result = submit(&ana, &id(&test), &[(0, 2)]).await.expect(201).data();
     let path = format!("/proficiency-tests/results/me/{}", id(&result));
-    assert_eq!(
-        app.get(&path)
-            .bearer(&ben.access)
-            .send()
-            .await
-            .expect(404)
-            .code(),
-        "NOT_FOUND"
-    );
+    assert_eq!(ben.get(&path).expect(404).await.code(), "NOT_FOUND");
     assert_eq!(
         errors(&app.get(&path).bearer(&ben.access).send().await),
         ["test result not found"]
     );
-    app.get("/proficiency-tests/results/me/not-an-id")
-        .bearer(&ana.access)
-        .send()
-        .await
-        .expect(404);
-    app.get(&path).bearer(&ana.access).send().await.expect(200);
+    ana.get("/proficiency-tests/results/me/not-an-id")
+        .expect(404)
+        .await;
+    ana.get(&path).expect(200).await;
 }
 
 #[tokio::test]
@@ -1570,18 +1327,14 @@ async fn admins_see_the_correct_option_of_each_question_in_result_detail() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
-    let result = submit(&app, &student, &id(&test), &[(0, 2), (1, 1)])
+    let test = create(&admin, &sample()).await;
+    let result = submit(&student, &id(&test), &[(0, 2), (1, 1)])
         .await
         .expect(201)
         .data();
-    let detail = app
+    let detail = admin
         .get(&format!("/proficiency-tests/admin/results/{}", id(&result)))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     let q = &test["questions"];
     let correct: Vec<(Value, Value)> = detail["answers"]
         .as_array()
@@ -1599,16 +1352,14 @@ async fn admins_see_the_correct_option_of_each_question_in_result_detail() {
     );
     assert_eq!(detail["answers"][1]["selectedOptionText"], "bist");
     assert_eq!(detail["user"]["email"], "ana@example.com");
-    app.get("/proficiency-tests/admin/results/0190a4b6-0000-7000-8000-000000000000")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    app.get("/proficiency-tests/admin/results/nope")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin
+        .get("/proficiency-tests/admin/results/0190a4b6-0000-7000-8000-000000000000")
+        .expect(404)
+        .await;
+    admin
+        .get("/proficiency-tests/admin/results/nope")
+        .expect(404)
+        .await;
 }
 
 #[tokio::test]
@@ -1617,8 +1368,8 @@ async fn admins_list_results_with_filters_and_pages() {
     let admin = app.admin().await;
     let ana = app.student("ana@example.com").await;
     let ben = app.student("ben@example.com").await;
-    let german = create(&app, &admin, &sample()).await;
-    let french = create(&app, &admin, &with(sample(), "targetLanguage", json!("fr"))).await;
+    let german = create(&admin, &sample()).await;
+    let french = create(&admin, &with(sample(), "targetLanguage", json!("fr"))).await;
     // (who, test, answers) -> levels A1, B1, A2, B1, A1
     let plan: [(&Session, &Value, Answers); 5] = [
         (&ana, &german, &[(0, 2)]),
@@ -1629,7 +1380,7 @@ async fn admins_list_results_with_filters_and_pages() {
     ];
     let mut ids = Vec::new();
     for (who, test, answers) in plan {
-        ids.push(id(&submit(&app, who, &id(test), answers)
+        ids.push(id(&submit(who, &id(test), answers)
             .await
             .expect(201)
             .data()));
@@ -1696,11 +1447,10 @@ async fn admins_list_results_with_filters_and_pages() {
                "hasNextPage": true, "hasPrevPage": true})
     );
     for bad in ["?limit=0", "?page=x", "?targetLanguage=!!"] {
-        app.get(&format!("/proficiency-tests/admin/results{bad}"))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(400);
+        admin
+            .get(&format!("/proficiency-tests/admin/results{bad}"))
+            .expect(400)
+            .await;
     }
 }
 
@@ -1710,28 +1460,18 @@ async fn admins_delete_results_and_read_a_users_results() {
     let admin = app.admin().await;
     let ana = app.student("ana@example.com").await;
     let ben = app.student("ben@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
-    let first = submit(&app, &ana, &id(&test), &[(0, 2)])
-        .await
-        .expect(201)
-        .data();
+    let test = create(&admin, &sample()).await;
+    let first = submit(&ana, &id(&test), &[(0, 2)]).await.expect(201).data();
     app.clock.advance(TimeDelta::minutes(1));
-    let second = submit(&app, &ana, &id(&test), &[(1, 0)])
-        .await
-        .expect(201)
-        .data();
-    submit(&app, &ben, &id(&test), &[(1, 0)]).await.expect(201);
+    let second = submit(&ana, &id(&test), &[(1, 0)]).await.expect(201).data();
+    submit(&ben, &id(&test), &[(1, 0)]).await.expect(201);
 
-    let theirs = app
+    let theirs = admin
         .get(&format!(
             "/proficiency-tests/admin/results/user/{}",
             ana.user_id
         ))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     let listed: Vec<&Value> = theirs["list"]
         .as_array()
         .expect("list")
@@ -1741,61 +1481,43 @@ async fn admins_delete_results_and_read_a_users_results() {
     assert_eq!(listed, [&second["id"], &first["id"]]);
     assert_eq!(theirs["list"][0], second);
 
-    let deleted = app
+    let deleted = admin
         .delete(&format!("/proficiency-tests/admin/results/{}", id(&first)))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(deleted, json!({"id": first["id"], "deleted": true}));
-    app.delete(&format!("/proficiency-tests/admin/results/{}", id(&first)))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    app.get(&format!("/proficiency-tests/results/me/{}", id(&first)))
-        .bearer(&ana.access)
-        .send()
-        .await
-        .expect(404);
-    let after = app
+    admin
+        .delete(&format!("/proficiency-tests/admin/results/{}", id(&first)))
+        .expect(404)
+        .await;
+    ana.get(&format!("/proficiency-tests/results/me/{}", id(&first)))
+        .expect(404)
+        .await;
+    let after = admin
         .get(&format!(
             "/proficiency-tests/admin/results/user/{}",
             ana.user_id
         ))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(after["list"].as_array().map(Vec::len), Some(1));
-    app.get("/proficiency-tests/admin/results/user/0190a4b6-0000-7000-8000-000000000000")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    app.get("/proficiency-tests/admin/results/user/nope")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    app.delete("/proficiency-tests/admin/results/nope")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin
+        .get("/proficiency-tests/admin/results/user/0190a4b6-0000-7000-8000-000000000000")
+        .expect(404)
+        .await;
+    admin
+        .get("/proficiency-tests/admin/results/user/nope")
+        .expect(404)
+        .await;
+    admin
+        .delete("/proficiency-tests/admin/results/nope")
+        .expect(404)
+        .await;
     // A user without results has an empty list.
-    let none = app
+    let none = admin
         .get(&format!(
             "/proficiency-tests/admin/results/user/{}",
             admin.user_id
         ))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(none, json!({"list": []}));
 }
 
@@ -1804,126 +1526,56 @@ async fn results_keep_their_test_title_language_and_details_after_the_test_is_ed
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let test_path = format!("/proficiency-tests/{}", id(&test));
-    let result = submit(&app, &student, &id(&test), &[(0, 2), (1, 1), (2, 0)])
+    let result = submit(&student, &id(&test), &[(0, 2), (1, 1), (2, 0)])
         .await
         .expect(201)
         .data();
     let own_path = format!("/proficiency-tests/results/me/{}", id(&result));
     let admin_path = format!("/proficiency-tests/admin/results/{}", id(&result));
-    let own_before = app
-        .get(&own_path)
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
-    let admin_before = app
-        .get(&admin_path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let own_before = student.get(&own_path).await;
+    let admin_before = admin.get(&admin_path).await;
 
-    app.patch(&test_path)
-        .bearer(&admin.access)
-        .json(&json!({
-            "title": "Renamed",
-            "targetLanguage": "de-AT",
-            "questions": [{"id": test["questions"][0]["id"], "text": "Changed", "points": 5,
-                           "options": [{"text": "p"}, {"text": "q"}], "correctOptionIndex": 1}],
-            "levelRanges": [{"level": "C2", "minScore": 0, "maxScore": 5}]
-        }))
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(
-        app.get(&own_path)
-            .bearer(&student.access)
-            .send()
-            .await
-            .expect(200)
-            .data(),
-        own_before
-    );
-    assert_eq!(
-        app.get(&admin_path)
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200)
-            .data(),
-        admin_before
-    );
+    admin
+        .patch(
+            &test_path,
+            &json!({
+                "title": "Renamed",
+                "targetLanguage": "de-AT",
+                "questions": [{"id": test["questions"][0]["id"], "text": "Changed", "points": 5,
+                               "options": [{"text": "p"}, {"text": "q"}], "correctOptionIndex": 1}],
+                "levelRanges": [{"level": "C2", "minScore": 0, "maxScore": 5}]
+            }),
+        )
+        .expect(200)
+        .await;
+    assert_eq!(student.get(&own_path).await, own_before);
+    assert_eq!(admin.get(&admin_path).await, admin_before);
     assert_eq!(own_before["test"]["title"], "German placement");
     assert_eq!(own_before["answers"][0]["questionText"], "___ Haus");
     assert_eq!(admin_before["answers"][1]["correctOptionText"], "bin");
 
-    let deleted = app
-        .delete(&test_path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let deleted = admin.delete(&test_path).await;
     assert_eq!(deleted, json!({"id": test["id"], "deleted": true}));
-    app.get(&test_path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    app.delete(&test_path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin.get(&test_path).expect(404).await;
+    admin.delete(&test_path).expect(404).await;
 
-    assert_eq!(
-        app.get(&own_path)
-            .bearer(&student.access)
-            .send()
-            .await
-            .expect(200)
-            .data(),
-        own_before
-    );
-    assert_eq!(
-        app.get(&admin_path)
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200)
-            .data(),
-        admin_before
-    );
-    let mine = app
-        .get("/proficiency-tests/results/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    assert_eq!(student.get(&own_path).await, own_before);
+    assert_eq!(admin.get(&admin_path).await, admin_before);
+    let mine = student.get("/proficiency-tests/results/me").await;
     assert_eq!(mine[0]["testId"], test["id"]);
     assert_eq!(
         mine[0]["test"],
         json!({"id": test["id"], "title": "German placement", "targetLanguage": "de"})
     );
     assert_eq!(mine[0]["totalScore"], 4);
-    let listed = app
-        .get("/proficiency-tests/admin/results")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let listed = admin.get("/proficiency-tests/admin/results").await;
     assert_eq!(listed["pagination"]["totalItems"], 1);
-    app.get(&format!("{test_path}/status"))
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(404);
+    student
+        .get(&format!("{test_path}/status"))
+        .expect(404)
+        .await;
 }
 
 #[tokio::test]
@@ -1931,22 +1583,13 @@ async fn deleting_a_user_removes_their_results() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
-    submit(&app, &student, &id(&test), &[(0, 2)])
-        .await
-        .expect(201);
-    app.delete(&format!("/users/{}", student.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    let listed = app
-        .get("/proficiency-tests/admin/results")
-        .bearer(&admin.access)
-        .send()
-        .await
+    let test = create(&admin, &sample()).await;
+    submit(&student, &id(&test), &[(0, 2)]).await.expect(201);
+    admin
+        .delete(&format!("/users/{}", student.user_id))
         .expect(200)
-        .data();
+        .await;
+    let listed = admin.get("/proficiency-tests/admin/results").await;
     assert_eq!(listed["pagination"]["totalItems"], 0);
 }
 
@@ -1958,11 +1601,11 @@ async fn no_response_to_a_non_admin_carries_the_answer_key() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
+    let test = create(&admin, &sample()).await;
     let test_id = id(&test);
     let q = &test["questions"];
     // Wrong on 1, unanswered 2: their correct options must not show up in results.
-    let result = submit(&app, &student, &test_id, &[(0, 2), (1, 2)]).await;
+    let result = submit(&student, &test_id, &[(0, 2), (1, 2)]).await;
     let result_text = result.text();
     let result = result.expect(201).data();
     let hidden: Vec<String> = [&q[1]["options"][0], &q[2]["options"][0]]
@@ -2008,7 +1651,7 @@ async fn no_response_to_a_non_admin_carries_the_answer_key() {
         }
     }
     // A failed submission answers without the key too.
-    let failed = submit(&app, &student, &test_id, &[(0, 9)]).await;
+    let failed = submit(&student, &test_id, &[(0, 9)]).await;
     bodies.push(("bad submit".into(), failed.text(), true));
 
     for (what, body, is_result) in &bodies {
@@ -2028,20 +1671,16 @@ async fn no_response_to_a_non_admin_carries_the_answer_key() {
         }
     }
     // The scan is able to find a key: the admin's views carry it.
-    let admin_view = app
+    let admin_view = admin
         .get(&format!("/proficiency-tests/{test_id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
         .expect(200)
+        .await
         .json();
     assert_eq!(answer_key_leaks(&admin_view).len(), 3);
-    let admin_result = app
+    let admin_result = admin
         .get(&format!("/proficiency-tests/admin/results/{}", id(&result)))
-        .bearer(&admin.access)
-        .send()
-        .await
         .expect(200)
+        .await
         .json();
     assert_eq!(answer_key_leaks(&admin_result).len(), 6);
 }
@@ -2051,160 +1690,72 @@ async fn every_operation_checks_the_callers_role() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&app, &admin, &sample()).await;
-    let spare = create(&app, &admin, &sample()).await;
-    let result = submit(&app, &student, &id(&test), &[(0, 2)])
+    let test = create(&admin, &sample()).await;
+    let spare = create(&admin, &sample()).await;
+    let result = submit(&student, &id(&test), &[(0, 2)])
         .await
         .expect(201)
         .data();
     let (t, s, r, u) = (id(&test), id(&spare), id(&result), student.user_id.clone());
     let answers = json!({"answers": [{"questionIndex": 0, "selectedOptionIndex": 2}]});
-    // (method, path, body, anonymous, user, admin)
-    let table: Vec<RoleCase> = vec![
-        ("GET", "/proficiency-tests".into(), None, 200, 200, 200),
-        (
-            "GET",
-            "/proficiency-tests/languages".into(),
-            None,
-            200,
-            200,
-            200,
-        ),
-        (
-            "GET",
-            format!("/proficiency-tests/{t}"),
-            None,
-            200,
-            200,
-            200,
-        ),
-        (
-            "POST",
-            "/proficiency-tests".into(),
-            Some(sample()),
-            401,
-            403,
-            201,
-        ),
-        (
+    let callers: [(&str, &Client); 3] = [
+        ("anonymous", app.anon()),
+        ("user", &student),
+        ("admin", &admin),
+    ];
+    let cases = [
+        Case::new("GET", "/proficiency-tests", &[200, 200, 200]),
+        Case::new("GET", "/proficiency-tests/languages", &[200, 200, 200]),
+        Case::new("GET", format!("/proficiency-tests/{t}"), &[200, 200, 200]),
+        Case::new("POST", "/proficiency-tests", &[401, 403, 201]).body(sample()),
+        Case::new(
             "POST",
             format!("/proficiency-tests/{t}/duplicate"),
-            None,
-            401,
-            403,
-            201,
+            &[401, 403, 201],
         ),
-        (
-            "PATCH",
-            format!("/proficiency-tests/{t}"),
-            Some(json!({"title": "Renamed"})),
-            401,
-            403,
-            200,
-        ),
-        (
+        Case::new("PATCH", format!("/proficiency-tests/{t}"), &[401, 403, 200])
+            .body(json!({"title": "Renamed"})),
+        Case::new(
             "POST",
             format!("/proficiency-tests/{t}/submit"),
-            Some(answers),
-            401,
-            201,
-            201,
-        ),
-        (
+            &[401, 201, 201],
+        )
+        .body(answers),
+        Case::new(
             "GET",
             format!("/proficiency-tests/{t}/status"),
-            None,
-            401,
-            200,
-            200,
+            &[401, 200, 200],
         ),
-        (
-            "GET",
-            "/proficiency-tests/results/me".into(),
-            None,
-            401,
-            200,
-            200,
-        ),
+        Case::new("GET", "/proficiency-tests/results/me", &[401, 200, 200]),
         // Own results only: the admin did not take this one.
-        (
+        Case::new(
             "GET",
             format!("/proficiency-tests/results/me/{r}"),
-            None,
-            401,
-            200,
-            404,
+            &[401, 200, 404],
         ),
-        (
-            "GET",
-            "/proficiency-tests/admin/results".into(),
-            None,
-            401,
-            403,
-            200,
-        ),
-        (
+        Case::new("GET", "/proficiency-tests/admin/results", &[401, 403, 200]),
+        Case::new(
             "GET",
             format!("/proficiency-tests/admin/results/{r}"),
-            None,
-            401,
-            403,
-            200,
+            &[401, 403, 200],
         ),
-        (
+        Case::new(
             "GET",
             format!("/proficiency-tests/admin/results/user/{u}"),
-            None,
-            401,
-            403,
-            200,
+            &[401, 403, 200],
         ),
-        (
+        Case::new(
             "DELETE",
             format!("/proficiency-tests/admin/results/{r}"),
-            None,
-            401,
-            403,
-            200,
+            &[401, 403, 200],
         ),
-        (
+        Case::new(
             "DELETE",
             format!("/proficiency-tests/{s}"),
-            None,
-            401,
-            403,
-            200,
+            &[401, 403, 200],
         ),
     ];
-    for (method, path, body, anonymous, user, admin_status) in table {
-        for (token, expected) in [
-            (None, anonymous),
-            (Some(&student.access), user),
-            (Some(&admin.access), admin_status),
-        ] {
-            let mut call = app.call(method.parse().expect("method"), &path);
-            if let Some(token) = token {
-                call = call.bearer(token);
-            }
-            if let Some(body) = &body {
-                call = call.json(body);
-            }
-            let response = call.send().await;
-            assert_eq!(
-                response.status,
-                expected,
-                "{method} {path} with token {:?}: {}",
-                token.map(|t| t == &admin.access),
-                response.text()
-            );
-            if expected == 401 {
-                assert_eq!(response.code(), "UNAUTHORIZED");
-            }
-            if expected == 403 {
-                assert_eq!(response.code(), "FORBIDDEN");
-            }
-        }
-    }
+    assert_role_matrix(&callers, &cases).await;
     // A token that is not valid is refused even where anonymous callers are welcome.
     let bad = app
         .get("/proficiency-tests")
@@ -2227,83 +1778,50 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
             .map(|t| t["title"].as_str().unwrap_or("").to_owned())
             .collect()
     };
-    assert!(
-        titles(
-            app.get("/proficiency-tests")
-                .send()
-                .await
-                .expect(200)
-                .data()
-        )
-        .is_empty()
-    );
-    let test = create(&app, &admin, &sample()).await;
+    assert!(titles(app.get("/proficiency-tests").await).is_empty());
+    let test = create(&admin, &sample()).await;
     let test_id = id(&test);
-    let listed = titles(
-        app.get("/proficiency-tests")
-            .send()
-            .await
-            .expect(200)
-            .data(),
-    );
+    let listed = titles(app.get("/proficiency-tests").await);
     assert_eq!(listed.len(), 1, "a new test is listed at once");
 
-    app.patch(&format!("/proficiency-tests/{test_id}"))
-        .bearer(&admin.access)
-        .json(&json!({ "title": "Renamed test" }))
-        .send()
-        .await
-        .expect(200);
+    admin
+        .patch(
+            &format!("/proficiency-tests/{test_id}"),
+            &json!({ "title": "Renamed test" }),
+        )
+        .expect(200)
+        .await;
     assert_eq!(
-        titles(
-            app.get("/proficiency-tests")
-                .send()
-                .await
-                .expect(200)
-                .data()
-        ),
+        titles(app.get("/proficiency-tests").await),
         vec!["Renamed test"]
     );
 
-    app.patch(&format!("/proficiency-tests/{test_id}"))
-        .bearer(&admin.access)
-        .json(&json!({ "isActive": false }))
-        .send()
-        .await
-        .expect(200);
-    assert!(
-        titles(
-            app.get("/proficiency-tests")
-                .send()
-                .await
-                .expect(200)
-                .data()
+    admin
+        .patch(
+            &format!("/proficiency-tests/{test_id}"),
+            &json!({ "isActive": false }),
         )
-        .is_empty(),
+        .expect(200)
+        .await;
+    assert!(
+        titles(app.get("/proficiency-tests").await).is_empty(),
         "deactivated"
     );
 
-    app.patch(&format!("/proficiency-tests/{test_id}"))
-        .bearer(&admin.access)
-        .json(&json!({ "isActive": true }))
-        .send()
-        .await
-        .expect(200);
-    app.get("/proficiency-tests").send().await.expect(200);
-    app.delete(&format!("/proficiency-tests/{test_id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    assert!(
-        titles(
-            app.get("/proficiency-tests")
-                .send()
-                .await
-                .expect(200)
-                .data()
+    admin
+        .patch(
+            &format!("/proficiency-tests/{test_id}"),
+            &json!({ "isActive": true }),
         )
-        .is_empty(),
+        .expect(200)
+        .await;
+    app.get("/proficiency-tests").expect(200).await;
+    admin
+        .delete(&format!("/proficiency-tests/{test_id}"))
+        .expect(200)
+        .await;
+    assert!(
+        titles(app.get("/proficiency-tests").await).is_empty(),
         "deleted"
     );
 }
@@ -2314,7 +1832,7 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
 async fn submissions_at_once_all_succeed_and_are_all_counted() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let test = id(&create(&app, &admin, &sample()).await);
+    let test = id(&create(&admin, &sample()).await);
     let mut students = Vec::new();
     for i in 0..8 {
         students.push(app.student(&format!("eager{i}@example.com")).await);
@@ -2323,7 +1841,7 @@ async fn submissions_at_once_all_succeed_and_are_all_counted() {
     let outcomes = futures_util::future::join_all(
         students
             .iter()
-            .map(|student| submit(&app, student, &test, answers)),
+            .map(|student| submit(student, &test, answers)),
     )
     .await;
     for outcome in outcomes {
@@ -2335,13 +1853,7 @@ async fn submissions_at_once_all_succeed_and_are_all_counted() {
         .await
         .expect("check");
     assert_eq!(drift, vec![]);
-    let dashboard = app
-        .get("/admin/dashboard")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let dashboard = admin.get("/admin/dashboard").await;
     assert_eq!(dashboard["overview"]["tests"]["totalSubmissions"], 8);
     assert_eq!(dashboard["distributions"]["levels"][0]["key"], "A2");
     assert_eq!(dashboard["distributions"]["levels"][0]["count"], 8);

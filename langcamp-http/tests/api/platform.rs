@@ -12,7 +12,7 @@ use crate::smtp::SmtpSink;
 #[tokio::test]
 async fn root_answers_with_plain_text() {
     let app = TestApp::spawn().await;
-    let response = app.get("/").send().await.expect(200);
+    let response = app.get("/").expect(200).await;
     assert!(
         response
             .header("content-type")
@@ -28,9 +28,8 @@ async fn successes_and_failures_wear_the_envelope() {
     let ok = app
         .post("/auth/otp/request")
         .json(&json!({ "email": "ana@example.com" }))
-        .send()
-        .await
         .expect(200)
+        .await
         .json();
     assert_eq!(ok["isSuccess"], true);
     assert_eq!(ok["statusCode"], 200);
@@ -42,7 +41,7 @@ async fn successes_and_failures_wear_the_envelope() {
         "{timestamp}"
     );
 
-    let failed = app.get("/users/whoever").send().await.expect(401).json();
+    let failed = app.get("/users/whoever").expect(401).await.json();
     assert_eq!(failed["isSuccess"], false);
     assert_eq!(failed["statusCode"], 401);
     assert_eq!(failed["data"], json!(null));
@@ -70,9 +69,9 @@ async fn envelope_timestamps_come_from_the_app_clock() {
             .json();
         assert_eq!(ok["timestamp"], now.as_str(), "step {step}");
         let failures = [
-            app.get("/me").send().await.expect(401),
-            app.get("/no/such/route").send().await.expect(404),
-            app.delete("/auth/otp/request").send().await.expect(405),
+            app.get("/me").expect(401).await,
+            app.get("/no/such/route").expect(404).await,
+            app.delete("/auth/otp/request").expect(405).await,
         ];
         for failed in failures {
             assert_eq!(
@@ -89,9 +88,9 @@ async fn envelope_timestamps_come_from_the_app_clock() {
 #[tokio::test]
 async fn unknown_routes_are_404_and_wrong_methods_405_with_allow() {
     let app = TestApp::spawn().await;
-    let missing = app.get("/no/such/route").send().await.expect(404);
+    let missing = app.get("/no/such/route").expect(404).await;
     assert_eq!(missing.code(), "NOT_FOUND");
-    let wrong = app.delete("/auth/otp/request").send().await.expect(405);
+    let wrong = app.delete("/auth/otp/request").expect(405).await;
     assert_eq!(wrong.code(), "METHOD_NOT_ALLOWED");
     let allow = wrong.header("allow").unwrap_or_default();
     assert!(allow.contains("POST"), "{allow}");
@@ -168,13 +167,13 @@ async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
 async fn a_body_with_several_wrong_fields_gets_one_message_per_field() {
     let app = TestApp::spawn().await;
     let admin = app.admin().await;
-    let response = app
-        .post("/courses")
-        .bearer(&admin.access)
-        .json(&json!({ "title": 5, "capacity": "ten", "colour": "red", "isPublished": "yes" }))
-        .send()
-        .await
-        .expect(400);
+    let response = admin
+        .post(
+            "/courses",
+            &json!({ "title": 5, "capacity": "ten", "colour": "red", "isPublished": "yes" }),
+        )
+        .expect(400)
+        .await;
     assert_eq!(response.code(), "VALIDATION_FAILED");
     let errors: Vec<String> = response.json()["errors"]
         .as_array()
@@ -189,13 +188,7 @@ async fn a_body_with_several_wrong_fields_gets_one_message_per_field() {
             "{field} is named: {errors:?}"
         );
     }
-    let courses = app
-        .get("/courses")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let courses = admin.get("/courses").await;
     assert_eq!(courses, json!([]), "nothing was created");
 }
 
@@ -245,7 +238,7 @@ async fn deeply_nested_json_is_a_400_not_a_crash() {
         .send()
         .await
         .expect(400);
-    app.get("/").send().await.expect(200);
+    app.get("/").expect(200).await;
 }
 
 /// Sends a chunked body of `total` bytes without a length and returns the status line.
@@ -400,7 +393,7 @@ async fn the_default_limit_counts_each_endpoint_separately() {
 #[tokio::test]
 async fn swagger_json_matches_the_snapshot_and_is_openapi_3() {
     let app = TestApp::spawn().await;
-    let served = app.get("/swagger/json").send().await.expect(200).json();
+    let served = app.get("/swagger/json").expect(200).await.json();
     assert!(
         served["openapi"]
             .as_str()
@@ -436,7 +429,7 @@ async fn swagger_json_matches_the_snapshot_and_is_openapi_3() {
 async fn api_docs_serve_the_swagger_ui() {
     let app = TestApp::spawn().await;
     for path in ["/api/docs", "/api/docs/"] {
-        let page = app.get(path).send().await.expect(200);
+        let page = app.get(path).expect(200).await;
         assert!(
             page.header("content-type")
                 .unwrap_or("")
@@ -446,14 +439,10 @@ async fn api_docs_serve_the_swagger_ui() {
     }
     let init = app
         .get("/api/docs/swagger-initializer.js")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert!(init.text().contains("/swagger/json"));
-    app.get("/api/docs/swagger-ui-bundle.js")
-        .send()
-        .await
-        .expect(200);
+    app.get("/api/docs/swagger-ui-bundle.js").expect(200).await;
 }
 
 #[tokio::test]
@@ -479,9 +468,8 @@ async fn mail_sent_while_smtp_is_down_arrives_once_it_is_up() {
         .await;
     app.post("/auth/otp/request")
         .json(&json!({ "email": "late@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     // The request succeeded; the first attempt fails and is retried later.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let up = SmtpSink::start_on(port).await;
@@ -576,11 +564,7 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
         .spawn()
         .await;
     let student = app.student("outage@example.com").await;
-    app.get("/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200);
+    student.get("/me").expect(200).await;
 
     relay.stop().await;
     // Live sign-ins are held in memory only while this instance hears every other
@@ -596,7 +580,7 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
         "the lost listener turned the sign-in cache off"
     );
     for _ in 0..3 {
-        let down = app.get("/me").bearer(&student.access).send().await;
+        let down = student.get("/me").send().await;
         assert_eq!(
             down.status,
             503,
@@ -610,12 +594,12 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
             down.text()
         );
     }
-    app.get("/").send().await.expect(200);
+    app.get("/").expect(200).await;
 
     relay.restart().await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let response = app.get("/me").bearer(&student.access).send().await;
+        let response = student.get("/me").send().await;
         if response.status == 200 {
             break;
         }

@@ -136,7 +136,7 @@ async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges()
     assert_eq!(bucket.pending_uploads(), Vec::<String>::new());
 
     let path = path_of(data["url"].as_str().expect("url"), &app);
-    let whole = app.get(&path).send().await.expect(200);
+    let whole = app.get(&path).expect(200).await;
     // Not assert_eq!: a failure would print 11 MiB.
     assert!(
         whole.body.as_ref() == bytes.as_slice(),
@@ -218,7 +218,7 @@ async fn an_unreachable_object_store_answers_503_with_retry_after_and_fails_read
         .expect("count");
     assert_eq!(rows, 0, "nothing is recorded");
 
-    let ready = app.get("/ready").send().await.expect(503);
+    let ready = app.get("/ready").expect(503).await;
     assert!(ready.header("retry-after").is_some());
     let body = ready.json();
     assert_eq!(body["checks"]["fileStore"]["ok"], false, "{body}");

@@ -254,9 +254,8 @@ async fn a_png_and_a_pdf_are_stored_and_served_byte_for_byte() {
 
         let served = app
             .get(&path_of(data["url"].as_str().expect("url"), &app))
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
         assert_eq!(served.body.as_ref(), bytes.as_slice());
         assert_eq!(served.header("content-type"), Some(mime));
         assert_eq!(served.header("x-content-type-options"), Some("nosniff"));
@@ -380,7 +379,7 @@ async fn an_unchanged_file_answers_304_to_its_etag() {
         .expect(201)
         .data();
     let path = path_of(data["url"].as_str().expect("url"), &app);
-    let first = app.get(&path).send().await.expect(200);
+    let first = app.get(&path).expect(200).await;
     let etag = first.header("etag").expect("etag").to_owned();
 
     let again = app
@@ -481,11 +480,7 @@ async fn unknown_and_malformed_file_ids_are_404_in_the_envelope() {
         "0190f1a2-0000-7000-8000-0000000000ab",
         "..%2F..%2Fetc%2Fpasswd",
     ] {
-        let missing = app
-            .get(&format!("/storage/files/{id}"))
-            .send()
-            .await
-            .expect(404);
+        let missing = app.get(&format!("/storage/files/{id}")).expect(404).await;
         assert_eq!(missing.code(), "NOT_FOUND");
         assert_eq!(missing.json()["isSuccess"], false);
         assert_eq!(
