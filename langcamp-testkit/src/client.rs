@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! let me = student.get("/me").await;                       // 200, the envelope's data
-//! let course = admin.post("/courses", &body).expect(201).await.data();
+//! let course = admin.post("/courses", &body).created().await;   // 201, the data
 //! student.delete(&path).fails(403, "FORBIDDEN").await;
 //! let page: Page = admin.get("/users").data_as().await;    // typed
 //! ```
@@ -155,6 +155,11 @@ impl Call {
     /// Sends the request and asserts the answer's status.
     pub async fn expect(self, status: u16) -> TestResponse {
         self.send().await.expect(status)
+    }
+
+    /// Expects `201 Created` and gives the envelope's `data`: what was made.
+    pub async fn created(self) -> Value {
+        self.expect(201).await.data()
     }
 
     /// Sends the request and asserts a failure: its status and the envelope's `code`.

@@ -10,7 +10,7 @@ use crate::helpers::{Session, TestApp, TestResponse};
 const UNKNOWN_ID: &str = "0190a0c4-0000-7000-8000-000000000000";
 
 async fn create(admin: &Session, body: Value) -> Value {
-    admin.post("/courses", &body).expect(201).await.data()
+    admin.post("/courses", &body).created().await
 }
 
 async fn patch(admin: &Session, id: &str, body: Value) -> Value {
@@ -175,9 +175,8 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
             hyper::Method::POST,
             &format!("/courses/{}/duplicate", id_of(&original)),
         )
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     assert_ne!(copy["id"], original["id"]);
     assert_eq!(copy["title"], "Spanish B1 (copy)");
     assert_eq!(copy["isPublished"], false);
@@ -213,9 +212,8 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
             hyper::Method::POST,
             &format!("/courses/{}/duplicate", id_of(&long)),
         )
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     let expected = format!("{}zzz (copy)", "Ä".repeat(190));
     assert_eq!(long_copy["title"], expected.as_str());
     assert_eq!(expected.chars().count(), 200);
@@ -226,9 +224,8 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
             hyper::Method::POST,
             &format!("/courses/{}/duplicate", id_of(&long_copy)),
         )
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     let title = copy_of_copy["title"].as_str().expect("title");
     assert_eq!(title.chars().count(), 200);
     assert_eq!(title, expected);
@@ -651,9 +648,8 @@ async fn the_public_list_shows_every_change_on_the_next_read() {
 
     let copy = admin
         .call(hyper::Method::POST, &format!("/courses/{id}/duplicate"))
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     patch(&admin, &id_of(&copy), json!({ "isPublished": true })).await;
     assert_eq!(
         titles(&app, "/courses", None).await,
@@ -912,9 +908,8 @@ async fn a_new_currency_is_checked_against_the_stored_price_and_the_other_way_ro
     // The duplicate keeps the exact price.
     let copy = admin
         .call(hyper::Method::POST, &format!("{path}/duplicate"))
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     assert_eq!(
         (copy["price"].clone(), copy["currency"].clone()),
         (json!(1500.0), json!("JPY"))

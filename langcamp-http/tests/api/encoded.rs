@@ -14,7 +14,7 @@ async fn course(admin: &Session, title: &str) -> Value {
             "targetLanguage": "de",
             "locale": "en",
             "isPublished": true
-        })).expect(201).await.data()
+        })).created().await
 }
 
 #[tokio::test]

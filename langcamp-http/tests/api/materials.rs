@@ -38,11 +38,7 @@ async fn create_form(app: &TestApp, admin: &Session, form: Multipart) -> TestRes
 }
 
 async fn create_json(admin: &Session, body: Value) -> Value {
-    admin
-        .post("/education-materials", &body)
-        .expect(201)
-        .await
-        .data()
+    admin.post("/education-materials", &body).created().await
 }
 
 async fn count(app: &TestApp, sql: &'static str) -> i64 {

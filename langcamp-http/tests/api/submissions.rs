@@ -57,9 +57,8 @@ async fn a_test_edited_through_the_service_scores_the_next_submission_by_its_new
     let student = app.student("quick@example.com").await;
     let test = admin
         .post("/proficiency-tests", &one_question())
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     let id = test["id"].as_str().expect("id").to_owned();
     let first = submit_first_option(&student, &id).await.expect(201).data();
     assert_eq!(first["totalScore"], 1);
@@ -82,9 +81,8 @@ async fn a_test_changed_by_another_process_is_still_scored_by_its_current_key() 
     let student = app.student("quick2@example.com").await;
     let test = admin
         .post("/proficiency-tests", &one_question())
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     let id = test["id"].as_str().expect("id").to_owned();
     // The server now holds the test.
     assert_eq!(
@@ -120,9 +118,8 @@ async fn a_test_deactivated_by_another_process_refuses_submissions_and_stores_no
     let student = app.student("quick3@example.com").await;
     let test = admin
         .post("/proficiency-tests", &one_question())
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     let id = test["id"].as_str().expect("id").to_owned();
     submit_first_option(&student, &id).await.expect(201);
     behind_the_back(

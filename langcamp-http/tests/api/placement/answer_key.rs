@@ -4,10 +4,8 @@ use super::*;
 
 #[tokio::test]
 async fn no_response_to_a_non_admin_carries_the_answer_key() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, admin, test } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
     let test_id = id(&test);
     let q = &test["questions"];
     // Wrong on 1, unanswered 2: their correct options must not show up in results.
@@ -93,15 +91,10 @@ async fn no_response_to_a_non_admin_carries_the_answer_key() {
 
 #[tokio::test]
 async fn every_operation_checks_the_callers_role() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, admin, test } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
     let spare = create(&admin, &sample()).await;
-    let result = submit(&student, &id(&test), &[(0, 2)])
-        .await
-        .expect(201)
-        .data();
+    let result = submitted(&student, &id(&test), &[(0, 2)]).await;
     let (t, s, r, u) = (id(&test), id(&spare), id(&result), student.user_id.clone());
     let answers = json!({"answers": [{"questionIndex": 0, "selectedOptionIndex": 2}]});
     let callers: [(&str, &Client); 3] = [

@@ -4,9 +4,11 @@ use super::*;
 
 #[tokio::test]
 async fn admins_create_a_test_and_read_it_back_with_the_answer_key() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
-    let test = create(&admin, &sample()).await;
+    let School {
+        app: _app,
+        admin,
+        test,
+    } = School::at_start().await;
     assert_eq!(test["title"], "German placement");
     assert_eq!(test["description"], "Find your level");
     assert_eq!(test["locale"], "en");
@@ -64,10 +66,8 @@ async fn points_default_to_one_and_the_optional_fields_to_null() {
 
 #[tokio::test]
 async fn the_public_reads_active_tests_without_the_answer_key() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, admin, test } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}", id(&test));
     for token in [None, Some(&student.access)] {
         let mut call = app.get(&path);

@@ -4,9 +4,7 @@ use super::*;
 
 #[tokio::test]
 async fn updates_keep_the_ids_they_carry_and_give_new_ids_to_the_rest() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
-    let test = create(&admin, &sample()).await;
+    let School { app, admin, test } = School::at_start().await;
     let q = &test["questions"];
     let (q0, q1) = (q[0]["id"].clone(), q[1]["id"].clone());
     let q0_options: Vec<Value> = q[0]["options"]
@@ -68,9 +66,11 @@ async fn updates_keep_the_ids_they_carry_and_give_new_ids_to_the_rest() {
 
 #[tokio::test]
 async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let test = create(&admin, &sample()).await;
+    let School {
+        app: _app,
+        admin,
+        test,
+    } = School::new().await;
     let other = create(&admin, &sample()).await;
     let q = &test["questions"];
     let path = format!("/proficiency-tests/{}", id(&test));
@@ -107,9 +107,7 @@ async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
 
 #[tokio::test]
 async fn updates_keep_question_count_max_score_and_coverage_in_step() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let test = create(&admin, &sample()).await;
+    let School { app, admin, test } = School::new().await;
     let path = format!("/proficiency-tests/{}", id(&test));
     let mut questions = sample()["questions"].clone();
     questions[2]["points"] = json!(10);
@@ -152,9 +150,7 @@ async fn updates_keep_question_count_max_score_and_coverage_in_step() {
 
 #[tokio::test]
 async fn concurrent_edits_of_one_test_both_apply_one_after_the_other() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let test = create(&admin, &sample()).await;
+    let School { app, admin, test } = School::new().await;
     let path = format!("/proficiency-tests/{}", id(&test));
     let mut questions = sample()["questions"].clone();
     for (i, question) in questions
@@ -183,9 +179,11 @@ async fn concurrent_edits_of_one_test_both_apply_one_after_the_other() {
 
 #[tokio::test]
 async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let test = create(&admin, &sample()).await;
+    let School {
+        app: _app,
+        admin,
+        test,
+    } = School::new().await;
     let path = format!("/proficiency-tests/{}", id(&test));
     let cleared = admin.patch(&path, &json!({"description": null, "locale": null, "targetLanguage": null, "timeLimitMinutes": null})).await;
     for field in [
@@ -235,17 +233,18 @@ async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
 
 #[tokio::test]
 async fn duplicates_are_inactive_copies_with_new_ids() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let test = create(&admin, &sample()).await;
+    let School {
+        app: _app,
+        admin,
+        test,
+    } = School::new().await;
     let copy = admin
         .call(
             hyper::Method::POST,
             &format!("/proficiency-tests/{}/duplicate", id(&test)),
         )
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     assert_ne!(copy["id"], test["id"]);
     assert_eq!(copy["title"], "German placement (copy)");
     assert_eq!(copy["isActive"], false);
@@ -273,9 +272,8 @@ async fn duplicates_are_inactive_copies_with_new_ids() {
             hyper::Method::POST,
             &format!("/proficiency-tests/{}/duplicate", id(&long)),
         )
-        .expect(201)
-        .await
-        .data();
+        .created()
+        .await;
     let title = long_copy["title"].as_str().expect("title");
     assert_eq!(title.chars().count(), 200);
     assert!(title.ends_with("t (copy)"));

@@ -52,11 +52,7 @@ fn with(mut body: Value, field: &str, value: Value) -> Value {
 }
 
 async fn create(admin: &Session, body: &Value) -> Value {
-    admin
-        .post("/proficiency-tests", body)
-        .expect(201)
-        .await
-        .data()
+    admin.post("/proficiency-tests", body).created().await
 }
 
 async fn submit(who: &Session, test_id: &str, answers: &[(i64, i64)]) -> TestResponse {
@@ -70,6 +66,36 @@ async fn submit(who: &Session, test_id: &str, answers: &[(i64, i64)]) -> TestRes
     )
     .send()
     .await
+}
+
+/// `submit`, expecting `201`: the result.
+async fn submitted(who: &Session, test_id: &str, answers: &[(i64, i64)]) -> Value {
+    submit(who, test_id, answers).await.expect(201).data()
+}
+
+/// What most tests here start from: an admin and the sample test they created. Bind
+/// `app` even where a test does not use it (`app: _app`): dropping it stops the server.
+struct School {
+    app: TestApp,
+    admin: Session,
+    test: Value,
+}
+
+impl School {
+    async fn new() -> School {
+        School::on(TestApp::spawn().await).await
+    }
+
+    /// On a manual clock at [`start`].
+    async fn at_start() -> School {
+        School::on(TestApp::builder().manual_clock(start()).spawn().await).await
+    }
+
+    async fn on(app: TestApp) -> School {
+        let admin = app.admin().await;
+        let test = create(&admin, &sample()).await;
+        School { app, admin, test }
+    }
 }
 
 /// Answers as (question index, option index).

@@ -24,10 +24,7 @@ async fn own_results_are_listed_newest_first_and_retakes_are_separate_results() 
         (&french, vec![(1, 0)]),
         (&german, vec![(2, 0)]),
     ] {
-        ids.push(id(&submit(&student, &id(test), &answers)
-            .await
-            .expect(201)
-            .data()));
+        ids.push(id(&submitted(&student, &id(test), &answers).await));
         app.clock.advance(TimeDelta::minutes(3));
     }
     submit(&other, &id(&german), &[(0, 2)]).await.expect(201);
@@ -48,14 +45,9 @@ async fn own_results_are_listed_newest_first_and_retakes_are_separate_results() 
 
 #[tokio::test]
 async fn own_result_detail_shows_texts_and_points_but_never_the_correct_option() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, test, .. } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
-    let result = submit(&student, &id(&test), &[(0, 2), (1, 1)])
-        .await
-        .expect(201)
-        .data();
+    let result = submitted(&student, &id(&test), &[(0, 2), (1, 1)]).await;
     let detail = student
         .get(&format!("/proficiency-tests/results/me/{}", id(&result)))
         .await;
@@ -99,12 +91,10 @@ async fn own_result_detail_shows_texts_and_points_but_never_the_correct_option()
 
 #[tokio::test]
 async fn someone_elses_result_is_not_found() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, test, .. } = School::new().await;
     let ana = app.student("ana@example.com").await;
     let ben = app.student("ben@example.com").await;
-    let test = create(&admin, &sample()).await;
-    let result = submit(&ana, &id(&test), &[(0, 2)]).await.expect(201).data();
+    let result = submitted(&ana, &id(&test), &[(0, 2)]).await;
     let path = format!("/proficiency-tests/results/me/{}", id(&result));
     assert_eq!(ben.get(&path).expect(404).await.code(), "NOT_FOUND");
     assert_eq!(
@@ -119,14 +109,9 @@ async fn someone_elses_result_is_not_found() {
 
 #[tokio::test]
 async fn admins_see_the_correct_option_of_each_question_in_result_detail() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, admin, test } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
-    let result = submit(&student, &id(&test), &[(0, 2), (1, 1)])
-        .await
-        .expect(201)
-        .data();
+    let result = submitted(&student, &id(&test), &[(0, 2), (1, 1)]).await;
     let detail = admin
         .get(&format!("/proficiency-tests/admin/results/{}", id(&result)))
         .await;
@@ -175,10 +160,7 @@ async fn admins_list_results_with_filters_and_pages() {
     ];
     let mut ids = Vec::new();
     for (who, test, answers) in plan {
-        ids.push(id(&submit(who, &id(test), answers)
-            .await
-            .expect(201)
-            .data()));
+        ids.push(id(&submitted(who, &id(test), answers).await));
         app.clock.advance(TimeDelta::minutes(1));
     }
     let listed = |data: &Value| -> Vec<String> {
@@ -251,14 +233,12 @@ async fn admins_list_results_with_filters_and_pages() {
 
 #[tokio::test]
 async fn admins_delete_results_and_read_a_users_results() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
+    let School { app, admin, test } = School::at_start().await;
     let ana = app.student("ana@example.com").await;
     let ben = app.student("ben@example.com").await;
-    let test = create(&admin, &sample()).await;
-    let first = submit(&ana, &id(&test), &[(0, 2)]).await.expect(201).data();
+    let first = submitted(&ana, &id(&test), &[(0, 2)]).await;
     app.clock.advance(TimeDelta::minutes(1));
-    let second = submit(&ana, &id(&test), &[(1, 0)]).await.expect(201).data();
+    let second = submitted(&ana, &id(&test), &[(1, 0)]).await;
     submit(&ben, &id(&test), &[(1, 0)]).await.expect(201);
 
     let theirs = admin
@@ -318,15 +298,10 @@ async fn admins_delete_results_and_read_a_users_results() {
 
 #[tokio::test]
 async fn results_keep_their_test_title_language_and_details_after_the_test_is_edited_and_deleted() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, admin, test } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
     let test_path = format!("/proficiency-tests/{}", id(&test));
-    let result = submit(&student, &id(&test), &[(0, 2), (1, 1), (2, 0)])
-        .await
-        .expect(201)
-        .data();
+    let result = submitted(&student, &id(&test), &[(0, 2), (1, 1), (2, 0)]).await;
     let own_path = format!("/proficiency-tests/results/me/{}", id(&result));
     let admin_path = format!("/proficiency-tests/admin/results/{}", id(&result));
     let own_before = student.get(&own_path).await;
@@ -375,10 +350,8 @@ async fn results_keep_their_test_title_language_and_details_after_the_test_is_ed
 
 #[tokio::test]
 async fn deleting_a_user_removes_their_results() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, admin, test } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
     submit(&student, &id(&test), &[(0, 2)]).await.expect(201);
     admin
         .delete(&format!("/users/{}", student.user_id))

@@ -4,15 +4,10 @@ use super::*;
 
 #[tokio::test]
 async fn scores_add_the_points_of_correct_answers_with_unequal_points() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
+    let School { app, test, .. } = School::at_start().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
     // Right on questions 0 (1 point) and 2 (3 points), wrong on 1 (2 points).
-    let result = submit(&student, &id(&test), &[(0, 2), (1, 1), (2, 0)])
-        .await
-        .expect(201)
-        .data();
+    let result = submitted(&student, &id(&test), &[(0, 2), (1, 1), (2, 0)]).await;
     assert_eq!(result["totalScore"], 4);
     assert_eq!(result["maxScore"], 6);
     assert_eq!(result["level"], "A2");
@@ -42,24 +37,16 @@ async fn scores_add_the_points_of_correct_answers_with_unequal_points() {
 
 #[tokio::test]
 async fn unanswered_questions_score_zero() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, test, .. } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
-    let result = submit(&student, &id(&test), &[(2, 0)])
-        .await
-        .expect(201)
-        .data();
+    let result = submitted(&student, &id(&test), &[(2, 0)]).await;
     assert_eq!(result["totalScore"], 3);
     assert_eq!(result["level"], "A2");
     assert_eq!(result["answers"].as_array().map(Vec::len), Some(3));
     assert_eq!(result["answers"][0]["selectedOptionId"], Value::Null);
     assert_eq!(result["answers"][0]["isCorrect"], false);
     assert_eq!(result["answers"][1]["selectedOptionId"], Value::Null);
-    let nothing_right = submit(&student, &id(&test), &[(0, 0)])
-        .await
-        .expect(201)
-        .data();
+    let nothing_right = submitted(&student, &id(&test), &[(0, 0)]).await;
     assert_eq!(nothing_right["totalScore"], 0);
     assert_eq!(nothing_right["level"], "A1");
     assert_eq!(nothing_right["message"], "Start with A1");
@@ -67,10 +54,8 @@ async fn unanswered_questions_score_zero() {
 
 #[tokio::test]
 async fn scores_on_the_bounds_of_a_range_get_that_range() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, test, .. } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
     let test_id = id(&test);
     // Right answers: q0 -> 2 (1 point), q1 -> 0 (2 points), q2 -> 0 (3 points).
     let cases: [(Answers, i64, &str); 6] = [
@@ -82,7 +67,7 @@ async fn scores_on_the_bounds_of_a_range_get_that_range() {
         (&[(0, 2), (1, 0), (2, 0)], 6, "B1"), // maxScore of B1
     ];
     for (answers, total, level) in cases {
-        let result = submit(&student, &test_id, answers).await.expect(201).data();
+        let result = submitted(&student, &test_id, answers).await;
         assert_eq!(result["totalScore"], total, "{answers:?}");
         assert_eq!(result["level"], level, "{answers:?}");
     }
@@ -90,10 +75,8 @@ async fn scores_on_the_bounds_of_a_range_get_that_range() {
 
 #[tokio::test]
 async fn submissions_with_bad_answers_are_refused_with_400() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let School { app, test, .. } = School::new().await;
     let student = app.student("ana@example.com").await;
-    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}/submit", id(&test));
     let cases = [
         (json!({}), vec!["answers is required"]),
@@ -186,19 +169,14 @@ async fn submissions_to_unknown_inactive_or_malformed_tests_are_404() {
 
 #[tokio::test]
 async fn status_tells_whether_the_caller_took_the_test_and_shows_the_latest_result() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
+    let School { app, test, .. } = School::at_start().await;
     let student = app.student("ana@example.com").await;
     let other = app.student("ben@example.com").await;
-    let test = create(&admin, &sample()).await;
     let path = format!("/proficiency-tests/{}/status", id(&test));
     let before = student.get(&path).await;
     assert_eq!(before, json!({"completed": false, "lastResult": null}));
 
-    let first = submit(&student, &id(&test), &[(0, 2)])
-        .await
-        .expect(201)
-        .data();
+    let first = submitted(&student, &id(&test), &[(0, 2)]).await;
     let after = student.get(&path).await;
     assert_eq!(
         after,
@@ -206,10 +184,7 @@ async fn status_tells_whether_the_caller_took_the_test_and_shows_the_latest_resu
             "id": first["id"], "totalScore": 1, "level": "A1", "completedAt": "2026-11-22T10:00:00.000Z"}})
     );
     app.clock.advance(TimeDelta::minutes(5));
-    let retake = submit(&student, &id(&test), &[(0, 2), (1, 0), (2, 0)])
-        .await
-        .expect(201)
-        .data();
+    let retake = submitted(&student, &id(&test), &[(0, 2), (1, 0), (2, 0)]).await;
     assert_ne!(retake["id"], first["id"]);
     let latest = student.get(&path).await;
     assert_eq!(
