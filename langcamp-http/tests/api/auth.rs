@@ -45,10 +45,7 @@ async fn the_whole_sign_in_story_works() {
         .post("/auth/otp/verify")
         .header("accept-language", "pt-PT,pt;q=0.9,en;q=0.5")
         .json(&json!({ "email": "ana@example.com", "code": code }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(signed_in["registrationComplete"], false);
     assert_eq!(signed_in["user"]["isRegistrationComplete"], false);
     assert_eq!(signed_in["user"]["role"], "user");
@@ -63,13 +60,7 @@ async fn the_whole_sign_in_story_works() {
         .expect("refresh")
         .to_owned();
 
-    let status = app
-        .get("/auth/registration-status")
-        .bearer(&access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let status = app.get("/auth/registration-status").bearer(&access).await;
     assert_eq!(status["isRegistrationComplete"], false);
 
     let completed = app
@@ -79,10 +70,7 @@ async fn the_whole_sign_in_story_works() {
             "name": "Ana Silva", "age": 27, "gender": "female", "country": "Portugal",
             "countryCode": "+351", "phoneNumber": "912345678", "city": "Lisbon"
         }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(completed["registrationComplete"], true);
     assert_eq!(completed["user"]["name"], "Ana Silva");
     assert_eq!(completed["user"]["isRegistrationComplete"], true);
@@ -94,18 +82,11 @@ async fn the_whole_sign_in_story_works() {
             "name": "Ana Silva", "age": 27, "gender": "female", "country": "Portugal",
             "countryCode": "+351", "phoneNumber": "912345678"
         }))
-        .send()
-        .await
-        .expect(409);
+        .expect(409)
+        .await;
     assert_eq!(again.code(), "CONFLICT");
 
-    let me = app
-        .get("/me")
-        .bearer(&access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let me = app.get("/me").bearer(&access).await;
     assert_eq!(me["city"], "Lisbon");
     assert_eq!(me["countryCode"], "+351");
 
@@ -119,20 +100,11 @@ async fn the_whole_sign_in_story_works() {
         .expect("new refresh")
         .to_owned();
     assert_ne!(refresh2, refresh);
-    app.get("/me").bearer(&access2).send().await.expect(200);
+    app.get("/me").bearer(&access2).expect(200).await;
 
-    app.post("/auth/logout")
-        .bearer(&access2)
-        .send()
-        .await
-        .expect(200);
+    app.post("/auth/logout").bearer(&access2).expect(200).await;
     assert_eq!(
-        app.get("/me")
-            .bearer(&access2)
-            .send()
-            .await
-            .expect(401)
-            .code(),
+        app.get("/me").bearer(&access2).expect(401).await.code(),
         "TOKEN_INVALID"
     );
     app.post("/auth/refresh")
@@ -222,17 +194,15 @@ async fn five_wrong_tries_kill_a_code_whatever_the_client_address() {
         app.post("/auth/otp/verify")
             .header("x-forwarded-for", &format!("198.51.100.{i}"))
             .json(&json!({ "email": "target@example.com", "code": wrong(&code) }))
-            .send()
-            .await
-            .expect(401);
+            .expect(401)
+            .await;
     }
     let dead = app
         .post("/auth/otp/verify")
         .header("x-forwarded-for", "198.51.100.200")
         .json(&json!({ "email": "target@example.com", "code": code }))
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
     assert_eq!(dead.code(), "OTP_INVALID");
     // A new code works again.
     let fresh = app.request_code("target@example.com").await;
@@ -306,10 +276,7 @@ async fn an_address_gets_at_most_five_codes_an_hour() {
         .post("/auth/otp/request")
         .header("x-forwarded-for", "192.0.2.77")
         .json(&json!({ "email": "flood@example.com" }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(answer["expiresInSeconds"], 600);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(app.mail_to("flood@example.com", 0).await.len(), 5);
@@ -328,16 +295,14 @@ async fn known_and_unknown_addresses_get_identical_answers() {
         .post("/auth/otp/request")
         .header("x-forwarded-for", "192.0.2.1")
         .json(&json!({ "email": "known@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     let unknown = app
         .post("/auth/otp/request")
         .header("x-forwarded-for", "192.0.2.2")
         .json(&json!({ "email": "unknown@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(strip(known.json()), strip(unknown.json()));
     assert_eq!(known.body.len(), unknown.body.len());
 }
@@ -374,7 +339,7 @@ async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
         .expect(401)
         .await;
     // The whole sign-in is gone, including the pair from the legitimate rotation...
-    app.get("/me").bearer(&new_access).send().await.expect(401);
+    app.get("/me").bearer(&new_access).expect(401).await;
     let new_refresh = rotated["refreshToken"].as_str().expect("refresh");
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": new_refresh }))
@@ -399,7 +364,7 @@ async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
         .await;
     for pair in [&first, &second] {
         let access = pair["accessToken"].as_str().expect("access");
-        app.get("/me").bearer(access).send().await.expect(200);
+        app.get("/me").bearer(access).expect(200).await;
     }
     // One chain, never a tree: the second tab gets the same refresh token.
     assert_eq!(first["refreshToken"], second["refreshToken"]);
@@ -445,12 +410,7 @@ async fn a_remembered_token_never_vouches_for_an_altered_copy() {
     let reclaimed = format!("{header}.{payload}.{sig}");
     for altered in [resigned, reclaimed] {
         assert_eq!(
-            app.get("/me")
-                .bearer(&altered)
-                .send()
-                .await
-                .expect(401)
-                .code(),
+            app.get("/me").bearer(&altered).expect(401).await.code(),
             "TOKEN_INVALID"
         );
     }
@@ -544,7 +504,7 @@ async fn hostile_tokens_all_get_the_same_401() {
         "garbage".to_owned(),
     ];
     for token in hostile {
-        let response = app.get("/me").bearer(&token).send().await.expect(401);
+        let response = app.get("/me").bearer(&token).expect(401).await;
         assert_eq!(response.code(), "TOKEN_INVALID", "{token}");
         assert_eq!(
             response.json()["errors"],
@@ -553,19 +513,14 @@ async fn hostile_tokens_all_get_the_same_401() {
     }
     // The edited role with a valid signature still only grants the current database role.
     let forged_admin = forge(&admin, secret);
-    app.get("/users")
-        .bearer(&forged_admin)
-        .send()
-        .await
-        .expect(403);
+    app.get("/users").bearer(&forged_admin).expect(403).await;
     // Missing token: 401 UNAUTHORIZED.
     assert_eq!(app.get("/me").expect(401).await.code(), "UNAUTHORIZED");
     assert_eq!(
         app.get("/me")
             .header("authorization", "Basic abc")
-            .send()
-            .await
             .expect(401)
+            .await
             .code(),
         "TOKEN_INVALID"
     );
@@ -588,8 +543,7 @@ async fn a_demoted_admin_loses_access_on_the_next_request() {
 
 #[tokio::test]
 async fn a_deleted_users_token_gets_401() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("gone@example.com").await;
     admin
         .delete(&format!("/users/{}", student.user_id))
@@ -696,13 +650,7 @@ async fn optional_auth_answers_anonymous_for_any_bad_token() {
     assert_eq!(me["authenticated"], true);
     assert_eq!(me["user"]["email"], "opt@example.com");
     for token in ["garbage", "a.b.c", &session.access[..20]] {
-        let anon = app
-            .get("/auth/optional")
-            .bearer(token)
-            .send()
-            .await
-            .expect(200)
-            .data();
+        let anon = app.get("/auth/optional").bearer(token).await;
         assert_eq!(anon, json!({ "authenticated": false, "user": null }));
     }
     session

@@ -158,8 +158,7 @@ async fn admins_create_read_update_and_delete_courses() {
 
 #[tokio::test]
 async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_characters() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let original = create(
         &admin,
         json!({
@@ -233,8 +232,7 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
 
 #[tokio::test]
 async fn unpublished_courses_are_hidden_from_the_public_but_not_from_admins() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let root = app.superadmin().await;
     let student = app.student("student@example.com").await;
     let public = create(
@@ -271,12 +269,7 @@ async fn unpublished_courses_are_hidden_from_the_public_but_not_from_admins() {
         .await;
 
     // A token that is sent must be valid, on public routes too.
-    let bad = app
-        .get("/courses")
-        .bearer("not-a-token")
-        .send()
-        .await
-        .expect(401);
+    let bad = app.get("/courses").bearer("not-a-token").expect(401).await;
     assert_eq!(bad.code(), "TOKEN_INVALID");
 }
 
@@ -370,8 +363,7 @@ async fn lists_filter_by_locale_and_target_language_ordered_by_sort_order_then_a
 
 #[tokio::test]
 async fn invalid_course_fields_get_one_message_each() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
 
     let response = admin
         .post(
@@ -463,12 +455,11 @@ async fn invalid_course_fields_get_one_message_each() {
     ] {
         admin.post("/courses", &body).expect(400).await;
     }
-    app.post("/courses")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/courses")
         .body("text/plain", "title=x")
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     assert_eq!(
         titles(&app, "/courses", Some(&admin.access)).await.len(),
         0,
@@ -537,8 +528,7 @@ async fn invalid_course_fields_get_one_message_each() {
 
 #[tokio::test]
 async fn unknown_or_malformed_course_ids_are_404() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     for id in [UNKNOWN_ID, "not-an-id", "%27%20OR%201=1"] {
         let path = format!("/courses/{id}");
         assert_eq!(app.get(&path).expect(404).await.code(), "NOT_FOUND");
@@ -557,8 +547,7 @@ async fn unknown_or_malformed_course_ids_are_404() {
 
 #[tokio::test]
 async fn only_admins_change_courses() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("student@example.com").await;
     let course = create(&admin, json!({ "title": "Mine", "isPublished": true })).await;
     let path = format!("/courses/{}", id_of(&course));
@@ -602,8 +591,7 @@ async fn only_admins_change_courses() {
 
 #[tokio::test]
 async fn the_public_list_shows_every_change_on_the_next_read() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     assert_eq!(titles(&app, "/courses", None).await, Vec::<String>::new());
     assert_eq!(
         titles(&app, "/courses?targetLanguage=de", None).await,
@@ -730,8 +718,7 @@ async fn priced(admin: &Session, price: Value, currency: &str) -> TestResponse {
 
 #[tokio::test]
 async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
 
     // Stored exactly, given back as the same JSON number.
     for (price, currency) in [
@@ -827,30 +814,26 @@ async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
         assert_eq!(errors(&refused), [message], "{price} {currency}");
     }
     // The raw text decides, even past what a float can tell apart from 1299.5.
-    let response = app
-        .post("/courses")
-        .bearer(&admin.access)
+    let response = admin
+        .call(hyper::Method::POST, "/courses")
         .body(
             "application/json",
             r#"{"title":"t","price":1299.50000000000000000001,"currency":"EUR"}"#,
         )
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
     assert_eq!(
         errors(&response),
         ["price must have at most 2 decimal places in EUR"]
     );
-    let response = app
-        .post("/courses")
-        .bearer(&admin.access)
+    let response = admin
+        .call(hyper::Method::POST, "/courses")
         .body(
             "application/json",
             r#"{"title":"t","price":1.2995E3,"currency":"EUR"}"#,
         )
-        .send()
-        .await
-        .expect(201);
+        .expect(201)
+        .await;
     assert_eq!(response.data()["price"], 1299.5);
     assert_eq!(
         titles(&app, "/courses", Some(&admin.access)).await.len(),
@@ -861,8 +844,7 @@ async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
 
 #[tokio::test]
 async fn a_new_currency_is_checked_against_the_stored_price_and_the_other_way_round() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let course = priced(&admin, json!(10.5), "EUR").await.expect(201).data();
     let path = format!("/courses/{}", id_of(&course));
 

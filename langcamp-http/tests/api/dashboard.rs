@@ -697,8 +697,7 @@ async fn an_empty_database_reports_zeros_without_dividing_by_zero() {
 
 #[tokio::test]
 async fn months_outside_one_to_twenty_four_or_not_a_number_are_refused() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     for bad in ["0", "25", "abc", "", "-1", "2.5"] {
         let response = admin
             .get(&format!("/admin/dashboard?months={bad}"))
@@ -726,9 +725,8 @@ async fn only_admins_and_superadmins_read_the_dashboard() {
     assert_eq!(anonymous.code(), "UNAUTHORIZED");
     app.get("/admin/dashboard")
         .bearer("not-a-token")
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
 
     let student = app.student("student@example.com").await;
     let forbidden = student.get("/admin/dashboard").expect(403).await;

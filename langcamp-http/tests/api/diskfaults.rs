@@ -192,16 +192,12 @@ async fn assert_kept(app: &TestApp, admin: &Session, courses: &[String], files: 
     for id in courses {
         app.get(&format!("/courses/{id}"))
             .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
     }
     for url in files {
         let path = url.split_once("/storage/").map(|(_, p)| p).expect("a url");
-        app.get(&format!("/storage/{path}"))
-            .send()
-            .await
-            .expect(200);
+        app.get(&format!("/storage/{path}")).expect(200).await;
     }
 }
 
@@ -251,11 +247,7 @@ async fn a_full_disk_answers_503_loses_nothing_and_writes_resume_when_space_retu
         }
         assert_eq!(refused, 4, "a full disk refused database writes");
         // Reads go on.
-        app.get("/courses")
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200);
+        app.get("/courses").bearer(&admin.access).expect(200).await;
     }
 
     disk.free();
@@ -413,16 +405,11 @@ async fn with_postgresql_down_requests_answer_503_at_once_and_the_first_after_re
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // The first request after the circuit closed succeeds.
-    app.get("/me")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
+    app.get("/me").bearer(&admin.access).expect(200).await;
     app.get(&format!("/courses/{kept}"))
         .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     create_course(&app, &admin, "After the outage")
         .await
         .expect(201);

@@ -19,8 +19,7 @@ async fn course(admin: &Session, title: &str) -> Value {
 
 #[tokio::test]
 async fn the_public_course_list_revalidates_with_its_etag_until_a_write() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let first = course(&admin, "German A1").await;
 
     let answer = app.get("/courses").expect(200).await;
@@ -33,9 +32,8 @@ async fn the_public_course_list_revalidates_with_its_etag_until_a_write() {
     let again = app
         .get("/courses")
         .header("if-none-match", &etag)
-        .send()
-        .await
-        .expect(304);
+        .expect(304)
+        .await;
     assert!(again.body.is_empty());
     assert_eq!(again.header("etag"), Some(etag.as_str()));
 
@@ -50,17 +48,15 @@ async fn the_public_course_list_revalidates_with_its_etag_until_a_write() {
     let changed = app
         .get("/courses")
         .header("if-none-match", &etag)
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(changed.json()["data"][0]["title"], "German A1 (evenings)");
     assert_ne!(changed.header("etag"), Some(etag.as_str()));
 }
 
 #[tokio::test]
 async fn large_public_lists_are_gzipped_only_for_clients_that_ask() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     for n in 0..12 {
         course(&admin, &format!("Course number {n}")).await;
     }
@@ -71,9 +67,8 @@ async fn large_public_lists_are_gzipped_only_for_clients_that_ask() {
     let zipped = app
         .get("/courses")
         .header("accept-encoding", "br, gzip")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(zipped.header("content-encoding"), Some("gzip"));
     assert_eq!(zipped.header("vary"), Some("Accept-Encoding"));
     assert!(zipped.body.len() < plain.body.len());
@@ -86,41 +81,35 @@ async fn large_public_lists_are_gzipped_only_for_clients_that_ask() {
     let refused = app
         .get("/courses")
         .header("accept-encoding", "gzip;q=0")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(refused.header("content-encoding"), None);
 }
 
 #[tokio::test]
 async fn admins_get_their_own_fresh_lists_without_validators() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     course(&admin, "Published").await;
     let public = app.get("/courses").expect(200).await;
     let etag = public.header("etag").expect("an ETag").to_owned();
-    let own = app
+    let own = admin
         .get("/courses")
-        .bearer(&admin.access)
         .header("if-none-match", &etag)
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(own.header("etag"), None);
 }
 
 #[tokio::test]
 async fn the_public_test_list_is_encoded_and_follows_writes() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let empty = app.get("/proficiency-tests").expect(200).await;
     let etag = empty.header("etag").expect("an ETag").to_owned();
     assert_eq!(empty.json()["data"]["list"], json!([]));
     app.get("/proficiency-tests")
         .header("if-none-match", &etag)
-        .send()
-        .await
-        .expect(304);
+        .expect(304)
+        .await;
     admin.post("/proficiency-tests", &json!({
             "title": "German placement",
             "targetLanguage": "de",
@@ -132,9 +121,8 @@ async fn the_public_test_list_is_encoded_and_follows_writes() {
     let after = app
         .get("/proficiency-tests")
         .header("if-none-match", &etag)
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(after.json()["data"]["list"][0]["title"], "German placement");
     assert!(
         after.json()["data"]["list"][0]["questions"][0]

@@ -193,6 +193,13 @@ impl TestApp {
         TestApp::builder().spawn().await
     }
 
+    /// A server and its admin, signed in: where most tests start.
+    pub async fn with_admin() -> (TestApp, Session) {
+        let app = TestApp::spawn().await;
+        let admin = app.admin().await;
+        (app, admin)
+    }
+
     pub fn builder() -> TestAppBuilder {
         TestAppBuilder::default()
     }

@@ -101,8 +101,7 @@ fn ids(list: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn admins_create_a_material_from_a_form_with_two_pdfs_and_videos() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let workbook = pdf("workbook");
     let answers = pdf("answers");
     let form = Multipart::new()
@@ -159,8 +158,7 @@ async fn admins_create_a_material_from_a_form_with_two_pdfs_and_videos() {
 
 #[tokio::test]
 async fn a_json_body_creates_a_material_without_files_and_fields_are_checked() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let material = create_json(
         &admin,
         json!({ "title": "Listening practice", "videos": [{ "url": "https://v.example.com/1" }] }),
@@ -198,12 +196,11 @@ async fn a_json_body_creates_a_material_without_files_and_fields_are_checked() {
         "{}",
         unknown.text()
     );
-    app.post("/education-materials")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/education-materials")
         .body("text/plain", "title=x")
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     assert_eq!(
         count(&app, "SELECT COUNT(*) FROM education_materials").await,
         1
@@ -212,8 +209,7 @@ async fn a_json_body_creates_a_material_without_files_and_fields_are_checked() {
 
 #[tokio::test]
 async fn a_non_pdf_among_the_pdfs_is_refused_and_nothing_is_stored() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let form = Multipart::new()
         .text("title", "Mixed up")
         .file("pdfs", "good.pdf", "application/pdf", &pdf("good"))
@@ -234,8 +230,7 @@ async fn a_non_pdf_among_the_pdfs_is_refused_and_nothing_is_stored() {
 
 #[tokio::test]
 async fn form_mistakes_are_400_and_discard_pdfs_already_received() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let with_pdf = || Multipart::new().file("pdfs", "a.pdf", "application/pdf", &pdf("a"));
     for (form, message) in [
         (
@@ -382,8 +377,7 @@ async fn updates_append_and_remove_pdfs_and_change_fields() {
 
 #[tokio::test]
 async fn deleting_a_material_removes_its_files_and_assignments() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("dora@example.com").await;
     let form = Multipart::new()
         .text("title", "To be deleted")
@@ -426,8 +420,7 @@ async fn deleting_a_material_removes_its_files_and_assignments() {
 
 #[tokio::test]
 async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let material = create_json(&admin, json!({ "title": "Verbs <b>&</b> more" })).await;
     let id = material["id"].as_str().expect("id");
     let assign_path = format!("/education-materials/{id}/assign");
@@ -575,9 +568,8 @@ async fn users_see_only_their_own_materials_newest_assignment_first() {
             app.post(&format!("/education-materials/{material}/assign"))
                 .bearer(&token)
                 .json(&json!({ "userIds": [user] }))
-                .send()
-                .await
-                .expect(200);
+                .expect(200)
+                .await;
         }
     };
     assign(id(&c), eva.user_id.clone()).await;
@@ -705,8 +697,7 @@ async fn the_admin_list_is_paginated_newest_first_and_filtered_by_locale() {
 
 #[tokio::test]
 async fn every_material_operation_checks_the_role() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("gus@example.com").await;
     let material = create_json(&admin, json!({ "title": "Guarded" })).await;
     let id = material["id"].as_str().expect("id").to_owned();
@@ -736,7 +727,7 @@ async fn every_material_operation_checks_the_role() {
         format!("/education-materials/{id}"),
     ] {
         app.get(&path).expect(401).await;
-        app.get(&path).bearer("garbage").send().await.expect(401);
+        app.get(&path).bearer("garbage").expect(401).await;
     }
 
     // A user's form with a PDF is refused before any byte is stored.

@@ -110,11 +110,7 @@ async fn metrics_need_the_token() {
     let app = with_metrics().await;
     let missing = app.get("/metrics").expect(401).await;
     assert_eq!(missing.code(), "UNAUTHORIZED");
-    app.get("/metrics")
-        .bearer("wrong-token")
-        .send()
-        .await
-        .expect(401);
+    app.get("/metrics").bearer("wrong-token").expect(401).await;
 }
 
 #[tokio::test]
@@ -124,7 +120,7 @@ async fn metrics_count_requests_by_route_template_never_by_path() {
     app.get(&format!("/courses/{id}")).expect(404).await;
     app.get("/courses").expect(200).await;
     app.get("/no/such/route").expect(404).await;
-    let response = app.get("/metrics").bearer(TOKEN).send().await.expect(200);
+    let response = app.get("/metrics").bearer(TOKEN).expect(200).await;
     assert!(
         response
             .header("content-type")
@@ -173,13 +169,7 @@ async fn metrics_report_the_outbox_backlog_and_rate_limits() {
             .send()
             .await;
     }
-    let text = app
-        .get("/metrics")
-        .bearer(TOKEN)
-        .send()
-        .await
-        .expect(200)
-        .text();
+    let text = app.get("/metrics").bearer(TOKEN).expect(200).await.text();
     let queued = text
         .lines()
         .find(|l| l.starts_with("langcamp_mail_outbox_queued "))
@@ -209,9 +199,8 @@ async fn every_answer_carries_a_request_id_and_failures_quote_it() {
     let failed = app
         .get("/no/such/route")
         .header("x-request-id", "client-trace_42.a")
-        .send()
-        .await
-        .expect(404);
+        .expect(404)
+        .await;
     assert_eq!(failed.header("x-request-id"), Some("client-trace_42.a"));
     assert_eq!(failed.json()["requestId"], "client-trace_42.a");
 
@@ -220,9 +209,8 @@ async fn every_answer_carries_a_request_id_and_failures_quote_it() {
         let response = app
             .get("/users/nobody")
             .header("x-request-id", unsafe_id)
-            .send()
-            .await
-            .expect(401);
+            .expect(401)
+            .await;
         let id = response
             .header("x-request-id")
             .expect("a request id")

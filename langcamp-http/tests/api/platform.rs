@@ -63,9 +63,8 @@ async fn envelope_timestamps_come_from_the_app_clock() {
             .post("/auth/otp/request")
             .header("x-forwarded-for", &fresh_client())
             .json(&json!({ "email": "ana@example.com" }))
-            .send()
-            .await
             .expect(200)
+            .await
             .json();
         assert_eq!(ok["timestamp"], now.as_str(), "step {step}");
         let failures = [
@@ -127,9 +126,8 @@ async fn cors_preflight_allows_any_origin() {
     let plain = app
         .get("/")
         .header("origin", "https://x.example")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(plain.header("access-control-allow-origin"), Some("*"));
 }
 
@@ -141,9 +139,8 @@ async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
             .post("/auth/otp/request")
             .header("x-forwarded-for", &fresh_client())
             .body("application/json", body.to_owned())
-            .send()
-            .await
-            .expect(400);
+            .expect(400)
+            .await;
         assert_eq!(response.code(), "VALIDATION_FAILED", "{body}");
         assert_eq!(
             response.json()["errors"],
@@ -155,9 +152,8 @@ async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
     app.post("/auth/otp/request")
         .header("x-forwarded-for", &fresh_client())
         .json(&json!({ "email": "b@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(mail.len(), 1, "the refused bodies sent no mail");
     assert_eq!(mail[0].to, vec!["b@example.com".to_owned()]);
@@ -165,8 +161,7 @@ async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
 
 #[tokio::test]
 async fn a_body_with_several_wrong_fields_gets_one_message_per_field() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let response = admin
         .post(
             "/courses",
@@ -210,9 +205,8 @@ async fn json_bodies_get_clear_400s_and_415s() {
             .post("/auth/otp/request")
             .header("x-forwarded-for", &fresh_client())
             .body("application/json", body.to_owned())
-            .send()
-            .await
-            .expect(400);
+            .expect(400)
+            .await;
         assert_eq!(response.code(), "VALIDATION_FAILED");
         assert!(
             response.text().contains(expected),
@@ -223,9 +217,8 @@ async fn json_bodies_get_clear_400s_and_415s() {
     let wrong_type = app
         .post("/auth/otp/request")
         .body("text/plain", r#"{"email":"a@example.com"}"#)
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     assert_eq!(wrong_type.code(), "UNSUPPORTED_MEDIA_TYPE");
 }
 
@@ -235,9 +228,8 @@ async fn deeply_nested_json_is_a_400_not_a_crash() {
     let body = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     app.post("/auth/otp/request")
         .body("application/json", body)
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
     app.get("/").expect(200).await;
 }
 
@@ -314,9 +306,8 @@ async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
         app.post("/auth/otp/request")
             .header("x-forwarded-for", "203.0.113.10")
             .json(&json!({ "email": format!("r{i}@example.com") }))
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
     }
     let refused = app
         .post("/auth/otp/request")
@@ -336,16 +327,14 @@ async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
     app.post("/auth/otp/request")
         .header("x-forwarded-for", "203.0.113.11")
         .json(&json!({ "email": "other@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     // Garbage in the header falls back to the peer address, which still has budget...
     app.post("/auth/otp/request")
         .header("x-forwarded-for", "not-an-address")
         .json(&json!({ "email": "peer@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
 }
 
 #[tokio::test]
@@ -355,17 +344,15 @@ async fn garbage_forwarded_for_values_never_disable_limiting() {
         app.post("/auth/otp/request")
             .header("x-forwarded-for", &format!("garbage-{i}"))
             .json(&json!({ "email": format!("g{i}@example.com") }))
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
     }
     // All five were counted against the peer address.
     app.post("/auth/otp/request")
         .header("x-forwarded-for", "more garbage")
         .json(&json!({ "email": "g9@example.com" }))
-        .send()
-        .await
-        .expect(429);
+        .expect(429)
+        .await;
 }
 
 #[tokio::test]
@@ -374,20 +361,17 @@ async fn the_default_limit_counts_each_endpoint_separately() {
     for _ in 0..120 {
         app.get("/")
             .header("x-forwarded-for", "198.51.100.1")
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
     }
     app.get("/")
         .header("x-forwarded-for", "198.51.100.1")
-        .send()
-        .await
-        .expect(429);
+        .expect(429)
+        .await;
     app.get("/swagger/json")
         .header("x-forwarded-for", "198.51.100.1")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
 }
 
 #[tokio::test]

@@ -74,7 +74,7 @@ async fn twenty_simultaneous_refreshes_of_one_token_end_with_one_live_refresh_to
     );
     assert_eq!(scalar(&app, "SELECT COUNT(*) FROM refresh_tokens").await, 2);
     for access in &access_tokens {
-        app.get("/me").bearer(access).send().await.expect(200);
+        app.get("/me").bearer(access).expect(200).await;
     }
     // The one live token carries the chain on.
     let next = refresh_tokens.into_iter().next().expect("one token");
@@ -95,14 +95,9 @@ async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_i
     // Both access tokens belong to one sign-in: ending it through one ends the other.
     app.post("/auth/logout")
         .bearer(&second_access)
-        .send()
-        .await
-        .expect(200);
-    app.get("/me")
-        .bearer(&first_access)
-        .send()
-        .await
-        .expect(401);
+        .expect(200)
+        .await;
+    app.get("/me").bearer(&first_access).expect(401).await;
     refresh(&app, &successor).await.expect(401);
 }
 
@@ -119,11 +114,7 @@ async fn a_token_replayed_after_the_grace_is_caught_even_after_a_grace_reuse() {
     let (victim_access, _) = tokens(&refresh(&app, &successor).await.expect(200).data());
     app.clock.advance(TimeDelta::seconds(11));
     refresh(&app, &stolen).await.expect(401);
-    app.get("/me")
-        .bearer(&victim_access)
-        .send()
-        .await
-        .expect(401);
+    app.get("/me").bearer(&victim_access).expect(401).await;
 }
 
 // ---- The client address behind proxies --------------------------------------------------
@@ -232,8 +223,7 @@ async fn every_answer_says_nosniff_and_the_docs_page_has_a_strict_csp() {
 
 #[tokio::test]
 async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let contact = |first: &str, message: &str| json!({ "firstName": first, "lastName": "Doe", "email": "eve@example.com", "message": message });
     let post_contact = |body: Value| {
         let app = &app;
@@ -310,12 +300,11 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
     let (content_type, body) = Multipart::new()
         .text("title", "Grammar\u{202e}fdp.exe")
         .finish();
-    app.post("/education-materials")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/education-materials")
         .body(&content_type, body)
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
     assert_eq!(
         scalar(&app, "SELECT COUNT(*) FROM education_materials").await,
         0
@@ -367,12 +356,11 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
         .text("title", "Over quota")
         .file("pdfs", "a.pdf", "application/pdf", &pdf_of(100))
         .finish();
-    app.post("/education-materials")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/education-materials")
         .body(&content_type, body)
-        .send()
-        .await
-        .expect(507);
+        .expect(507)
+        .await;
     assert_eq!(
         scalar(&app, "SELECT COUNT(*) FROM education_materials").await,
         0
@@ -395,14 +383,11 @@ async fn deleting_files_gives_their_bytes_back_to_the_quota() {
         .text("title", "Reading")
         .file("pdfs", "a.pdf", "application/pdf", &pdf_of(900))
         .finish();
-    let material = app
-        .post("/education-materials")
-        .bearer(&admin.access)
+    let material = admin
+        .call(hyper::Method::POST, "/education-materials")
         .body(&content_type, body)
-        .send()
-        .await
-        .expect(201)
-        .data();
+        .created()
+        .await;
     assert_eq!(
         scalar(&app, "SELECT bytes FROM file_store_usage").await,
         900

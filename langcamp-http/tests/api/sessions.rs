@@ -105,8 +105,7 @@ async fn role_changes_reach_a_held_sign_in_in_both_directions() {
 
 #[tokio::test]
 async fn profile_registration_and_email_changes_show_in_the_next_me() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let fresh = app.sign_in("fresh@example.com").await;
     assert_eq!(warm(&fresh).await["isRegistrationComplete"], false);
 
@@ -152,8 +151,7 @@ async fn profile_registration_and_email_changes_show_in_the_next_me() {
 
 #[tokio::test]
 async fn a_held_sign_in_of_a_deleted_user_is_refused_at_once() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("leaving@example.com").await;
     warm(&student).await;
     admin
@@ -170,8 +168,7 @@ async fn a_held_sign_in_of_a_deleted_user_is_refused_at_once() {
 /// reaches the server a few milliseconds after the commit.
 #[tokio::test]
 async fn changes_made_by_another_process_reach_a_held_sign_in_at_once() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("operator-target@example.com").await;
     warm(&admin).await;
     warm(&student).await;

@@ -93,8 +93,7 @@ async fn settings_round_trip_any_json_value_but_null() {
 
 #[tokio::test]
 async fn the_landing_video_url_is_readable_by_anyone_once_set() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("student@example.com").await;
     assert_eq!(public_value(&app, "landing_video_url").await, None);
 
@@ -114,8 +113,7 @@ async fn the_landing_video_url_is_readable_by_anyone_once_set() {
 
 #[tokio::test]
 async fn bad_keys_missing_or_null_values_and_unknown_fields_are_refused() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let long_key = "k".repeat(101);
     let cases: Vec<(Value, Vec<&str>)> = vec![
         (json!({ "key": "Landing", "value": 1 }), vec!["key must be"]),
@@ -153,12 +151,11 @@ async fn bad_keys_missing_or_null_values_and_unknown_fields_are_refused() {
             assert!(message.starts_with(prefix), "{body}: {messages:?}");
         }
     }
-    app.put("/settings")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::PUT, "/settings")
         .body("text/plain", "key=value")
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     // A key with surrounding spaces is trimmed.
     let trimmed = put(&admin, "  spaced.key ", json!(1)).await;
     assert_eq!(trimmed["key"], "spaced.key");
@@ -175,8 +172,7 @@ async fn bad_keys_missing_or_null_values_and_unknown_fields_are_refused() {
 
 #[tokio::test]
 async fn only_admins_write_or_list_settings() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let root = app.superadmin().await;
     let student = app.student("student@example.com").await;
     put(&admin, "site.name", json!("Langcamp")).await;
@@ -205,8 +201,7 @@ async fn only_admins_write_or_list_settings() {
 
 #[tokio::test]
 async fn a_deleted_setting_is_gone_on_the_next_read() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     put(&admin, "promo.banner", json!({ "text": "Spring sale" })).await;
     assert_eq!(
         public_value(&app, "promo.banner").await,
@@ -221,8 +216,7 @@ async fn a_deleted_setting_is_gone_on_the_next_read() {
 
 #[tokio::test]
 async fn a_setting_change_is_visible_on_the_next_read() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     // Read first, so "not set" is what the cache holds.
     assert_eq!(public_value(&app, "landing_video_url").await, None);
     put(

@@ -385,22 +385,19 @@ async fn an_unchanged_file_answers_304_to_its_etag() {
     let again = app
         .get(&path)
         .header("if-none-match", &etag)
-        .send()
-        .await
-        .expect(304);
+        .expect(304)
+        .await;
     assert!(again.body.is_empty());
     assert_eq!(again.header("etag"), Some(etag.as_str()));
     app.get(&path)
         .header("if-none-match", &format!("\"other\", W/{etag}"))
-        .send()
-        .await
-        .expect(304);
+        .expect(304)
+        .await;
     let changed = app
         .get(&path)
         .header("if-none-match", "\"something-else\"")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(changed.body, first.body);
 }
 
@@ -418,9 +415,8 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
     let head = app
         .get(&path)
         .header("range", "bytes=0-9")
-        .send()
-        .await
-        .expect(206);
+        .expect(206)
+        .await;
     assert_eq!(head.body.as_ref(), &bytes[..10]);
     assert_eq!(
         head.header("content-range"),
@@ -429,12 +425,7 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
     assert_eq!(head.header("content-length"), Some("10"));
     assert_eq!(head.header("content-type"), Some("application/pdf"));
 
-    let tail = app
-        .get(&path)
-        .header("range", "bytes=-6")
-        .send()
-        .await
-        .expect(206);
+    let tail = app.get(&path).header("range", "bytes=-6").expect(206).await;
     assert_eq!(tail.body.as_ref(), &bytes[size - 6..]);
     assert_eq!(
         tail.header("content-range"),
@@ -444,17 +435,15 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
     let rest = app
         .get(&path)
         .header("range", &format!("bytes={}-", size - 3))
-        .send()
-        .await
-        .expect(206);
+        .expect(206)
+        .await;
     assert_eq!(rest.body.as_ref(), &bytes[size - 3..]);
 
     let outside = app
         .get(&path)
         .header("range", &format!("bytes={size}-"))
-        .send()
-        .await
-        .expect(416);
+        .expect(416)
+        .await;
     assert_eq!(
         outside.header("content-range"),
         Some(format!("bytes */{size}").as_str())
@@ -466,9 +455,8 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
         .get(&path)
         .header("range", "bytes=0-9")
         .header("if-range", "\"an-old-etag\"")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(whole.body.len(), size);
 }
 
@@ -497,9 +485,8 @@ async fn upload_form_mistakes_are_refused_and_store_nothing() {
         .post("/storage/upload")
         .header("x-forwarded-for", &fresh_client())
         .json(&serde_json::json!({ "file": "aGVsbG8=" }))
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     assert_eq!(json.code(), "UNSUPPORTED_MEDIA_TYPE");
 
     let cases: Vec<(Multipart, &str)> = vec![
@@ -534,9 +521,8 @@ async fn upload_form_mistakes_are_refused_and_store_nothing() {
         .post("/storage/upload")
         .header("x-forwarded-for", &fresh_client())
         .body("multipart/form-data", b"garbage".to_vec())
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
     assert_eq!(no_boundary.code(), "VALIDATION_FAILED");
     assert_eq!(stored_files(&app), Vec::<PathBuf>::new());
 }
@@ -584,9 +570,7 @@ async fn the_upload_accepts_any_token_state_because_it_is_public() {
         .header("x-forwarded-for", &fresh_client())
         .bearer("not-a-valid-token")
         .body(&content_type, body)
-        .send()
-        .await
-        .expect(201)
-        .data();
+        .created()
+        .await;
     assert_eq!(data["mimeType"], "image/png");
 }

@@ -52,8 +52,7 @@ async fn result_count(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn a_test_edited_through_the_service_scores_the_next_submission_by_its_new_key() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("quick@example.com").await;
     let test = admin
         .post("/proficiency-tests", &one_question())
@@ -76,8 +75,7 @@ async fn a_test_edited_through_the_service_scores_the_next_submission_by_its_new
 
 #[tokio::test]
 async fn a_test_changed_by_another_process_is_still_scored_by_its_current_key() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("quick2@example.com").await;
     let test = admin
         .post("/proficiency-tests", &one_question())
@@ -113,8 +111,7 @@ async fn a_test_changed_by_another_process_is_still_scored_by_its_current_key() 
 
 #[tokio::test]
 async fn a_test_deactivated_by_another_process_refuses_submissions_and_stores_nothing() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("quick3@example.com").await;
     let test = admin
         .post("/proficiency-tests", &one_question())

@@ -7,8 +7,7 @@ use crate::helpers::TestApp;
 
 #[tokio::test]
 async fn admins_list_users_newest_first_with_filters_and_pages() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     for i in 0..12 {
         app.core
             .create_user(
@@ -78,8 +77,7 @@ async fn admins_list_users_newest_first_with_filters_and_pages() {
 
 #[tokio::test]
 async fn unknown_or_malformed_user_ids_are_404() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     for id in [
         "0190a0c4-0000-7000-8000-000000000000",
         "not-an-id",
@@ -223,8 +221,7 @@ async fn only_a_superadmin_manages_admins() {
 
 #[tokio::test]
 async fn the_admin_profile_edit_refuses_null_for_required_fields() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("adminnulls@example.com").await;
     let path = format!("/admin/users/{}/profile", student.user_id);
     let before = admin.get(&format!("/users/{}", student.user_id)).await;
@@ -250,8 +247,7 @@ async fn the_admin_profile_edit_refuses_null_for_required_fields() {
 
 #[tokio::test]
 async fn admins_edit_profiles_and_emails_with_conflicts_refused() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("edit@example.com").await;
     app.student("taken@example.com").await;
 
@@ -300,8 +296,7 @@ async fn admins_edit_profiles_and_emails_with_conflicts_refused() {
 
 #[tokio::test]
 async fn deleting_a_user_removes_their_sessions() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("leaving@example.com").await;
     let deleted = admin.delete(&format!("/users/{}", student.user_id)).await;
     assert_eq!(deleted, json!({ "id": student.user_id, "deleted": true }));

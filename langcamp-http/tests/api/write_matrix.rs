@@ -195,8 +195,8 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             )
             .file("pdfs", "unit1.pdf", "application/pdf", &pdf("unit 1"));
         let (content_type, body) = form.finish();
-        app.post("/education-materials")
-            .bearer(&admin.access)
+        admin
+            .call(hyper::Method::POST, "/education-materials")
             .body(&content_type, body)
             .send()
             .await

@@ -159,16 +159,14 @@ async fn every_operation_checks_the_callers_role() {
     let bad = app
         .get("/proficiency-tests")
         .bearer("not-a-token")
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
     assert_eq!(bad.code(), "TOKEN_INVALID");
 }
 
 #[tokio::test]
 async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let titles = |page: Value| -> Vec<String> {
         page["list"]
             .as_array()
@@ -229,8 +227,7 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
 /// 0060); submissions at once must all succeed, and all be counted.
 #[tokio::test]
 async fn submissions_at_once_all_succeed_and_are_all_counted() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let test = id(&create(&admin, &sample()).await);
     let mut students = Vec::new();
     for i in 0..8 {

@@ -44,8 +44,7 @@ async fn admins_create_a_test_and_read_it_back_with_the_answer_key() {
 
 #[tokio::test]
 async fn points_default_to_one_and_the_optional_fields_to_null() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let test = create(&admin,
         &json!({
             "title": "  Minimal  ",
@@ -103,8 +102,7 @@ async fn the_public_reads_active_tests_without_the_answer_key() {
 
 #[tokio::test]
 async fn inactive_tests_are_hidden_from_everyone_but_admins() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("ana@example.com").await;
     let hidden = create(&admin, &with(sample(), "isActive", json!(false))).await;
     let shown = create(
@@ -228,8 +226,7 @@ async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_fir
 
 #[tokio::test]
 async fn languages_lists_each_target_language_of_active_tests_once_sorted() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     assert_eq!(app.get("/proficiency-tests/languages").await, json!([]));
     for target in ["fr", "de", "fr", "es"] {
         create(&admin, &with(sample(), "targetLanguage", json!(target))).await;

@@ -136,12 +136,11 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
         .expect(400)
         .await;
     assert!(errors(&unknown)[0].contains("final"));
-    app.post(&path)
-        .bearer(&student.access)
+    student
+        .call(hyper::Method::POST, &path)
         .body("text/plain", "answers")
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     // None of these left a result behind.
     let mine = student.get("/proficiency-tests/results/me").await;
     assert_eq!(mine, json!([]));
@@ -149,8 +148,7 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
 
 #[tokio::test]
 async fn submissions_to_unknown_inactive_or_malformed_tests_are_404() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("ana@example.com").await;
     let inactive = create(&admin, &with(sample(), "isActive", json!(false))).await;
     for test_id in [

@@ -4,8 +4,7 @@ use super::*;
 
 #[tokio::test]
 async fn a_test_needs_at_least_one_question_and_one_level_range() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let body = with(
         with(sample(), "questions", json!([])),
         "levelRanges",
@@ -30,8 +29,7 @@ async fn a_test_needs_at_least_one_question_and_one_level_range() {
 
 #[tokio::test]
 async fn each_question_needs_at_least_two_options() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let mut body = sample();
     body["questions"][1]["options"] = json!([{"text": "only"}]);
     body["questions"][1]["correctOptionIndex"] = json!(0);
@@ -62,8 +60,7 @@ async fn each_question_needs_at_least_two_options() {
 
 #[tokio::test]
 async fn the_correct_option_index_must_name_one_of_the_options() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     for (index, expected) in [
         (
             json!(3),
@@ -95,8 +92,7 @@ async fn the_correct_option_index_must_name_one_of_the_options() {
 
 #[tokio::test]
 async fn points_must_be_greater_than_zero() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     for points in [json!(0), json!(-2), json!(1001)] {
         let mut body = sample();
         body["questions"][1]["points"] = points.clone();
@@ -123,8 +119,7 @@ async fn points_must_be_greater_than_zero() {
 
 #[tokio::test]
 async fn level_ranges_must_not_overlap() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let body = with(
         sample(),
         "levelRanges",
@@ -157,8 +152,7 @@ async fn level_ranges_must_not_overlap() {
 
 #[tokio::test]
 async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let gap = with(
         sample(),
         "levelRanges",
@@ -212,8 +206,7 @@ async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum(
 
 #[tokio::test]
 async fn scores_nobody_can_reach_need_no_level_range() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     // Two questions of 2 points: only 0, 2 and 4 can be scored.
     let body = json!({
         "title": "Even",
@@ -242,8 +235,7 @@ async fn scores_nobody_can_reach_need_no_level_range() {
 
 #[tokio::test]
 async fn every_problem_of_a_test_gets_its_own_message() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let body = json!({
         "title": "",
         "locale": "english please",
@@ -278,8 +270,7 @@ async fn every_problem_of_a_test_gets_its_own_message() {
 
 #[tokio::test]
 async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     let unknown = admin
         .post(
             "/proficiency-tests",
@@ -306,10 +297,9 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
         )
         .expect(400)
         .await;
-    app.post("/proficiency-tests")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/proficiency-tests")
         .body("text/plain", sample().to_string())
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
 }
