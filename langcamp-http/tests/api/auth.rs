@@ -2,15 +2,13 @@
 
 use std::time::Duration;
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{Case, Client, Session, TestApp, assert_role_matrix, extract_code};
+use crate::helpers::{Case, Client, Session, TestApp, assert_role_matrix, extract_code, utc};
 
 fn start() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("valid date")
+    utc(2026, 11, 22, 10, 0, 0)
 }
 
 async fn verify(app: &TestApp, email: &str, code: &str) -> crate::helpers::TestResponse {
@@ -233,10 +231,7 @@ async fn concurrent_verifies_of_one_code_succeed_exactly_once() {
         statuses.iter().all(|s| *s == 200 || *s == 401),
         "{statuses:?}"
     );
-    let users: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count users");
+    let users: i64 = app.count("SELECT COUNT(*) FROM users").await;
     assert_eq!(users, 1);
 }
 
@@ -697,10 +692,7 @@ async fn expired_rows_are_purged() {
         "refresh_tokens",
     ] {
         let sql = format!("SELECT COUNT(*) FROM {table}");
-        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .fetch_one(app.core.db().reader())
-            .await
-            .expect("count");
+        let count: i64 = app.count(sqlx::AssertSqlSafe(sql)).await;
         assert_eq!(count, 0, "{table} purged");
     }
 }

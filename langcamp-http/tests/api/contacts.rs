@@ -1,14 +1,12 @@
 //! Contact desk (CONTRACT §8): the public form, the admins' inbox, replies by mail.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, fresh_client};
+use crate::helpers::{TestApp, fresh_client, utc};
 
 fn start() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("valid date")
+    utc(2026, 11, 22, 10, 0, 0)
 }
 
 fn form(first: &str, last: &str, email: &str) -> Value {
@@ -35,10 +33,8 @@ fn id_of(contact: &Value) -> String {
 
 /// Contact-reply mails queued so far (delivered or not).
 async fn queued_replies(app: &TestApp) -> i64 {
-    sqlx::query_scalar("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'contact_reply'")
-        .fetch_one(app.core.db().reader())
+    app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'contact_reply'")
         .await
-        .expect("count the outbox")
 }
 
 #[tokio::test]

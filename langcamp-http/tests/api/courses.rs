@@ -1,11 +1,11 @@
 //! Courses (CONTRACT §5) and the public list cache.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::TimeDelta;
 use langcamp_core::courses::CourseInput;
 use langcamp_core::{Actor, Langcamp};
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp, TestResponse};
+use crate::helpers::{Session, TestApp, TestResponse, utc};
 
 const UNKNOWN_ID: &str = "0190a0c4-0000-7000-8000-000000000000";
 
@@ -50,10 +50,7 @@ fn errors(response: &crate::helpers::TestResponse) -> Vec<String> {
 
 #[tokio::test]
 async fn admins_create_read_update_and_delete_courses() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
 
@@ -275,10 +272,7 @@ async fn unpublished_courses_are_hidden_from_the_public_but_not_from_admins() {
 
 #[tokio::test]
 async fn lists_filter_by_locale_and_target_language_ordered_by_sort_order_then_age() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 1, 5, 8, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 1, 5, 8, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     for (title, locale, target, sort) in [
@@ -660,10 +654,7 @@ async fn the_public_list_shows_every_change_on_the_next_read() {
 
 #[tokio::test]
 async fn changes_made_by_another_server_show_within_five_seconds() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 3, 1, 9, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     // A second server on the same database: its writes cannot clear this server's cache.
     let other = Langcamp::connect(app.core.config().clone(), app.clock.clone())

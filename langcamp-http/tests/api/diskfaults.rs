@@ -362,17 +362,9 @@ async fn a_read_only_disk_answers_503_and_writes_resume_once_it_is_writable() {
 
 #[tokio::test]
 async fn with_postgresql_down_requests_answer_503_at_once_and_the_first_after_recovery_succeeds() {
-    let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
-        eprintln!(
-            "skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass"
-        );
+    let Some((mut relay, app)) = DatabaseRelay::app_behind().await else {
         return;
     };
-    let (mut relay, relayed) = DatabaseRelay::for_new_database(&server).await;
-    let app = TestApp::builder()
-        .var("DATABASE_URL", &relayed)
-        .spawn()
-        .await;
     let admin = app.admin().await;
     let kept = create_course(&app, &admin, "Before the outage")
         .await

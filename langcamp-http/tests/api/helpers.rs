@@ -193,6 +193,14 @@ impl TestApp {
         TestApp::builder().spawn().await
     }
 
+    /// A number the database answers (`SELECT COUNT(*) ...`), read as another process would.
+    pub async fn count(&self, sql: impl sqlx::SqlSafeStr) -> i64 {
+        sqlx::query_scalar(sql)
+            .fetch_one(self.core.db().reader())
+            .await
+            .expect("the count")
+    }
+
     /// A server and its admin, signed in: where most tests start.
     pub async fn with_admin() -> (TestApp, Session) {
         let app = TestApp::spawn().await;
@@ -328,6 +336,14 @@ impl TestApp {
     pub async fn student(&self, email: &str) -> Session {
         self.user_with_role(email, Role::User).await
     }
+}
+
+/// An instant in UTC, for manual clocks and expected timestamps.
+pub fn utc(year: i32, month: u32, day: u32, hour: u32, minute: u32, second: u32) -> DateTime<Utc> {
+    use chrono::TimeZone;
+    Utc.with_ymd_and_hms(year, month, day, hour, minute, second)
+        .single()
+        .expect("a valid date")
 }
 
 /// A client address no other helper call uses (10.0.0.0/8).

@@ -1,11 +1,11 @@
 //! Education materials (CONTRACT §7): forms with PDFs, updates, deletion with files,
 //! all-or-nothing assignment with mail, and who may see what.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::TimeDelta;
 use langcamp_core::{Actor, Role};
 use serde_json::{Value, json};
 
-use crate::helpers::{Case, Client, Session, TestApp, TestResponse, assert_role_matrix};
+use crate::helpers::{Case, Client, Session, TestApp, TestResponse, assert_role_matrix, utc};
 use crate::smtp::ReceivedMail;
 use crate::storage::{Multipart, pdf, png, stored_files};
 
@@ -41,11 +41,14 @@ async fn create_json(admin: &Session, body: Value) -> Value {
     admin.post("/education-materials", &body).created().await
 }
 
-async fn count(app: &TestApp, sql: &'static str) -> i64 {
-    sqlx::query_scalar(sql)
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count")
+/// Nothing of a refused material was kept: no row, no file record, no file.
+async fn assert_nothing_stored(app: &TestApp) {
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM education_materials").await,
+        0
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 0);
+    assert_eq!(stored_files(app), Vec::<std::path::PathBuf>::new());
 }
 
 /// A user created directly (no sign-in mail), with a name.
@@ -202,7 +205,7 @@ async fn a_json_body_creates_a_material_without_files_and_fields_are_checked() {
         .expect(415)
         .await;
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM education_materials").await,
+        app.count("SELECT COUNT(*) FROM education_materials").await,
         1
     );
 }
@@ -220,12 +223,7 @@ async fn a_non_pdf_among_the_pdfs_is_refused_and_nothing_is_stored() {
         refused.json()["errors"],
         json!(["\"sneaky.pdf\" is not a PDF document"])
     );
-    assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM education_materials").await,
-        0
-    );
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM stored_files").await, 0);
-    assert_eq!(stored_files(&app), Vec::<std::path::PathBuf>::new());
+    assert_nothing_stored(&app).await;
 }
 
 #[tokio::test]
@@ -266,20 +264,12 @@ async fn form_mistakes_are_400_and_discard_pdfs_already_received() {
         let refused = create_form(&app, &admin, form).await.expect(400);
         assert_eq!(refused.json()["errors"], json!([message]));
     }
-    assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM education_materials").await,
-        0
-    );
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM stored_files").await, 0);
-    assert_eq!(stored_files(&app), Vec::<std::path::PathBuf>::new());
+    assert_nothing_stored(&app).await;
 }
 
 #[tokio::test]
 async fn updates_append_and_remove_pdfs_and_change_fields() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("a time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     let form = Multipart::new()
@@ -325,7 +315,7 @@ async fn updates_append_and_remove_pdfs_and_change_fields() {
     let served = app.get(&path_of(&pdfs[1]["url"], &app)).expect(200).await;
     assert_eq!(served.body.as_ref(), three.as_slice());
     assert_eq!(stored_files(&app).len(), 2);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM stored_files").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 2);
 
     // JSON: null clears an optional field, videos are replaced (an id keeps its video).
     let changed = admin.patch(&path, &json!({
@@ -400,10 +390,10 @@ async fn deleting_a_material_removes_its_files_and_assignments() {
     for pdf in material["pdfs"].as_array().expect("pdfs") {
         app.get(&path_of(&pdf["url"], &app)).expect(404).await;
     }
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM stored_files").await, 0);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM material_pdfs").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM material_pdfs").await, 0);
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM material_assignments").await,
+        app.count("SELECT COUNT(*) FROM material_assignments").await,
         0
     );
     let mine = student.get("/education-materials/my-materials").await;
@@ -439,15 +429,12 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
         json!([format!("user \"{ghost}\" not found")])
     );
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM material_assignments").await,
+        app.count("SELECT COUNT(*) FROM material_assignments").await,
         0
     );
     assert_eq!(
-        count(
-            &app,
-            "SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'"
-        )
-        .await,
+        app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'")
+            .await,
         0,
         "no mail is queued"
     );
@@ -490,11 +477,8 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
     );
     assert_eq!(assignment_mails(&app, "cleo@example.com", 1).await.len(), 1);
     assert_eq!(
-        count(
-            &app,
-            "SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'"
-        )
-        .await,
+        app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'")
+            .await,
         3,
         "a second assignment sends no second mail"
     );
@@ -549,10 +533,7 @@ async fn without_a_frontend_base_the_mail_carries_a_relative_link() {
 
 #[tokio::test]
 async fn users_see_only_their_own_materials_newest_assignment_first() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("a time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     let eva = app.student("eva@example.com").await;
@@ -647,10 +628,7 @@ async fn users_see_only_their_own_materials_newest_assignment_first() {
 
 #[tokio::test]
 async fn the_admin_list_is_paginated_newest_first_and_filtered_by_locale() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("a time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     let mut created = Vec::new();
@@ -761,7 +739,7 @@ async fn every_material_operation_checks_the_role() {
     let unchanged = root.get(&format!("/education-materials/{id}")).await;
     assert_eq!(unchanged, material);
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM material_assignments").await,
+        app.count("SELECT COUNT(*) FROM material_assignments").await,
         0
     );
     // An admin reads their own (empty) list like any user.

@@ -515,6 +515,23 @@ impl DatabaseRelay {
         *self = DatabaseRelay::start(self.port, &self.target).await;
     }
 
+    /// The PostgreSQL pass only: a server on a new test database behind a relay the test
+    /// can stop. `None` on SQLite, where an embedded database cannot be stopped.
+    pub(crate) async fn app_behind() -> Option<(DatabaseRelay, TestApp)> {
+        let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
+            eprintln!(
+                "skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass"
+            );
+            return None;
+        };
+        let (relay, relayed) = DatabaseRelay::for_new_database(&server).await;
+        let app = TestApp::builder()
+            .var("DATABASE_URL", &relayed)
+            .spawn()
+            .await;
+        Some((relay, app))
+    }
+
     /// A new test database on `server` (a `TEST_DATABASE_URL`) and a relay in front of
     /// it: the relay and the URL that reaches the database through it.
     pub(crate) async fn for_new_database(server: &str) -> (DatabaseRelay, String) {
@@ -536,17 +553,9 @@ impl DatabaseRelay {
 
 #[tokio::test]
 async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
-    let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
-        eprintln!(
-            "skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass"
-        );
+    let Some((mut relay, app)) = DatabaseRelay::app_behind().await else {
         return;
     };
-    let (mut relay, relayed) = DatabaseRelay::for_new_database(&server).await;
-    let app = TestApp::builder()
-        .var("DATABASE_URL", &relayed)
-        .spawn()
-        .await;
     let student = app.student("outage@example.com").await;
     student.get("/me").expect(200).await;
 

@@ -174,10 +174,7 @@ async fn a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_up
         .expect(413);
     assert_eq!(stored_files(&app).len(), 0);
     assert_eq!(bucket.pending_uploads(), Vec::<String>::new());
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count");
+    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
     assert_eq!(rows, 0);
 }
 
@@ -210,10 +207,7 @@ async fn an_unreachable_object_store_answers_503_with_retry_after_and_fails_read
         "{}",
         refused.text()
     );
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count");
+    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
     assert_eq!(rows, 0, "nothing is recorded");
 
     let ready = app.get("/ready").expect(503).await;
@@ -274,9 +268,6 @@ async fn an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(bucket.keys(), Vec::<String>::new());
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count");
+    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
     assert_eq!(rows, 0);
 }

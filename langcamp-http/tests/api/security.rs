@@ -3,23 +3,14 @@
 
 use std::collections::HashSet;
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, TestResponse, fresh_client};
+use crate::helpers::{TestApp, TestResponse, fresh_client, utc};
 use crate::storage::{Multipart, stored_files};
 
 fn start() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 24, 9, 0, 0)
-        .single()
-        .expect("valid date")
-}
-
-async fn scalar(app: &TestApp, sql: &'static str) -> i64 {
-    sqlx::query_scalar(sql)
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("query")
+    utc(2026, 11, 24, 9, 0, 0)
 }
 
 async fn refresh(app: &TestApp, token: &str) -> TestResponse {
@@ -65,14 +56,11 @@ async fn twenty_simultaneous_refreshes_of_one_token_end_with_one_live_refresh_to
         "every caller gets its own access token"
     );
     assert_eq!(
-        scalar(
-            &app,
-            "SELECT COUNT(*) FROM refresh_tokens WHERE rotated_at IS NULL"
-        )
-        .await,
+        app.count("SELECT COUNT(*) FROM refresh_tokens WHERE rotated_at IS NULL")
+            .await,
         1
     );
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM refresh_tokens").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM refresh_tokens").await, 2);
     for access in &access_tokens {
         app.get("/me").bearer(access).expect(200).await;
     }
@@ -254,7 +242,7 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
         .await
         .expect(400);
     post_contact(contact("Eve", "bell\u{7}")).await.expect(400);
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM contacts").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM contacts").await, 0);
     // Multi-line text keeps line feeds and tabs; names in any script are fine.
     let stored = post_contact(contact("Zoë", "Dear school,\n\tplease call me.\n"))
         .await
@@ -306,7 +294,7 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
         .expect(400)
         .await;
     assert_eq!(
-        scalar(&app, "SELECT COUNT(*) FROM education_materials").await,
+        app.count("SELECT COUNT(*) FROM education_materials").await,
         0
     );
 }
@@ -341,11 +329,8 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
     let refused = upload(&app, &pdf_of(1001)).await.expect(507);
     assert_eq!(refused.code(), "INSUFFICIENT_STORAGE");
     assert_eq!(stored_files(&app).len(), 1);
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM stored_files").await, 1);
-    assert_eq!(
-        scalar(&app, "SELECT bytes FROM file_store_usage").await,
-        2000
-    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 1);
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 2000);
     // Exactly up to the quota is fine.
     upload(&app, &pdf_of(1000)).await.expect(201);
     upload(&app, &pdf_of(10)).await.expect(507);
@@ -362,14 +347,11 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
         .expect(507)
         .await;
     assert_eq!(
-        scalar(&app, "SELECT COUNT(*) FROM education_materials").await,
+        app.count("SELECT COUNT(*) FROM education_materials").await,
         0
     );
     assert_eq!(stored_files(&app).len(), 2);
-    assert_eq!(
-        scalar(&app, "SELECT bytes FROM file_store_usage").await,
-        3000
-    );
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 3000);
 }
 
 #[tokio::test]
@@ -388,17 +370,14 @@ async fn deleting_files_gives_their_bytes_back_to_the_quota() {
         .body(&content_type, body)
         .created()
         .await;
-    assert_eq!(
-        scalar(&app, "SELECT bytes FROM file_store_usage").await,
-        900
-    );
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 900);
     upload(&app, &pdf_of(200)).await.expect(507);
     let id = material["id"].as_str().expect("id");
     admin
         .delete(&format!("/education-materials/{id}"))
         .expect(200)
         .await;
-    assert_eq!(scalar(&app, "SELECT bytes FROM file_store_usage").await, 0);
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 0);
     upload(&app, &pdf_of(1000)).await.expect(201);
 }
 
@@ -414,11 +393,8 @@ async fn simultaneous_uploads_never_pass_the_quota_together() {
     let stored = answers.iter().filter(|a| a.status == 201).count();
     let refused = answers.iter().filter(|a| a.status == 507).count();
     assert_eq!((stored, refused), (5, 7));
-    assert_eq!(
-        scalar(&app, "SELECT bytes FROM file_store_usage").await,
-        3000
-    );
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM stored_files").await, 5);
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 3000);
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 5);
     // Refused uploads' bytes are removed in the background; give it a moment.
     for _ in 0..100 {
         if stored_files(&app).len() == 5 {

@@ -2,11 +2,11 @@
 //! contract rule at once: each test first makes the server hold the sign-in (a `GET /me`),
 //! then changes it through another path and expects the very next request to see it.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::TimeDelta;
 use langcamp_core::{Actor, Config, Langcamp, Role};
 use serde_json::json;
 
-use crate::helpers::{Session, TestApp};
+use crate::helpers::{Session, TestApp, utc};
 
 /// Makes the server hold `session`'s sign-in (and checks it answers).
 async fn warm(session: &Session) -> serde_json::Value {
@@ -64,10 +64,7 @@ async fn a_held_sign_in_ended_by_its_refresh_token_at_logout_is_refused_at_once(
 
 #[tokio::test]
 async fn a_held_sign_in_revoked_by_refresh_reuse_is_refused_at_once() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("valid date");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let session = app.sign_in("reuse@example.com").await;
     warm(&session).await;

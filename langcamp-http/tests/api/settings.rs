@@ -1,11 +1,11 @@
 //! Settings (CONTRACT §9) and their read cache.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::TimeDelta;
 use langcamp_core::settings::SettingInput;
 use langcamp_core::{Actor, Langcamp};
 use serde_json::{Value, json};
 
-use crate::helpers::{Case, Client, Session, TestApp, assert_role_matrix};
+use crate::helpers::{Case, Client, Session, TestApp, assert_role_matrix, utc};
 
 async fn put(admin: &Session, key: &str, value: Value) -> Value {
     admin
@@ -28,10 +28,7 @@ async fn public_value(app: &TestApp, key: &str) -> Option<Value> {
 
 #[tokio::test]
 async fn settings_round_trip_any_json_value_but_null() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     let values = [
@@ -260,10 +257,7 @@ async fn a_setting_change_is_visible_on_the_next_read() {
 
 #[tokio::test]
 async fn settings_written_by_another_server_show_within_five_seconds() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 3, 1, 9, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     put(

@@ -44,10 +44,7 @@ async fn behind_the_back(app: &TestApp, statement: &'static str, id: &str) {
 }
 
 async fn result_count(app: &TestApp) -> i64 {
-    sqlx::query_scalar("SELECT COUNT(*) FROM test_results")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count results")
+    app.count("SELECT COUNT(*) FROM test_results").await
 }
 
 #[tokio::test]

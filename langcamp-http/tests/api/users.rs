@@ -182,10 +182,9 @@ async fn two_superadmins_removed_at_once_leave_one() {
             .filter(|o| matches!(o, Err(langcamp_core::Error::Conflict(_))))
             .count();
         assert_eq!(refused, 1, "round {round}: {first:?} {second:?}");
-        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
-            .fetch_one(app.core.db().reader())
-            .await
-            .expect("count");
+        let left: i64 = app
+            .count("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
+            .await;
         assert_eq!(left, 1, "round {round}");
     }
 }

@@ -10,15 +10,13 @@ mod results;
 mod taking;
 mod validation;
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{Case, Client, Session, TestApp, TestResponse, assert_role_matrix};
+use crate::helpers::{Case, Client, Session, TestApp, TestResponse, assert_role_matrix, utc};
 
 fn start() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("valid date")
+    utc(2026, 11, 22, 10, 0, 0)
 }
 
 /// Three questions worth 1, 2 and 3 points (every score 0..=6 reachable); the correct
