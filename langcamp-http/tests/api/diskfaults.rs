@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use crate::helpers::{Session, TestApp, TestResponse, fresh_client};
 use crate::platform::DatabaseRelay;
-use crate::storage::{Multipart, png};
+use crate::storage::png;
 
 /// How long after a fault ends writes must work again.
 const RECOVERY: Duration = Duration::from_secs(5);
@@ -140,14 +140,7 @@ async fn create_course(app: &TestApp, admin: &Session, title: &str) -> TestRespo
 }
 
 async fn upload(app: &TestApp) -> TestResponse {
-    let (content_type, body) = Multipart::new()
-        .file("file", "photo.png", "image/png", &png(64, 64))
-        .finish();
-    app.post("/storage/upload")
-        .header("x-forwarded-for", &fresh_client())
-        .body(&content_type, body)
-        .send()
-        .await
+    crate::storage::upload(app, "photo.png", "image/png", &png(64, 64)).await
 }
 
 /// A refusal because of the fault: 503 with `Retry-After`, no internals in the body.

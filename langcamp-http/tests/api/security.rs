@@ -309,14 +309,7 @@ fn pdf_of(size: usize) -> Vec<u8> {
 }
 
 async fn upload(app: &TestApp, bytes: &[u8]) -> TestResponse {
-    let (content_type, body) = Multipart::new()
-        .file("file", "doc.pdf", "application/pdf", bytes)
-        .finish();
-    app.post("/storage/upload")
-        .header("x-forwarded-for", &fresh_client())
-        .body(&content_type, body)
-        .send()
-        .await
+    crate::storage::upload(app, "doc.pdf", "application/pdf", bytes).await
 }
 
 #[tokio::test]
