@@ -82,6 +82,11 @@ impl Client {
         self.call(Method::POST, path).json(body)
     }
 
+    /// A POST without a body: an action on what the path names (`/courses/{id}/duplicate`).
+    pub fn post_empty(&self, path: &str) -> Call {
+        self.call(Method::POST, path)
+    }
+
     pub fn patch(&self, path: &str, body: &Value) -> Call {
         self.call(Method::PATCH, path).json(body)
     }

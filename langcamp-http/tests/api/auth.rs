@@ -648,10 +648,7 @@ async fn optional_auth_answers_anonymous_for_any_bad_token() {
         let anon = app.get("/auth/optional").bearer(token).await;
         assert_eq!(anon, json!({ "authenticated": false, "user": null }));
     }
-    session
-        .call(hyper::Method::POST, "/auth/logout")
-        .expect(200)
-        .await;
+    session.post_empty("/auth/logout").expect(200).await;
     let after = session.get("/auth/optional").await;
     assert_eq!(after["authenticated"], false);
     let anonymous = app.get("/auth/optional").await;
@@ -677,10 +674,7 @@ async fn logout_with_a_refresh_token_ends_that_sign_in_too() {
 async fn expired_rows_are_purged() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let session = app.sign_in("purge@example.com").await;
-    session
-        .call(hyper::Method::POST, "/auth/logout")
-        .expect(200)
-        .await;
+    session.post_empty("/auth/logout").expect(200).await;
     app.request_code("purge2@example.com").await;
     app.clock.advance(TimeDelta::days(9));
     app.core.purge_expired().await.expect("purge");

@@ -167,10 +167,7 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
     )
     .await;
     let copy = admin
-        .call(
-            hyper::Method::POST,
-            &format!("/courses/{}/duplicate", id_of(&original)),
-        )
+        .post_empty(&format!("/courses/{}/duplicate", id_of(&original)))
         .created()
         .await;
     assert_ne!(copy["id"], original["id"]);
@@ -204,10 +201,7 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
     assert_eq!(long_title.chars().count(), 200);
     let long = create(&admin, json!({ "title": long_title })).await;
     let long_copy = admin
-        .call(
-            hyper::Method::POST,
-            &format!("/courses/{}/duplicate", id_of(&long)),
-        )
+        .post_empty(&format!("/courses/{}/duplicate", id_of(&long)))
         .created()
         .await;
     let expected = format!("{}zzz (copy)", "Ä".repeat(190));
@@ -216,10 +210,7 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
 
     // A copy of a full-length copy is shortened again: never longer than 200.
     let copy_of_copy = admin
-        .call(
-            hyper::Method::POST,
-            &format!("/courses/{}/duplicate", id_of(&long_copy)),
-        )
+        .post_empty(&format!("/courses/{}/duplicate", id_of(&long_copy)))
         .created()
         .await;
     let title = copy_of_copy["title"].as_str().expect("title");
@@ -533,7 +524,7 @@ async fn unknown_or_malformed_course_ids_are_404() {
             .await;
         admin.delete(&path).expect(404).await;
         admin
-            .call(hyper::Method::POST, &format!("{path}/duplicate"))
+            .post_empty(&format!("{path}/duplicate"))
             .expect(404)
             .await;
     }
@@ -629,7 +620,7 @@ async fn the_public_list_shows_every_change_on_the_next_read() {
     app.get(&format!("/courses/{id}")).expect(200).await;
 
     let copy = admin
-        .call(hyper::Method::POST, &format!("/courses/{id}/duplicate"))
+        .post_empty(&format!("/courses/{id}/duplicate"))
         .created()
         .await;
     patch(&admin, &id_of(&copy), json!({ "isPublished": true })).await;
@@ -875,7 +866,7 @@ async fn a_new_currency_is_checked_against_the_stored_price_and_the_other_way_ro
 
     // The duplicate keeps the exact price.
     let copy = admin
-        .call(hyper::Method::POST, &format!("{path}/duplicate"))
+        .post_empty(&format!("{path}/duplicate"))
         .created()
         .await;
     assert_eq!(

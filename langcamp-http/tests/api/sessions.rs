@@ -38,10 +38,7 @@ async fn a_held_sign_in_ends_at_once_on_logout() {
     let other = app.sign_in("held@example.com").await;
     warm(&student).await;
     warm(&other).await;
-    student
-        .call(hyper::Method::POST, "/auth/logout")
-        .expect(200)
-        .await;
+    student.post_empty("/auth/logout").expect(200).await;
     let refused = student.get("/me").expect(401).await;
     assert_eq!(refused.code(), "TOKEN_INVALID");
     // The user's other sign-in is not ended, only reloaded.
@@ -213,10 +210,7 @@ async fn the_server_holds_a_sign_in_after_the_first_check_on_sqlite() {
             "one sign-in held, not reloaded per request"
         );
     }
-    student
-        .call(hyper::Method::POST, "/auth/logout")
-        .expect(200)
-        .await;
+    student.post_empty("/auth/logout").expect(200).await;
     assert!(sessions.is_empty(), "logout forgot it");
 }
 

@@ -94,7 +94,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     assert_eq!(updated["price"], expected_price, "{fill:?}");
     let copy = check(
         admin
-            .call(hyper::Method::POST, &format!("/courses/{course}/duplicate"))
+            .post_empty(&format!("/courses/{course}/duplicate"))
             .send()
             .await,
         201,
@@ -150,10 +150,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     );
     check(
         admin
-            .call(
-                hyper::Method::POST,
-                &format!("/proficiency-tests/{test}/duplicate"),
-            )
+            .post_empty(&format!("/proficiency-tests/{test}/duplicate"))
             .send()
             .await,
         201,

@@ -239,10 +239,7 @@ async fn duplicates_are_inactive_copies_with_new_ids() {
         test,
     } = School::new().await;
     let copy = admin
-        .call(
-            hyper::Method::POST,
-            &format!("/proficiency-tests/{}/duplicate", id(&test)),
-        )
+        .post_empty(&format!("/proficiency-tests/{}/duplicate", id(&test)))
         .created()
         .await;
     assert_ne!(copy["id"], test["id"]);
@@ -268,20 +265,14 @@ async fn duplicates_are_inactive_copies_with_new_ids() {
     }
     let long = create(&admin, &with(sample(), "title", json!("t".repeat(200)))).await;
     let long_copy = admin
-        .call(
-            hyper::Method::POST,
-            &format!("/proficiency-tests/{}/duplicate", id(&long)),
-        )
+        .post_empty(&format!("/proficiency-tests/{}/duplicate", id(&long)))
         .created()
         .await;
     let title = long_copy["title"].as_str().expect("title");
     assert_eq!(title.chars().count(), 200);
     assert!(title.ends_with("t (copy)"));
     admin
-        .call(
-            hyper::Method::POST,
-            "/proficiency-tests/0190a4b6-0000-7000-8000-000000000000/duplicate",
-        )
+        .post_empty("/proficiency-tests/0190a4b6-0000-7000-8000-000000000000/duplicate")
         .expect(404)
         .await;
 }
