@@ -39,8 +39,7 @@ async fn a_held_sign_in_ends_at_once_on_logout() {
     warm(&student).await;
     warm(&other).await;
     student.post_empty("/auth/logout").expect(200).await;
-    let refused = student.get("/me").expect(401).await;
-    assert_eq!(refused.code(), "TOKEN_INVALID");
+    student.get("/me").fails(401, "TOKEN_INVALID").await;
     // The user's other sign-in is not ended, only reloaded.
     other.get("/me").expect(200).await;
 }
@@ -152,8 +151,7 @@ async fn a_held_sign_in_of_a_deleted_user_is_refused_at_once() {
         .delete(&format!("/users/{}", student.user_id))
         .expect(200)
         .await;
-    let refused = student.get("/me").expect(401).await;
-    assert_eq!(refused.code(), "TOKEN_INVALID");
+    student.get("/me").fails(401, "TOKEN_INVALID").await;
 }
 
 /// The operator's `langcamp users set-role` and `users delete` run in a process of their

@@ -123,7 +123,7 @@ async fn inactive_tests_are_hidden_from_everyone_but_admins() {
     assert_eq!(all["pagination"]["totalItems"], 2);
 
     let path = format!("/proficiency-tests/{}", id(&hidden));
-    assert_eq!(app.get(&path).expect(404).await.code(), "NOT_FOUND");
+    app.get(&path).fails(404, "NOT_FOUND").await;
     student.get(&path).expect(404).await;
     admin.get(&path).expect(200).await;
     let languages = app.get("/proficiency-tests/languages").await;

@@ -109,8 +109,10 @@ fn id(value: &Value) -> String {
 
 /// The `errors` of a 400 answer to a create body.
 async fn create_errors(admin: &Session, body: &Value) -> Vec<String> {
-    let response = admin.post("/proficiency-tests", body).expect(400).await;
-    assert_eq!(response.code(), "VALIDATION_FAILED");
+    let response = admin
+        .post("/proficiency-tests", body)
+        .fails(400, "VALIDATION_FAILED")
+        .await;
     errors(&response)
 }
 

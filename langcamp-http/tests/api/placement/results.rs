@@ -96,7 +96,7 @@ async fn someone_elses_result_is_not_found() {
     let ben = app.student("ben@example.com").await;
     let result = submitted(&ana, &id(&test), &[(0, 2)]).await;
     let path = format!("/proficiency-tests/results/me/{}", id(&result));
-    assert_eq!(ben.get(&path).expect(404).await.code(), "NOT_FOUND");
+    ben.get(&path).fails(404, "NOT_FOUND").await;
     assert_eq!(
         errors(&app.get(&path).bearer(&ben.access).send().await),
         ["test result not found"]

@@ -124,8 +124,10 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
         ),
     ];
     for (body, expected) in cases {
-        let response = student.post(&path, &body).expect(400).await;
-        assert_eq!(response.code(), "VALIDATION_FAILED");
+        let response = student
+            .post(&path, &body)
+            .fails(400, "VALIDATION_FAILED")
+            .await;
         assert_eq!(errors(&response), expected, "{body}");
     }
     let unknown = student
