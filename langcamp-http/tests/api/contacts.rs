@@ -589,24 +589,18 @@ async fn unknown_and_malformed_contact_ids_are_404_everywhere() {
             not_found.json()["errors"],
             json!(["contact request not found"])
         );
+        let base = format!("/contact/admin/{id}");
+        let reply = json!({ "replyMessage": "Hello" });
         admin
-            .post(
-                &format!("/contact/admin/{id}/reply"),
-                &json!({ "replyMessage": "Hello" }),
-            )
+            .post(&format!("{base}/reply"), &reply)
             .expect(404)
             .await;
+        let closed = json!({ "status": "CLOSED" });
         admin
-            .patch(
-                &format!("/contact/admin/{id}/status"),
-                &json!({ "status": "CLOSED" }),
-            )
+            .patch(&format!("{base}/status"), &closed)
             .expect(404)
             .await;
-        admin
-            .delete(&format!("/contact/admin/{id}"))
-            .expect(404)
-            .await;
+        admin.delete(&base).expect(404).await;
     }
     assert_eq!(queued_replies(&app).await, 0);
     let still = admin.get(&format!("/contact/admin/{kept}")).await;

@@ -193,20 +193,19 @@ async fn only_a_superadmin_manages_admins() {
     let root = app.superadmin().await;
     let admin = app.admin().await;
     let other_admin = app.user_with_role("admin2@example.com", Role::Admin).await;
-    admin
-        .patch(
-            &format!("/users/{}/email", root.user_id),
-            &json!({ "email": "mine@example.com" }),
-        )
-        .expect(403)
-        .await;
-    admin
-        .patch(
-            &format!("/admin/users/{}/profile", other_admin.user_id),
-            &json!({ "name": "Hijacked" }),
-        )
-        .expect(403)
-        .await;
+    // An admin changes neither a superadmin's address nor another admin's profile.
+    for (path, body) in [
+        (
+            format!("/users/{}/email", root.user_id),
+            json!({ "email": "mine@example.com" }),
+        ),
+        (
+            format!("/admin/users/{}/profile", other_admin.user_id),
+            json!({ "name": "Hijacked" }),
+        ),
+    ] {
+        admin.patch(&path, &body).expect(403).await;
+    }
     admin
         .delete(&format!("/users/{}", other_admin.user_id))
         .expect(403)
@@ -264,20 +263,16 @@ async fn admins_edit_profiles_and_emails_with_conflicts_refused() {
         )
         .fails(409, "CONFLICT")
         .await;
-    admin
-        .patch(
-            &format!("/admin/users/{}/profile", student.user_id),
-            &json!({ "email": "taken@example.com" }),
-        )
-        .expect(409)
-        .await;
-    admin
-        .patch(
-            &format!("/users/{}/email", student.user_id),
-            &json!({ "email": "not an email" }),
-        )
-        .expect(400)
-        .await;
+    let (profile, email) = (
+        format!("/admin/users/{}/profile", student.user_id),
+        format!("/users/{}/email", student.user_id),
+    );
+    for (path, body, status) in [
+        (&profile, json!({ "email": "taken@example.com" }), 409),
+        (&email, json!({ "email": "not an email" }), 400),
+    ] {
+        admin.patch(path, &body).expect(status).await;
+    }
     let moved = admin
         .patch(
             &format!("/users/{}/email", student.user_id),
