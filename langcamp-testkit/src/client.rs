@@ -82,6 +82,12 @@ impl Client {
         self.call(Method::POST, path).json(body)
     }
 
+    /// Nothing is at `path` any more: reading it and deleting it again are both 404.
+    pub async fn assert_gone(&self, path: &str) {
+        self.get(path).fails(404, "NOT_FOUND").await;
+        self.delete(path).fails(404, "NOT_FOUND").await;
+    }
+
     /// A POST without a body: an action on what the path names (`/courses/{id}/duplicate`).
     pub fn post_empty(&self, path: &str) -> Call {
         self.call(Method::POST, path)

@@ -145,8 +145,7 @@ async fn admins_create_read_update_and_delete_courses() {
 
     let deleted = admin.delete(&format!("/courses/{id}")).await;
     assert_eq!(deleted, json!({ "id": id, "deleted": true }));
-    admin.get(&format!("/courses/{id}")).expect(404).await;
-    admin.delete(&format!("/courses/{id}")).expect(404).await;
+    admin.assert_gone(&format!("/courses/{id}")).await;
     assert_eq!(
         titles(&app, "/courses", Some(&admin.access)).await,
         ["Italian"]

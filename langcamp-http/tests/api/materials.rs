@@ -399,12 +399,7 @@ async fn deleting_a_material_removes_its_files_and_assignments() {
     let mine = student.get("/education-materials/my-materials").await;
     assert_eq!(mine, json!([]));
     admin
-        .get(&format!("/education-materials/{id}"))
-        .expect(404)
-        .await;
-    admin
-        .delete(&format!("/education-materials/{id}"))
-        .expect(404)
+        .assert_gone(&format!("/education-materials/{id}"))
         .await;
 }
 

@@ -325,8 +325,7 @@ async fn results_keep_their_test_title_language_and_details_after_the_test_is_ed
 
     let deleted = admin.delete(&test_path).await;
     assert_eq!(deleted, json!({"id": test["id"], "deleted": true}));
-    admin.get(&test_path).expect(404).await;
-    admin.delete(&test_path).expect(404).await;
+    admin.assert_gone(&test_path).await;
 
     assert_eq!(student.get(&own_path).await, own_before);
     assert_eq!(admin.get(&admin_path).await, admin_before);
