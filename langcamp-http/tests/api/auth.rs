@@ -5,7 +5,9 @@ use std::time::Duration;
 use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{Case, Client, Session, TestApp, assert_role_matrix, extract_code, utc};
+use crate::helpers::{
+    Case, Client, Session, TestApp, assert_role_matrix, extract_code, registration, utc,
+};
 
 fn start() -> chrono::DateTime<Utc> {
     utc(2026, 11, 22, 10, 0, 0)
@@ -75,10 +77,7 @@ async fn the_whole_sign_in_story_works() {
 
     app.post("/auth/complete-registration")
         .bearer(&access)
-        .json(&json!({
-            "name": "Ana Silva", "age": 27, "gender": "female", "country": "Portugal",
-            "countryCode": "+351", "phoneNumber": "912345678"
-        }))
+        .json(&registration("Ana Silva", json!(27)))
         .fails(409, "CONFLICT")
         .await;
 

@@ -8,7 +8,7 @@ use hyper::Method;
 use langcamp_http::Access;
 use serde_json::{Value, json};
 
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, registration};
 
 fn documented_operations(doc: &Value) -> Vec<(String, String, &Value)> {
     let mut operations = Vec::new();
@@ -207,10 +207,7 @@ async fn a_whole_number_written_with_a_fraction_is_an_integer() {
     let done = session
         .post(
             "/auth/complete-registration",
-            &json!({
-                "name": "Ana Silva", "age": 27.0, "gender": "female", "country": "Portugal",
-                "countryCode": "+351", "phoneNumber": "912345678"
-            }),
+            &registration("Ana Silva", json!(27.0)),
         )
         .expect(200)
         .await;

@@ -338,6 +338,14 @@ impl TestApp {
     }
 }
 
+/// A complete registration for `POST /auth/complete-registration`: a woman in Portugal.
+pub fn registration(name: &str, age: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "name": name, "age": age, "gender": "female", "country": "Portugal",
+        "countryCode": "+351", "phoneNumber": "912345678"
+    })
+}
+
 /// An instant in UTC, for manual clocks and expected timestamps.
 pub fn utc(year: i32, month: u32, day: u32, hour: u32, minute: u32, second: u32) -> DateTime<Utc> {
     use chrono::TimeZone;

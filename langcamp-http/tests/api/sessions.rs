@@ -6,7 +6,7 @@ use chrono::TimeDelta;
 use langcamp_core::{Actor, Config, Langcamp, Role};
 use serde_json::json;
 
-use crate::helpers::{Session, TestApp, utc};
+use crate::helpers::{Session, TestApp, registration, utc};
 
 /// Makes the server hold `session`'s sign-in (and checks it answers).
 async fn warm(session: &Session) -> serde_json::Value {
@@ -105,10 +105,7 @@ async fn profile_registration_and_email_changes_show_in_the_next_me() {
     fresh
         .post(
             "/auth/complete-registration",
-            &json!({
-                "name": "Ana", "age": 30, "gender": "female", "country": "Portugal",
-                "countryCode": "+351", "phoneNumber": "912345678"
-            }),
+            &registration("Ana", json!(30)),
         )
         .expect(200)
         .await;
@@ -122,22 +119,14 @@ async fn profile_registration_and_email_changes_show_in_the_next_me() {
         .await;
     assert_eq!(warm(&fresh).await["city"], "Porto");
 
-    admin
-        .patch(
-            &format!("/admin/users/{}/profile", fresh.user_id),
-            &json!({ "name": "Ana Silva" }),
-        )
-        .expect(200)
-        .await;
+    let profile = format!("/admin/users/{}/profile", fresh.user_id);
+    let name = json!({ "name": "Ana Silva" });
+    admin.patch(&profile, &name).expect(200).await;
     assert_eq!(warm(&fresh).await["name"], "Ana Silva");
 
-    admin
-        .patch(
-            &format!("/users/{}/email", fresh.user_id),
-            &json!({ "email": "ana@example.com" }),
-        )
-        .expect(200)
-        .await;
+    let email = format!("/users/{}/email", fresh.user_id);
+    let address = json!({ "email": "ana@example.com" });
+    admin.patch(&email, &address).expect(200).await;
     let me = fresh.get("/auth/optional").await;
     assert_eq!(me["user"]["email"], "ana@example.com");
 }
