@@ -1,7 +1,7 @@
 //! A console on a seeded temporary database (SQLite, or PostgreSQL when `TEST_DATABASE_URL`
-//! names a server), driven by key presses and rendered to
-//! ratatui's `TestBackend`. Core calls run to completion after each key (in order), so
-//! every render is deterministic; the clock is fixed.
+//! names a server), driven by key presses and rendered to ratatui's `TestBackend`. Core
+//! calls run to completion after each key (in order), so every render is deterministic;
+//! the clock is fixed.
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
