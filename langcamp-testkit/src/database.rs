@@ -75,6 +75,25 @@ pub fn drop_database(database_url: &str, prefix: &str) {
     .join();
 }
 
+/// The signing secret of every test process, so that a second process on a test's
+/// database accepts the tokens the first one issued.
+pub const JWT_SECRET: &str = "test-secret-for-langcamp-0123456789";
+
+/// What a test process is configured with besides the defaults: its database, its folder
+/// and [`JWT_SECRET`]; a lookup for `langcamp_core::Config::from_lookup`.
+pub fn process_vars(database_url: &str, data_dir: &Path) -> impl Fn(&str) -> Option<String> {
+    let (url, dir) = (
+        database_url.to_owned(),
+        data_dir.to_string_lossy().into_owned(),
+    );
+    move |name| match name {
+        "DATABASE_URL" => Some(url.clone()),
+        "DATA_DIR" => Some(dir.clone()),
+        "JWT_SECRET" => Some(JWT_SECRET.to_owned()),
+        _ => None,
+    }
+}
+
 /// A new temporary folder `langcamp-<prefix>-<uuid>` for one test's files.
 pub fn temp_dir(prefix: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -114,6 +133,11 @@ impl TestDatabase {
 
     pub fn is_postgres(&self) -> bool {
         self.url.starts_with("postgres")
+    }
+
+    /// The configuration of a process on this database and folder ([`process_vars`]).
+    pub fn vars(&self) -> impl Fn(&str) -> Option<String> {
+        process_vars(&self.url, &self.dir)
     }
 }
 

@@ -466,7 +466,7 @@ async fn hostile_tokens_all_get_the_same_401() {
     for key in ["sub", "sid", "role", "jti", "iat", "exp"] {
         assert!(claims.get(key).is_some(), "claim {key} present");
     }
-    let secret = b"test-secret-for-langcamp-0123456789";
+    let secret = langcamp_testkit::database::JWT_SECRET.as_bytes();
 
     let mut admin = claims.clone();
     admin["role"] = json!("superadmin");

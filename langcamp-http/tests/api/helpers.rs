@@ -77,10 +77,7 @@ impl TestAppBuilder {
         let mut vars: HashMap<String, String> = [
             ("DATA_DIR", data_dir.to_string_lossy().into_owned()),
             ("DATABASE_URL", database_url),
-            (
-                "JWT_SECRET",
-                "test-secret-for-langcamp-0123456789".to_owned(),
-            ),
+            ("JWT_SECRET", database::JWT_SECRET.to_owned()),
             ("MAIL_HOST", "127.0.0.1".to_owned()),
             ("MAIL_PORT", smtp.port.to_string()),
             ("MAIL_SECURE", "none".to_owned()),

@@ -4,6 +4,7 @@
 
 use chrono::TimeDelta;
 use langcamp_core::{Actor, Config, Langcamp, Role};
+use langcamp_testkit::database;
 use serde_json::json;
 
 use crate::helpers::{Session, TestApp, registration, utc};
@@ -17,15 +18,9 @@ async fn warm(session: &Session) -> serde_json::Value {
 /// A second handle on the same database, as the `langcamp` command or another instance
 /// would open it: its own memory, the server's files and database.
 async fn second_process(app: &TestApp) -> Langcamp {
-    let url = app.core.config().database_url.expose().to_owned();
-    let dir = app.data_dir.to_string_lossy().into_owned();
-    let config = Config::from_lookup(|name| match name {
-        "DATABASE_URL" => Some(url.clone()),
-        "DATA_DIR" => Some(dir.clone()),
-        "JWT_SECRET" => Some("test-secret-for-langcamp-0123456789".to_owned()),
-        _ => None,
-    })
-    .expect("configuration of the second process");
+    let url = app.core.config().database_url.expose();
+    let config = Config::from_lookup(database::process_vars(url, &app.data_dir))
+        .expect("configuration of the second process");
     Langcamp::connect(config, langcamp_core::Clock::System)
         .await
         .expect("second process connects")

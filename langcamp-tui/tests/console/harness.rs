@@ -43,14 +43,7 @@ impl Console {
     /// `TEST_DATABASE_URL` names.
     pub async fn empty() -> Console {
         let db = TestDatabase::create("lc_tui").await;
-        let (dir, url) = (db.dir().to_string_lossy().into_owned(), db.url().to_owned());
-        let config = Config::from_lookup(|name| match name {
-            "DATA_DIR" => Some(dir.clone()),
-            "DATABASE_URL" => Some(url.clone()),
-            "JWT_SECRET" => Some("langcamp-test-secret-0123456789".into()),
-            _ => None,
-        })
-        .expect("test configuration");
+        let config = Config::from_lookup(db.vars()).expect("test configuration");
         let clock = Clock::manual(start_time());
         let core = Langcamp::connect(config, clock.clone())
             .await
