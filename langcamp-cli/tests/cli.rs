@@ -1,36 +1,29 @@
 //! The real `langcamp` binary against a fresh database: SQLite, or PostgreSQL when
 //! `TEST_DATABASE_URL` names a server.
 
-mod common;
-
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+use langcamp_testkit::TestDatabase;
 use serde_json::Value;
 use sqlx::Connection;
 
+/// A test's folder and database (removed when it ends), for the binary to run on.
 struct Env {
-    data_dir: PathBuf,
-    database_url: String,
+    db: TestDatabase,
 }
 
 impl Env {
     async fn new() -> Env {
-        let data_dir =
-            std::env::temp_dir().join(format!("langcamp-cli-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&data_dir).expect("data dir");
-        let database_url = common::fresh_database(&data_dir, "lc_cli").await;
         Env {
-            data_dir,
-            database_url,
+            db: TestDatabase::create("lc_cli").await,
         }
     }
 
     fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_langcamp"))
             .args(args)
-            .env("DATABASE_URL", &self.database_url)
-            .env("DATA_DIR", &self.data_dir)
+            .env("DATABASE_URL", self.db.url())
+            .env("DATA_DIR", self.db.dir())
             .env("RUST_LOG", "warn")
             .env_remove("JWT_SECRET")
             .stdin(Stdio::null())
@@ -41,7 +34,7 @@ impl Env {
     /// Runs one statement on the database directly, as something outside the service.
     async fn execute(&self, statement: &'static str) {
         sqlx::any::install_default_drivers();
-        let mut conn = sqlx::AnyConnection::connect(&self.database_url)
+        let mut conn = sqlx::AnyConnection::connect(self.db.url())
             .await
             .expect("connect");
         sqlx::Executor::execute(&mut conn, statement)
@@ -60,13 +53,6 @@ impl Env {
         );
         serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e})"))
-    }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.data_dir);
-        common::drop_database(&self.database_url, "lc_cli");
     }
 }
 
@@ -322,7 +308,7 @@ async fn an_unreachable_database_exits_75_naming_the_server_and_the_cause() {
         let out = Command::new(env!("CARGO_BIN_EXE_langcamp"))
             .args(args)
             .env("DATABASE_URL", unreachable)
-            .env("DATA_DIR", &env.data_dir)
+            .env("DATA_DIR", env.db.dir())
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .output()

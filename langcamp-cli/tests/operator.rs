@@ -2,46 +2,39 @@
 //! errors that name host, port and cause, and the log formats. Runs on SQLite, or on
 //! PostgreSQL when `TEST_DATABASE_URL` names a server.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use langcamp_testkit::TestDatabase;
 use serde_json::Value;
 
 /// Nothing listens on the discard port: connections are refused at once.
 const REFUSED_DB: &str = "postgres://ana:topsecret@127.0.0.1:9/langcamp";
 
+/// A test's folder and database (removed when it ends), for the binary to run on.
 struct Env {
-    data_dir: PathBuf,
-    database_url: String,
+    db: TestDatabase,
 }
 
 impl Env {
     async fn new() -> Env {
-        let data_dir =
-            std::env::temp_dir().join(format!("langcamp-ops-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&data_dir).expect("data dir");
-        let database_url = common::fresh_database(&data_dir, "lc_ops").await;
         Env {
-            data_dir,
-            database_url,
+            db: TestDatabase::create("lc_ops").await,
         }
     }
 
     fn is_postgres(&self) -> bool {
-        self.database_url.starts_with("postgres")
+        self.db.url().starts_with("postgres")
     }
 
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_langcamp"));
         command
             .args(args)
-            .env("DATABASE_URL", &self.database_url)
-            .env("DATA_DIR", &self.data_dir)
+            .env("DATABASE_URL", self.db.url())
+            .env("DATA_DIR", self.db.dir())
             .env("JWT_SECRET", "operator-test-secret-0123456789")
             .env("RUST_LOG", "warn")
             .env_remove("MAIL_HOST")
@@ -53,13 +46,6 @@ impl Env {
 
     fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("run langcamp")
-    }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.data_dir);
-        common::drop_database(&self.database_url, "lc_ops");
     }
 }
 
@@ -211,7 +197,7 @@ async fn backup_copies_a_live_sqlite_database_that_the_cli_opens_and_refuses_pos
     assert!(env.run(&["migrate"]).status.success());
     let created = env.run(&["users", "create", "kept@example.com", "--name", "Kept"]);
     assert!(created.status.success(), "{}", text(&created.stderr));
-    let copy = env.data_dir.join("copy.db");
+    let copy = env.db.dir().join("copy.db");
     let copy_arg = copy.to_string_lossy().into_owned();
     let out = env.run(&["backup", &copy_arg]);
     if env.is_postgres() {
@@ -394,8 +380,8 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
     ];
     let lookup = |store: Option<String>| {
         let vars: Vec<(String, String)> = [
-            ("DATA_DIR", env.data_dir.to_string_lossy().into_owned()),
-            ("DATABASE_URL", env.database_url.clone()),
+            ("DATA_DIR", env.db.dir().to_string_lossy().into_owned()),
+            ("DATABASE_URL", env.db.url().to_owned()),
             ("JWT_SECRET", "operator-test-secret-0123456789".to_owned()),
         ]
         .into_iter()
@@ -460,7 +446,7 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
     assert_eq!(report["report"]["alreadyPresent"], 2, "{report}");
 
     // Switched to the object store, with the local files gone, every file reads back.
-    std::fs::remove_dir_all(env.data_dir.join("files")).expect("remove the local files");
+    std::fs::remove_dir_all(env.db.dir().join("files")).expect("remove the local files");
     let remote = Langcamp::connect(lookup(Some(target.clone())), Clock::System)
         .await
         .expect("connect");

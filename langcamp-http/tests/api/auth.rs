@@ -2,16 +2,15 @@
 
 use std::time::Duration;
 
-use chrono::{TimeDelta, TimeZone, Utc};
-use langcamp_core::Role;
+use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp, extract_code};
+use crate::helpers::{
+    Case, Client, Session, TestApp, assert_role_matrix, extract_code, registration, utc,
+};
 
 fn start() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("valid date")
+    utc(2026, 11, 22, 10, 0, 0)
 }
 
 async fn verify(app: &TestApp, email: &str, code: &str) -> crate::helpers::TestResponse {
@@ -34,10 +33,7 @@ async fn the_whole_sign_in_story_works() {
     let requested = app
         .post("/auth/otp/request")
         .json(&json!({ "email": "  Ana@Example.com " }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(requested["expiresInSeconds"], 600);
 
     let mails = app.mail_to("ana@example.com", 1).await;
@@ -49,10 +45,7 @@ async fn the_whole_sign_in_story_works() {
         .post("/auth/otp/verify")
         .header("accept-language", "pt-PT,pt;q=0.9,en;q=0.5")
         .json(&json!({ "email": "ana@example.com", "code": code }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(signed_in["registrationComplete"], false);
     assert_eq!(signed_in["user"]["isRegistrationComplete"], false);
     assert_eq!(signed_in["user"]["role"], "user");
@@ -67,13 +60,7 @@ async fn the_whole_sign_in_story_works() {
         .expect("refresh")
         .to_owned();
 
-    let status = app
-        .get("/auth/registration-status")
-        .bearer(&access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let status = app.get("/auth/registration-status").bearer(&access).await;
     assert_eq!(status["isRegistrationComplete"], false);
 
     let completed = app
@@ -83,70 +70,42 @@ async fn the_whole_sign_in_story_works() {
             "name": "Ana Silva", "age": 27, "gender": "female", "country": "Portugal",
             "countryCode": "+351", "phoneNumber": "912345678", "city": "Lisbon"
         }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(completed["registrationComplete"], true);
     assert_eq!(completed["user"]["name"], "Ana Silva");
     assert_eq!(completed["user"]["isRegistrationComplete"], true);
 
-    let again = app
-        .post("/auth/complete-registration")
+    app.post("/auth/complete-registration")
         .bearer(&access)
-        .json(&json!({
-            "name": "Ana Silva", "age": 27, "gender": "female", "country": "Portugal",
-            "countryCode": "+351", "phoneNumber": "912345678"
-        }))
-        .send()
-        .await
-        .expect(409);
-    assert_eq!(again.code(), "CONFLICT");
+        .json(&registration("Ana Silva", json!(27)))
+        .fails(409, "CONFLICT")
+        .await;
 
-    let me = app
-        .get("/me")
-        .bearer(&access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let me = app.get("/me").bearer(&access).await;
     assert_eq!(me["city"], "Lisbon");
     assert_eq!(me["countryCode"], "+351");
 
     let pair = app
         .post("/auth/refresh")
         .json(&json!({ "refreshToken": refresh }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     let access2 = pair["accessToken"].as_str().expect("new access").to_owned();
     let refresh2 = pair["refreshToken"]
         .as_str()
         .expect("new refresh")
         .to_owned();
     assert_ne!(refresh2, refresh);
-    app.get("/me").bearer(&access2).send().await.expect(200);
+    app.get("/me").bearer(&access2).expect(200).await;
 
-    app.post("/auth/logout")
+    app.post("/auth/logout").bearer(&access2).expect(200).await;
+    app.get("/me")
         .bearer(&access2)
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(
-        app.get("/me")
-            .bearer(&access2)
-            .send()
-            .await
-            .expect(401)
-            .code(),
-        "TOKEN_INVALID"
-    );
+        .fails(401, "TOKEN_INVALID")
+        .await;
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": refresh2 }))
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
 
     // Signing in again with a known address keeps the user.
     let session = app.sign_in("ana@example.com").await;
@@ -230,18 +189,14 @@ async fn five_wrong_tries_kill_a_code_whatever_the_client_address() {
         app.post("/auth/otp/verify")
             .header("x-forwarded-for", &format!("198.51.100.{i}"))
             .json(&json!({ "email": "target@example.com", "code": wrong(&code) }))
-            .send()
-            .await
-            .expect(401);
+            .expect(401)
+            .await;
     }
-    let dead = app
-        .post("/auth/otp/verify")
+    app.post("/auth/otp/verify")
         .header("x-forwarded-for", "198.51.100.200")
         .json(&json!({ "email": "target@example.com", "code": code }))
-        .send()
-        .await
-        .expect(401);
-    assert_eq!(dead.code(), "OTP_INVALID");
+        .fails(401, "OTP_INVALID")
+        .await;
     // A new code works again.
     let fresh = app.request_code("target@example.com").await;
     verify(&app, "target@example.com", &fresh).await.expect(200);
@@ -271,10 +226,7 @@ async fn concurrent_verifies_of_one_code_succeed_exactly_once() {
         statuses.iter().all(|s| *s == 200 || *s == 401),
         "{statuses:?}"
     );
-    let users: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count users");
+    let users: i64 = app.count("SELECT COUNT(*) FROM users").await;
     assert_eq!(users, 1);
 }
 
@@ -314,10 +266,7 @@ async fn an_address_gets_at_most_five_codes_an_hour() {
         .post("/auth/otp/request")
         .header("x-forwarded-for", "192.0.2.77")
         .json(&json!({ "email": "flood@example.com" }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(answer["expiresInSeconds"], 600);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(app.mail_to("flood@example.com", 0).await.len(), 5);
@@ -336,16 +285,14 @@ async fn known_and_unknown_addresses_get_identical_answers() {
         .post("/auth/otp/request")
         .header("x-forwarded-for", "192.0.2.1")
         .json(&json!({ "email": "known@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     let unknown = app
         .post("/auth/otp/request")
         .header("x-forwarded-for", "192.0.2.2")
         .json(&json!({ "email": "unknown@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(strip(known.json()), strip(unknown.json()));
     assert_eq!(known.body.len(), unknown.body.len());
 }
@@ -360,13 +307,10 @@ async fn verify_refuses_malformed_input_with_400() {
         json!({ "email": "a@example.com" }),
         json!({ "code": "123456" }),
     ] {
-        let response = app
-            .post("/auth/otp/verify")
+        app.post("/auth/otp/verify")
             .json(&body)
-            .send()
-            .await
-            .expect(400);
-        assert_eq!(response.code(), "VALIDATION_FAILED");
+            .fails(400, "VALIDATION_FAILED")
+            .await;
     }
 }
 
@@ -378,32 +322,23 @@ async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
     let rotated = app
         .post("/auth/refresh")
         .json(&json!({ "refreshToken": tab.refresh }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     let new_access = rotated["accessToken"].as_str().expect("access").to_owned();
 
     app.clock.advance(TimeDelta::seconds(11));
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": tab.refresh }))
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
     // The whole sign-in is gone, including the pair from the legitimate rotation...
-    app.get("/me").bearer(&new_access).send().await.expect(401);
+    app.get("/me").bearer(&new_access).expect(401).await;
     let new_refresh = rotated["refreshToken"].as_str().expect("refresh");
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": new_refresh }))
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
     // ...but the user's other sign-in is untouched.
-    app.get("/me")
-        .bearer(&other_device.access)
-        .send()
-        .await
-        .expect(200);
+    other_device.get("/me").expect(200).await;
 }
 
 #[tokio::test]
@@ -413,51 +348,32 @@ async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
     let first = app
         .post("/auth/refresh")
         .json(&json!({ "refreshToken": session.refresh }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     app.clock.advance(TimeDelta::seconds(3));
     let second = app
         .post("/auth/refresh")
         .json(&json!({ "refreshToken": session.refresh }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     for pair in [&first, &second] {
         let access = pair["accessToken"].as_str().expect("access");
-        app.get("/me").bearer(access).send().await.expect(200);
+        app.get("/me").bearer(access).expect(200).await;
     }
     // One chain, never a tree: the second tab gets the same refresh token.
     assert_eq!(first["refreshToken"], second["refreshToken"]);
     let refresh = first["refreshToken"].as_str().expect("refresh");
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": refresh }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
 }
 
 #[tokio::test]
 async fn access_tokens_expire_with_the_clock() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let session = app.sign_in("clock@example.com").await;
-    app.get("/me")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200);
+    session.get("/me").expect(200).await;
     app.clock.advance(TimeDelta::minutes(16));
-    assert_eq!(
-        app.get("/me")
-            .bearer(&session.access)
-            .send()
-            .await
-            .expect(401)
-            .code(),
-        "TOKEN_INVALID"
-    );
+    session.get("/me").fails(401, "TOKEN_INVALID").await;
 }
 
 /// Verified tokens are remembered (`langcamp_core::verified`): the memory is keyed by the
@@ -467,11 +383,7 @@ async fn access_tokens_expire_with_the_clock() {
 async fn a_remembered_token_never_vouches_for_an_altered_copy() {
     let app = TestApp::spawn().await;
     let session = app.sign_in("altered@example.com").await;
-    app.get("/me")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200);
+    session.get("/me").expect(200).await;
     let (payload_end, _) = session.access.rsplit_once('.').expect("a JWT");
     let mut signature: Vec<u8> = session.access[payload_end.len() + 1..].bytes().collect();
     signature[0] = if signature[0] == b'A' { b'B' } else { b'A' };
@@ -489,21 +401,12 @@ async fn a_remembered_token_never_vouches_for_an_altered_copy() {
     payload.insert(payload.len() / 2, 'x');
     let reclaimed = format!("{header}.{payload}.{sig}");
     for altered in [resigned, reclaimed] {
-        assert_eq!(
-            app.get("/me")
-                .bearer(&altered)
-                .send()
-                .await
-                .expect(401)
-                .code(),
-            "TOKEN_INVALID"
-        );
+        app.get("/me")
+            .bearer(&altered)
+            .fails(401, "TOKEN_INVALID")
+            .await;
     }
-    app.get("/me")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200);
+    session.get("/me").expect(200).await;
 }
 
 fn forge(claims: &Value, secret: &[u8]) -> String {
@@ -563,7 +466,7 @@ async fn hostile_tokens_all_get_the_same_401() {
     for key in ["sub", "sid", "role", "jti", "iat", "exp"] {
         assert!(claims.get(key).is_some(), "claim {key} present");
     }
-    let secret = b"test-secret-for-langcamp-0123456789";
+    let secret = langcamp_testkit::database::JWT_SECRET.as_bytes();
 
     let mut admin = claims.clone();
     admin["role"] = json!("superadmin");
@@ -593,7 +496,7 @@ async fn hostile_tokens_all_get_the_same_401() {
         "garbage".to_owned(),
     ];
     for token in hostile {
-        let response = app.get("/me").bearer(&token).send().await.expect(401);
+        let response = app.get("/me").bearer(&token).expect(401).await;
         assert_eq!(response.code(), "TOKEN_INVALID", "{token}");
         assert_eq!(
             response.json()["errors"],
@@ -602,25 +505,13 @@ async fn hostile_tokens_all_get_the_same_401() {
     }
     // The edited role with a valid signature still only grants the current database role.
     let forged_admin = forge(&admin, secret);
-    app.get("/users")
-        .bearer(&forged_admin)
-        .send()
-        .await
-        .expect(403);
+    app.get("/users").bearer(&forged_admin).expect(403).await;
     // Missing token: 401 UNAUTHORIZED.
-    assert_eq!(
-        app.get("/me").send().await.expect(401).code(),
-        "UNAUTHORIZED"
-    );
-    assert_eq!(
-        app.get("/me")
-            .header("authorization", "Basic abc")
-            .send()
-            .await
-            .expect(401)
-            .code(),
-        "TOKEN_INVALID"
-    );
+    app.get("/me").fails(401, "UNAUTHORIZED").await;
+    app.get("/me")
+        .header("authorization", "Basic abc")
+        .fails(401, "TOKEN_INVALID")
+        .await;
 }
 
 #[tokio::test]
@@ -628,48 +519,29 @@ async fn a_demoted_admin_loses_access_on_the_next_request() {
     let app = TestApp::spawn().await;
     let root = app.superadmin().await;
     let admin = app.admin().await;
-    app.get("/users")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    app.patch(&format!("/users/{}/role", admin.user_id))
-        .bearer(&root.access)
-        .json(&json!({ "role": "user" }))
-        .send()
-        .await
-        .expect(200);
-    app.get("/users")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(403);
+    admin.get("/users").expect(200).await;
+    root.patch(
+        &format!("/users/{}/role", admin.user_id),
+        &json!({ "role": "user" }),
+    )
+    .expect(200)
+    .await;
+    admin.get("/users").expect(403).await;
 }
 
 #[tokio::test]
 async fn a_deleted_users_token_gets_401() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("gone@example.com").await;
-    app.delete(&format!("/users/{}", student.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(
-        app.get("/me")
-            .bearer(&student.access)
-            .send()
-            .await
-            .expect(401)
-            .code(),
-        "TOKEN_INVALID"
-    );
+    admin
+        .delete(&format!("/users/{}", student.user_id))
+        .expect(200)
+        .await;
+    student.get("/me").fails(401, "TOKEN_INVALID").await;
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": student.refresh }))
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
 }
 
 #[tokio::test]
@@ -680,54 +552,29 @@ async fn own_profile_refuses_email_and_role_and_validates_fields() {
         json!({ "email": "new@example.com" }),
         json!({ "role": "admin" }),
     ] {
-        let response = app
-            .patch("/me/profile")
-            .bearer(&student.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
-        assert_eq!(response.code(), "VALIDATION_FAILED");
+        student
+            .patch("/me/profile", &body)
+            .fails(400, "VALIDATION_FAILED")
+            .await;
     }
-    let invalid = app
-        .patch("/me/profile")
-        .bearer(&student.access)
-        .json(&json!({ "age": 3, "gender": "robot", "countryCode": "351", "phoneNumber": "12", "name": null }))
-        .send()
-        .await
-        .expect(400);
+    let invalid = student.patch("/me/profile", &json!({ "age": 3, "gender": "robot", "countryCode": "351", "phoneNumber": "12", "name": null })).expect(400).await;
     assert_eq!(invalid.json()["errors"].as_array().map(Vec::len), Some(5));
-    let me = app
-        .get("/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let me = student.get("/me").await;
     assert_eq!(
         me["name"], "Test Person",
         "a refused change changes nothing"
     );
 
-    let updated = app
-        .patch("/me/profile")
-        .bearer(&student.access)
-        .json(&json!({ "age": 30, "city": "Porto", "phoneNumber": "912000111", "locale": "de-AT" }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let updated = student
+        .patch(
+            "/me/profile",
+            &json!({ "age": 30, "city": "Porto", "phoneNumber": "912000111", "locale": "de-AT" }),
+        )
+        .await;
     assert_eq!(updated["age"], 30);
     assert_eq!(updated["city"], "Porto");
     assert_eq!(updated["locale"], "de-AT");
-    let cleared = app
-        .patch("/me/profile")
-        .bearer(&student.access)
-        .json(&json!({ "city": null }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let cleared = student.patch("/me/profile", &json!({ "city": null })).await;
     assert_eq!(cleared["city"], json!(null));
     assert_eq!(cleared["age"], 30, "absent fields stay");
 }
@@ -736,13 +583,7 @@ async fn own_profile_refuses_email_and_role_and_validates_fields() {
 async fn own_profile_refuses_null_for_each_required_field_and_keeps_the_profile() {
     let app = TestApp::spawn().await;
     let student = app.student("nulls@example.com").await;
-    let before = app
-        .get("/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let before = student.get("/me").await;
     for field in [
         "name",
         "age",
@@ -752,13 +593,10 @@ async fn own_profile_refuses_null_for_each_required_field_and_keeps_the_profile(
         "phoneNumber",
         "locale",
     ] {
-        let refused = app
-            .patch("/me/profile")
-            .bearer(&student.access)
-            .json(&json!({ field: null, "city": "Changed" }))
-            .send()
-            .await
-            .expect(400);
+        let refused = student
+            .patch("/me/profile", &json!({ field: null, "city": "Changed" }))
+            .expect(400)
+            .await;
         assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
         assert_eq!(
             refused.json()["errors"],
@@ -766,28 +604,20 @@ async fn own_profile_refuses_null_for_each_required_field_and_keeps_the_profile(
             "{field}"
         );
     }
-    let all = app
-        .patch("/me/profile")
-        .bearer(&student.access)
-        .json(
+    let all = student
+        .patch(
+            "/me/profile",
             &json!({ "name": null, "age": null, "gender": null, "country": null,
                        "countryCode": null, "phoneNumber": null }),
         )
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
     assert_eq!(
         all.json()["errors"].as_array().map(Vec::len),
         Some(6),
         "one message per field"
     );
-    let after = app
-        .get("/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let after = student.get("/me").await;
     assert_eq!(after, before, "a refused change changes nothing");
 }
 
@@ -795,13 +625,10 @@ async fn own_profile_refuses_null_for_each_required_field_and_keeps_the_profile(
 async fn complete_registration_requires_the_profile() {
     let app = TestApp::spawn().await;
     let fresh = app.sign_in("new@example.com").await;
-    let missing = app
-        .post("/auth/complete-registration")
-        .bearer(&fresh.access)
-        .json(&json!({ "name": "New" }))
-        .send()
-        .await
-        .expect(400);
+    let missing = fresh
+        .post("/auth/complete-registration", &json!({ "name": "New" }))
+        .expect(400)
+        .await;
     assert_eq!(missing.json()["errors"].as_array().map(Vec::len), Some(5));
 }
 
@@ -809,39 +636,17 @@ async fn complete_registration_requires_the_profile() {
 async fn optional_auth_answers_anonymous_for_any_bad_token() {
     let app = TestApp::spawn().await;
     let session = app.sign_in("opt@example.com").await;
-    let me = app
-        .get("/auth/optional")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let me = session.get("/auth/optional").await;
     assert_eq!(me["authenticated"], true);
     assert_eq!(me["user"]["email"], "opt@example.com");
     for token in ["garbage", "a.b.c", &session.access[..20]] {
-        let anon = app
-            .get("/auth/optional")
-            .bearer(token)
-            .send()
-            .await
-            .expect(200)
-            .data();
+        let anon = app.get("/auth/optional").bearer(token).await;
         assert_eq!(anon, json!({ "authenticated": false, "user": null }));
     }
-    app.post("/auth/logout")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200);
-    let after = app
-        .get("/auth/optional")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    session.post_empty("/auth/logout").expect(200).await;
+    let after = session.get("/auth/optional").await;
     assert_eq!(after["authenticated"], false);
-    let anonymous = app.get("/auth/optional").send().await.expect(200).data();
+    let anonymous = app.get("/auth/optional").await;
     assert_eq!(anonymous["authenticated"], false);
 }
 
@@ -849,29 +654,22 @@ async fn optional_auth_answers_anonymous_for_any_bad_token() {
 async fn logout_with_a_refresh_token_ends_that_sign_in_too() {
     let app = TestApp::spawn().await;
     let session: Session = app.sign_in("bye@example.com").await;
-    app.post("/auth/logout")
-        .bearer(&session.access)
-        .json(&json!({ "refreshToken": session.refresh }))
-        .send()
-        .await
-        .expect(200);
+    session
+        .post("/auth/logout", &json!({ "refreshToken": session.refresh }))
+        .expect(200)
+        .await;
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": session.refresh }))
-        .send()
-        .await
-        .expect(401);
-    app.post("/auth/logout").send().await.expect(401);
+        .expect(401)
+        .await;
+    app.post("/auth/logout").expect(401).await;
 }
 
 #[tokio::test]
 async fn expired_rows_are_purged() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let session = app.sign_in("purge@example.com").await;
-    app.post("/auth/logout")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200);
+    session.post_empty("/auth/logout").expect(200).await;
     app.request_code("purge2@example.com").await;
     app.clock.advance(TimeDelta::days(9));
     app.core.purge_expired().await.expect("purge");
@@ -883,10 +681,7 @@ async fn expired_rows_are_purged() {
         "refresh_tokens",
     ] {
         let sql = format!("SELECT COUNT(*) FROM {table}");
-        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .fetch_one(app.core.db().reader())
-            .await
-            .expect("count");
+        let count: i64 = app.count(sqlx::AssertSqlSafe(sql)).await;
         assert_eq!(count, 0, "{table} purged");
     }
 }
@@ -899,64 +694,33 @@ async fn the_role_matrix_holds_for_accounts() {
     let admin = app.admin().await;
     let student = app.student("student@example.com").await;
     let target = app.student("target@example.com").await;
-    let tokens: [(&str, Option<&str>); 4] = [
-        ("anonymous", None),
-        ("user", Some(&student.access)),
-        ("admin", Some(&admin.access)),
-        ("superadmin", Some(&root.access)),
-    ];
     let user_path = format!("/users/{}", target.user_id);
     let role_path = format!("/users/{}/role", target.user_id);
     let email_path = format!("/users/{}/email", target.user_id);
     let profile_path = format!("/admin/users/{}/profile", target.user_id);
-    // (method, path, body, minimum role: 0 anyone, 1 user, 2 admin, 3 superadmin)
-    let operations: Vec<(&str, String, Value, usize)> = vec![
-        ("GET", "/me".into(), json!(null), 1),
-        ("GET", "/auth/registration-status".into(), json!(null), 1),
-        ("PATCH", "/me/profile".into(), json!({ "city": "Rome" }), 1),
-        ("GET", "/auth/optional".into(), json!(null), 0),
-        ("GET", "/users".into(), json!(null), 2),
-        ("GET", user_path.clone(), json!(null), 2),
-        ("PATCH", profile_path, json!({ "city": "Oslo" }), 2),
-        (
-            "PATCH",
-            email_path,
-            json!({ "email": "target2@example.com" }),
-            2,
-        ),
-        ("PATCH", role_path, json!({ "role": "user" }), 3),
+    let callers: [(&str, &Client); 4] = [
+        ("anonymous", app.anon()),
+        ("user", &student),
+        ("admin", &admin),
+        ("superadmin", &root),
     ];
-    for (method, path, body, minimum) in &operations {
-        for (level, (who, token)) in tokens.iter().enumerate() {
-            let mut call = app.call(method.parse().expect("method"), path);
-            if let Some(token) = token {
-                call = call.bearer(token);
-            }
-            if !body.is_null() {
-                call = call.json(body);
-            }
-            let status = call.send().await.status;
-            let expected = if level >= *minimum {
-                200
-            } else if level == 0 {
-                401
-            } else {
-                403
-            };
-            assert_eq!(status, expected, "{method} {path} as {who}");
-        }
-    }
+    const ANYONE: &[u16] = &[200, 200, 200, 200];
+    const USER: &[u16] = &[401, 200, 200, 200];
+    const ADMIN: &[u16] = &[401, 403, 200, 200];
+    const SUPERADMIN: &[u16] = &[401, 403, 403, 200];
+    let cases = [
+        Case::new("GET", "/me", USER),
+        Case::new("GET", "/auth/registration-status", USER),
+        Case::new("PATCH", "/me/profile", USER).body(json!({ "city": "Rome" })),
+        Case::new("GET", "/auth/optional", ANYONE),
+        Case::new("GET", "/users", ADMIN),
+        Case::new("GET", user_path.clone(), ADMIN),
+        Case::new("PATCH", profile_path, ADMIN).body(json!({ "city": "Oslo" })),
+        Case::new("PATCH", email_path, ADMIN).body(json!({ "email": "target2@example.com" })),
+        Case::new("PATCH", role_path, SUPERADMIN).body(json!({ "role": "user" })),
+    ];
+    assert_role_matrix(&callers, &cases).await;
     // Deleting: admin may delete a user; a user may not; anonymous gets 401.
-    app.delete(&user_path).send().await.expect(401);
-    app.delete(&user_path)
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(403);
-    app.delete(&user_path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    let _ = Role::User;
+    let delete = Case::new("DELETE", user_path, &[401, 403, 200]);
+    assert_role_matrix(&callers[..3], &[delete]).await;
 }

@@ -1,14 +1,12 @@
 //! Contact desk (CONTRACT §8): the public form, the admins' inbox, replies by mail.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, fresh_client};
+use crate::helpers::{TestApp, fresh_client, utc};
 
 fn start() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("valid date")
+    utc(2026, 11, 22, 10, 0, 0)
 }
 
 fn form(first: &str, last: &str, email: &str) -> Value {
@@ -25,10 +23,8 @@ async fn send_contact(app: &TestApp, body: &Value) -> Value {
     app.post("/contact")
         .header("x-forwarded-for", &fresh_client())
         .json(body)
-        .send()
+        .created()
         .await
-        .expect(201)
-        .data()
 }
 
 fn id_of(contact: &Value) -> String {
@@ -37,10 +33,8 @@ fn id_of(contact: &Value) -> String {
 
 /// Contact-reply mails queued so far (delivered or not).
 async fn queued_replies(app: &TestApp) -> i64 {
-    sqlx::query_scalar("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'contact_reply'")
-        .fetch_one(app.core.db().reader())
+    app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'contact_reply'")
         .await
-        .expect("count the outbox")
 }
 
 #[tokio::test]
@@ -57,9 +51,8 @@ async fn visitors_send_a_contact_request_and_get_it_back_trimmed_and_pending() {
             "message": "  Do you have evening classes?\nThanks!  ",
             "source": " pricing-page ",
         }))
-        .send()
-        .await
-        .expect(201);
+        .expect(201)
+        .await;
     let envelope = response.json();
     assert_eq!(envelope["isSuccess"], true);
     assert_eq!(envelope["statusCode"], 201);
@@ -96,22 +89,15 @@ async fn visitors_send_a_contact_request_and_get_it_back_trimmed_and_pending() {
 
     // Signed-in visitors may use the form too.
     let student = app.student("student@example.com").await;
-    app.post("/contact")
+    student
+        .call(hyper::Method::POST, "/contact")
         .header("x-forwarded-for", &fresh_client())
-        .bearer(&student.access)
         .json(&form("Di", "Ro", "di@example.com"))
-        .send()
-        .await
-        .expect(201);
+        .expect(201)
+        .await;
 
     let admin = app.admin().await;
-    let stored = app
-        .get(&format!("/contact/admin/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let stored = admin.get(&format!("/contact/admin/{id}")).await;
     assert_eq!(stored, contact);
 }
 
@@ -210,29 +196,19 @@ async fn invalid_contact_requests_get_one_message_per_field_and_store_nothing() 
     .expect(400);
     assert_eq!(wrong_type.code(), "VALIDATION_FAILED");
 
-    let not_json = app
-        .post("/contact")
+    app.post("/contact")
         .header("x-forwarded-for", &fresh_client())
         .body("text/plain", "firstName=Ana")
-        .send()
-        .await
-        .expect(415);
-    assert_eq!(not_json.code(), "UNSUPPORTED_MEDIA_TYPE");
+        .fails(415, "UNSUPPORTED_MEDIA_TYPE")
+        .await;
     app.post("/contact")
         .header("x-forwarded-for", &fresh_client())
         .body("application/json", "{\"firstName\":")
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
 
     let admin = app.admin().await;
-    let list = app
-        .get("/contact/admin")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let list = admin.get("/contact/admin").await;
     assert_eq!(list["pagination"]["totalItems"], 0);
 }
 
@@ -261,13 +237,7 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
     .await;
     ids.push(id_of(&maria));
 
-    let first = app
-        .get("/contact/admin")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let first = admin.get("/contact/admin").await;
     assert_eq!(
         first["pagination"],
         json!({
@@ -284,13 +254,7 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
     let newest: Vec<&str> = ids.iter().rev().take(10).map(String::as_str).collect();
     assert_eq!(listed, newest, "newest first");
 
-    let second = app
-        .get("/contact/admin?page=2&limit=10")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let second = admin.get("/contact/admin?page=2&limit=10").await;
     let rest: Vec<&str> = second["list"]
         .as_array()
         .expect("list")
@@ -300,13 +264,7 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
     assert_eq!(rest, vec![&ids[2], &ids[1], &ids[0]]);
     assert_eq!(second["pagination"]["hasNextPage"], false);
     assert_eq!(second["pagination"]["hasPrevPage"], true);
-    let past = app
-        .get("/contact/admin?page=5&limit=5")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let past = admin.get("/contact/admin?page=5&limit=5").await;
     assert_eq!(past["list"], json!([]));
     assert_eq!(past["pagination"]["totalItems"], 13);
     assert_eq!(past["pagination"]["totalPages"], 3);
@@ -317,95 +275,64 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
         (&ids[5], "IN_PROGRESS"),
         (&ids[7], "CLOSED"),
     ] {
-        app.patch(&format!("/contact/admin/{id}/status"))
-            .bearer(&admin.access)
-            .json(&json!({ "status": status }))
-            .send()
-            .await
-            .expect(200);
+        admin
+            .patch(
+                &format!("/contact/admin/{id}/status"),
+                &json!({ "status": status }),
+            )
+            .expect(200)
+            .await;
     }
-    app.post(&format!("/contact/admin/{}/reply", ids[3]))
-        .bearer(&admin.access)
-        .json(&json!({ "replyMessage": "Thanks!" }))
-        .send()
-        .await
-        .expect(200);
-
-    let count = |query: String| {
-        let admin = admin.access.clone();
-        let app = &app;
-        async move {
-            let data = app
-                .get(&format!("/contact/admin{query}"))
-                .bearer(&admin)
-                .send()
-                .await
-                .expect(200)
-                .data();
-            let ids: Vec<String> = data["list"]
-                .as_array()
-                .expect("list")
-                .iter()
-                .filter_map(|c| c["id"].as_str().map(str::to_owned))
-                .collect();
-            (data["pagination"]["totalItems"].as_i64().unwrap_or(-1), ids)
-        }
-    };
-    assert_eq!(
-        count("?status=IN_PROGRESS".into()).await,
-        (2, vec![ids[5].clone(), ids[0].clone()])
-    );
-    assert_eq!(
-        count("?status=CLOSED".into()).await,
-        (1, vec![ids[7].clone()])
-    );
-    assert_eq!(
-        count("?status=REPLIED".into()).await,
-        (1, vec![ids[3].clone()])
-    );
-    assert_eq!(count("?status=PENDING".into()).await.0, 9);
-    assert_eq!(
-        count("?status=".into()).await.0,
-        13,
-        "empty means no filter"
-    );
-
-    // q: first name, last name or e-mail, case-insensitive substrings; wildcards are literal.
-    assert_eq!(
-        count("?q=MAR%C3%8DA".into()).await,
-        (1, vec![ids[12].clone()])
-    );
-    assert_eq!(
-        count("?q=fern%C3%A1ndez".into()).await,
-        (1, vec![ids[12].clone()])
-    );
-    assert_eq!(
-        count("?q=mail.example".into()).await,
-        (1, vec![ids[12].clone()])
-    );
-    assert_eq!(count("?q=visitor0".into()).await.0, 10);
-    assert_eq!(count("?q=V1".into()).await.0, 2, "v10@, v11@");
-    assert_eq!(count("?q=plain".into()).await.0, 12);
-    assert_eq!(count("?q=_50%25".into()).await.0, 1);
-    assert_eq!(count("?q=%25".into()).await.0, 1, "% is a literal");
-    assert_eq!(count("?q=_".into()).await.0, 1, "_ is a literal");
-    assert_eq!(count("?q=nobody".into()).await, (0, vec![]));
-    let none = app
-        .get("/contact/admin?q=nobody")
-        .bearer(&admin.access)
-        .send()
-        .await
+    admin
+        .post(
+            &format!("/contact/admin/{}/reply", ids[3]),
+            &json!({ "replyMessage": "Thanks!" }),
+        )
         .expect(200)
-        .data();
+        .await;
+
+    let count = async |query: &str| {
+        let data = admin.get(&format!("/contact/admin{query}")).await;
+        let ids: Vec<String> = data["list"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|c| c["id"].as_str().map(str::to_owned))
+            .collect();
+        (data["pagination"]["totalItems"].as_i64().unwrap_or(-1), ids)
+    };
+    // (query, total, the page's requests by their index above)
+    let pages: [(&str, i64, &[usize]); 9] = [
+        ("?status=IN_PROGRESS", 2, &[5, 0]),
+        ("?status=CLOSED", 1, &[7]),
+        ("?status=REPLIED", 1, &[3]),
+        // q: first name, last name or e-mail, case-insensitive substrings.
+        ("?q=MAR%C3%8DA", 1, &[12]),
+        ("?q=fern%C3%A1ndez", 1, &[12]),
+        ("?q=mail.example", 1, &[12]),
+        ("?q=nobody", 0, &[]),
+        ("?status=IN_PROGRESS&q=visitor05", 1, &[5]),
+        ("?status=IN_PROGRESS&limit=1&page=2", 2, &[0]),
+    ];
+    for (query, total, page) in pages {
+        let page: Vec<String> = page.iter().map(|&i| ids[i].clone()).collect();
+        assert_eq!(count(query).await, (total, page), "{query}");
+    }
+    // (query, total, why); wildcards are literal.
+    for (query, total, why) in [
+        ("?status=PENDING", 9, ""),
+        ("?status=", 13, "empty means no filter"),
+        ("?q=visitor0", 10, ""),
+        ("?q=V1", 2, "v10@, v11@"),
+        ("?q=plain", 12, ""),
+        ("?q=_50%25", 1, ""),
+        ("?q=%25", 1, "% is a literal"),
+        ("?q=_", 1, "_ is a literal"),
+    ] {
+        assert_eq!(count(query).await.0, total, "{query}: {why}");
+    }
+    let none = admin.get("/contact/admin?q=nobody").await;
     assert_eq!(none["pagination"]["totalPages"], 0);
-    assert_eq!(
-        count("?status=IN_PROGRESS&q=visitor05".into()).await,
-        (1, vec![ids[5].clone()])
-    );
-    assert_eq!(
-        count("?status=IN_PROGRESS&limit=1&page=2".into()).await,
-        (2, vec![ids[0].clone()])
-    );
 
     for bad in [
         "/contact/admin?status=OPEN",
@@ -415,12 +342,7 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
         "/contact/admin?limit=ten",
     ] {
         assert_eq!(
-            app.get(bad)
-                .bearer(&admin.access)
-                .send()
-                .await
-                .expect(400)
-                .code(),
+            admin.get(bad).expect(400).await.code(),
             "VALIDATION_FAILED",
             "{bad}"
         );
@@ -438,14 +360,12 @@ async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
     let admin = app.sign_in(&admin.email).await;
 
     let reply = "Dear Ana,\nclasses <b>start</b> at 18:30 & end at 20:00. \"See\" you!";
-    let replied = app
-        .post(&format!("/contact/admin/{id}/reply"))
-        .bearer(&admin.access)
-        .json(&json!({ "replyMessage": format!("  {reply}  ") }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let replied = admin
+        .post(
+            &format!("/contact/admin/{id}/reply"),
+            &json!({ "replyMessage": format!("  {reply}  ") }),
+        )
+        .await;
     assert_eq!(replied["status"], "REPLIED");
     assert_eq!(replied["replyMessage"], reply);
     assert_eq!(replied["repliedAt"], "2026-11-22T10:30:00.000Z");
@@ -478,13 +398,7 @@ async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
     );
     assert!(!html.contains("<b>start</b>"), "HTML part: {html}");
 
-    let stored = app
-        .get(&format!("/contact/admin/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let stored = admin.get(&format!("/contact/admin/{id}")).await;
     assert_eq!(stored, replied);
     assert_eq!(queued_replies(&app).await, 1);
 }
@@ -496,34 +410,31 @@ async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mai
     let id = id_of(&send_contact(&app, &form("Bo", "Lee", "bo@example.com")).await);
     app.clock.advance(TimeDelta::hours(1));
     let admin = app.sign_in(&admin.email).await;
-    let first = app
-        .post(&format!("/contact/admin/{id}/reply"))
-        .bearer(&admin.access)
-        .json(&json!({ "replyMessage": "First answer" }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let first = admin
+        .post(
+            &format!("/contact/admin/{id}/reply"),
+            &json!({ "replyMessage": "First answer" }),
+        )
+        .await;
     assert_eq!(first["repliedAt"], "2026-11-22T11:00:00.000Z");
     app.mail_to("bo@example.com", 1).await;
 
     // Closing it and replying again re-opens it as replied.
-    app.patch(&format!("/contact/admin/{id}/status"))
-        .bearer(&admin.access)
-        .json(&json!({ "status": "CLOSED" }))
-        .send()
-        .await
-        .expect(200);
+    admin
+        .patch(
+            &format!("/contact/admin/{id}/status"),
+            &json!({ "status": "CLOSED" }),
+        )
+        .expect(200)
+        .await;
     app.clock.advance(TimeDelta::days(2));
     let admin = app.sign_in(&admin.email).await;
-    let second = app
-        .post(&format!("/contact/admin/{id}/reply"))
-        .bearer(&admin.access)
-        .json(&json!({ "replyMessage": "Second answer" }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let second = admin
+        .post(
+            &format!("/contact/admin/{id}/reply"),
+            &json!({ "replyMessage": "Second answer" }),
+        )
+        .await;
     assert_eq!(second["status"], "REPLIED");
     assert_eq!(second["replyMessage"], "Second answer");
     assert_eq!(second["repliedAt"], "2026-11-24T11:00:00.000Z");
@@ -562,54 +473,42 @@ async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
             "replyMessage must be 1 to 10000 characters long",
         ),
     ] {
-        let refused = app
-            .post(&format!("/contact/admin/{id}/reply"))
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
+        let refused = admin
+            .post(&format!("/contact/admin/{id}/reply"), &body)
+            .expect(400)
+            .await;
         assert_eq!(refused.json()["errors"], json!([message]));
     }
-    let unknown_field = app
-        .post(&format!("/contact/admin/{id}/reply"))
-        .bearer(&admin.access)
-        .json(&json!({ "replyMessage": "Hi", "cc": "someone@example.com" }))
-        .send()
-        .await
-        .expect(400);
+    let unknown_field = admin
+        .post(
+            &format!("/contact/admin/{id}/reply"),
+            &json!({ "replyMessage": "Hi", "cc": "someone@example.com" }),
+        )
+        .expect(400)
+        .await;
     assert!(
         unknown_field.text().contains("cc"),
         "{}",
         unknown_field.text()
     );
-    app.post(&format!("/contact/admin/{id}/reply"))
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, &format!("/contact/admin/{id}/reply"))
         .body("text/plain", "Hi")
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
 
-    let stored = app
-        .get(&format!("/contact/admin/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let stored = admin.get(&format!("/contact/admin/{id}")).await;
     assert_eq!(stored, contact);
     assert_eq!(queued_replies(&app).await, 0);
 
     // The longest reply goes through.
     let long = "r".repeat(10_000);
-    let replied = app
-        .post(&format!("/contact/admin/{id}/reply"))
-        .bearer(&admin.access)
-        .json(&json!({ "replyMessage": long }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let replied = admin
+        .post(
+            &format!("/contact/admin/{id}/reply"),
+            &json!({ "replyMessage": long }),
+        )
+        .await;
     assert_eq!(replied["replyMessage"], long);
     assert_eq!(queued_replies(&app).await, 1);
 }
@@ -630,14 +529,7 @@ async fn admins_can_set_every_status_from_any_state_and_unknown_ones_are_refused
         (6, "IN_PROGRESS"),
     ] {
         app.clock.advance(TimeDelta::minutes(1));
-        let updated = app
-            .patch(&path)
-            .bearer(&admin.access)
-            .json(&json!({ "status": status }))
-            .send()
-            .await
-            .expect(200)
-            .data();
+        let updated = admin.patch(&path, &json!({ "status": status })).await;
         assert_eq!(updated["status"], status);
         assert_eq!(
             updated["updatedAt"],
@@ -661,42 +553,27 @@ async fn admins_can_set_every_status_from_any_state_and_unknown_ones_are_refused
         (json!({ "status": null }), "status is required"),
         (json!({}), "status is required"),
     ] {
-        let refused = app
-            .patch(&path)
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
-        assert_eq!(refused.code(), "VALIDATION_FAILED");
+        let refused = admin
+            .patch(&path, &body)
+            .fails(400, "VALIDATION_FAILED")
+            .await;
         assert_eq!(refused.json()["errors"], json!([message]), "{body}");
     }
-    app.patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "status": 3 }))
-        .send()
-        .await
-        .expect(400);
-    app.patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "status": "CLOSED", "note": "x" }))
-        .send()
-        .await
-        .expect(400);
-    let current = app
-        .get(&format!("/contact/admin/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    admin
+        .patch(&path, &json!({ "status": 3 }))
+        .expect(400)
+        .await;
+    admin
+        .patch(&path, &json!({ "status": "CLOSED", "note": "x" }))
+        .expect(400)
+        .await;
+    let current = admin.get(&format!("/contact/admin/{id}")).await;
     assert_eq!(current["status"], "IN_PROGRESS", "refusals changed nothing");
 }
 
 #[tokio::test]
 async fn unknown_and_malformed_contact_ids_are_404_everywhere() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let kept = id_of(&send_contact(&app, &form("Ed", "Po", "ed@example.com")).await);
     for id in [
         "0190a0c4-0000-7000-8000-000000000000",
@@ -704,85 +581,48 @@ async fn unknown_and_malformed_contact_ids_are_404_everywhere() {
         "%27%20OR%201=1",
         "12345",
     ] {
-        let not_found = app
+        let not_found = admin
             .get(&format!("/contact/admin/{id}"))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(404);
-        assert_eq!(not_found.code(), "NOT_FOUND");
+            .fails(404, "NOT_FOUND")
+            .await;
         assert_eq!(
             not_found.json()["errors"],
             json!(["contact request not found"])
         );
-        app.post(&format!("/contact/admin/{id}/reply"))
-            .bearer(&admin.access)
-            .json(&json!({ "replyMessage": "Hello" }))
-            .send()
-            .await
-            .expect(404);
-        app.patch(&format!("/contact/admin/{id}/status"))
-            .bearer(&admin.access)
-            .json(&json!({ "status": "CLOSED" }))
-            .send()
-            .await
-            .expect(404);
-        app.delete(&format!("/contact/admin/{id}"))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(404);
+        let base = format!("/contact/admin/{id}");
+        let reply = json!({ "replyMessage": "Hello" });
+        admin
+            .post(&format!("{base}/reply"), &reply)
+            .expect(404)
+            .await;
+        let closed = json!({ "status": "CLOSED" });
+        admin
+            .patch(&format!("{base}/status"), &closed)
+            .expect(404)
+            .await;
+        admin.delete(&base).expect(404).await;
     }
     assert_eq!(queued_replies(&app).await, 0);
-    let still = app
-        .get(&format!("/contact/admin/{kept}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let still = admin.get(&format!("/contact/admin/{kept}")).await;
     assert_eq!(still["status"], "PENDING");
 }
 
 #[tokio::test]
 async fn deleting_a_contact_removes_it_for_good() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let gone = id_of(&send_contact(&app, &form("Fay", "Ox", "fay@example.com")).await);
     let kept = id_of(&send_contact(&app, &form("Gus", "Ox", "gus@example.com")).await);
-    let deleted = app
-        .delete(&format!("/contact/admin/{gone}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let deleted = admin.delete(&format!("/contact/admin/{gone}")).await;
     assert_eq!(deleted, json!({ "id": gone, "deleted": true }));
-    app.get(&format!("/contact/admin/{gone}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    app.delete(&format!("/contact/admin/{gone}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    let list = app
-        .get("/contact/admin")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    admin.assert_gone(&format!("/contact/admin/{gone}")).await;
+    let list = admin.get("/contact/admin").await;
     assert_eq!(list["pagination"]["totalItems"], 1);
     assert_eq!(list["list"][0]["id"], kept.as_str());
 }
 
 #[tokio::test]
 async fn a_name_with_line_breaks_cannot_add_mail_headers() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     // Line breaks in single-line fields are refused at the edge (CONTRACT §1)...
     let refused = app
         .post("/contact")
@@ -793,9 +633,8 @@ async fn a_name_with_line_breaks_cannot_add_mail_headers() {
             "email": "eve@example.com",
             "message": "Hi\r\nBcc: victim2@example.com",
         }))
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
     let errors = refused.json()["errors"].to_string();
     for field in ["firstName", "lastName", "message"] {
         assert!(errors.contains(field), "{errors}");
@@ -811,12 +650,13 @@ async fn a_name_with_line_breaks_cannot_add_mail_headers() {
         }),
     )
     .await;
-    app.post(&format!("/contact/admin/{}/reply", id_of(&contact)))
-        .bearer(&admin.access)
-        .json(&json!({ "replyMessage": "Hello\nCc: victim3@example.com" }))
-        .send()
-        .await
-        .expect(200);
+    admin
+        .post(
+            &format!("/contact/admin/{}/reply", id_of(&contact)),
+            &json!({ "replyMessage": "Hello\nCc: victim3@example.com" }),
+        )
+        .expect(200)
+        .await;
 
     let mails = app.mail_to("eve@example.com", 1).await;
     assert_eq!(mails.len(), 1);
@@ -870,18 +710,15 @@ async fn the_contact_form_takes_six_requests_per_hour_from_one_client() {
         app.post("/contact")
             .header("x-forwarded-for", "198.51.100.60")
             .json(&form("Rate", "Limited", &format!("r{i}@example.com")))
-            .send()
-            .await
-            .expect(201);
+            .expect(201)
+            .await;
     }
     let refused = app
         .post("/contact")
         .header("x-forwarded-for", "198.51.100.60")
         .json(&form("Rate", "Limited", "r7@example.com"))
-        .send()
-        .await
-        .expect(429);
-    assert_eq!(refused.code(), "RATE_LIMITED");
+        .fails(429, "RATE_LIMITED")
+        .await;
     let retry_after: u64 = refused
         .header("retry-after")
         .and_then(|v| v.parse().ok())
@@ -891,18 +728,11 @@ async fn the_contact_form_takes_six_requests_per_hour_from_one_client() {
     app.post("/contact")
         .header("x-forwarded-for", "198.51.100.61")
         .json(&form("Other", "Client", "other@example.com"))
-        .send()
-        .await
-        .expect(201);
+        .expect(201)
+        .await;
 
     let admin = app.admin().await;
-    let list = app
-        .get("/contact/admin")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let list = admin.get("/contact/admin").await;
     assert_eq!(
         list["pagination"]["totalItems"], 7,
         "the refused one was not stored"
@@ -972,13 +802,7 @@ async fn contact_administration_needs_an_admin() {
             .expect(401);
     }
     // Nothing changed and nothing was sent.
-    let unchanged = app
-        .get(&format!("/contact/admin/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let unchanged = admin.get(&format!("/contact/admin/{id}")).await;
     assert_eq!(unchanged, contact);
     assert_eq!(queued_replies(&app).await, 0);
 
@@ -1023,35 +847,26 @@ async fn store_status_unknown_to_this_build(app: &TestApp, id: &str, status: &st
 
 #[tokio::test]
 async fn a_stored_status_this_build_does_not_know_is_a_500_never_read_as_pending() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let id = id_of(&send_contact(&app, &form("Al", "Bo", "al@example.com")).await);
     store_status_unknown_to_this_build(&app, &id, "ARCHIVED").await;
     for path in [format!("/contact/admin/{id}"), "/contact/admin".to_owned()] {
-        let answer = app
-            .get(&path)
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(500);
+        let answer = admin.get(&path).expect(500).await;
         assert_eq!(answer.code(), "INTERNAL", "{path}");
         assert_eq!(answer.json()["errors"], json!(["internal error"]), "{path}");
         assert!(!answer.text().contains("ARCHIVED"), "{}", answer.text());
     }
     // The other requests are untouched, and the faulty one can be repaired by an admin.
     let other = id_of(&send_contact(&app, &form("Cy", "Do", "cy@example.com")).await);
-    app.get(&format!("/contact/admin/{other}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    let repaired = app
-        .patch(&format!("/contact/admin/{id}/status"))
-        .bearer(&admin.access)
-        .json(&json!({ "status": "CLOSED" }))
-        .send()
-        .await
+    admin
+        .get(&format!("/contact/admin/{other}"))
         .expect(200)
-        .data();
+        .await;
+    let repaired = admin
+        .patch(
+            &format!("/contact/admin/{id}/status"),
+            &json!({ "status": "CLOSED" }),
+        )
+        .await;
     assert_eq!(repaired["status"], "CLOSED");
 }

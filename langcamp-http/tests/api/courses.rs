@@ -1,32 +1,20 @@
 //! Courses (CONTRACT §5) and the public list cache.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::TimeDelta;
 use langcamp_core::courses::CourseInput;
 use langcamp_core::{Actor, Langcamp};
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp, TestResponse};
+use crate::helpers::{Session, TestApp, TestResponse, utc};
 
 const UNKNOWN_ID: &str = "0190a0c4-0000-7000-8000-000000000000";
 
-async fn create(app: &TestApp, admin: &Session, body: Value) -> Value {
-    app.post("/courses")
-        .bearer(&admin.access)
-        .json(&body)
-        .send()
-        .await
-        .expect(201)
-        .data()
+async fn create(admin: &Session, body: Value) -> Value {
+    admin.post("/courses", &body).created().await
 }
 
-async fn patch(app: &TestApp, admin: &Session, id: &str, body: Value) -> Value {
-    app.patch(&format!("/courses/{id}"))
-        .bearer(&admin.access)
-        .json(&body)
-        .send()
-        .await
-        .expect(200)
-        .data()
+async fn patch(admin: &Session, id: &str, body: Value) -> Value {
+    admin.patch(&format!("/courses/{id}"), &body).await
 }
 
 /// The titles of `GET path` as the given caller sees them.
@@ -62,15 +50,11 @@ fn errors(response: &crate::helpers::TestResponse) -> Vec<String> {
 
 #[tokio::test]
 async fn admins_create_read_update_and_delete_courses() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
 
     let created = create(
-        &app,
         &admin,
         json!({
             "title": "  German for beginners ",
@@ -115,18 +99,11 @@ async fn admins_create_read_update_and_delete_courses() {
             "updatedAt": "2026-11-22T10:00:00.000Z"
         })
     );
-    let read = app
-        .get(&format!("/courses/{id}"))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let read = app.get(&format!("/courses/{id}")).await;
     assert_eq!(read, created);
 
     app.clock.advance(TimeDelta::minutes(5));
-    let updated = patch(
-        &app,
-        &admin,
+    let updated = patch(&admin,
         &id,
         json!({ "title": "German A1", "summary": null, "location": "", "level": "A2", "capacity": 0 }),
     )
@@ -146,7 +123,7 @@ async fn admins_create_read_update_and_delete_courses() {
     assert_eq!(updated["createdAt"], "2026-11-22T10:00:00.000Z");
     assert_eq!(updated["updatedAt"], "2026-11-22T10:05:00.000Z");
 
-    let minimal = create(&app, &admin, json!({ "title": "Italian" })).await;
+    let minimal = create(&admin, json!({ "title": "Italian" })).await;
     for field in [
         "summary",
         "description",
@@ -166,24 +143,9 @@ async fn admins_create_read_update_and_delete_courses() {
     assert_eq!(minimal["isPublished"], false, "unpublished by default");
     assert_eq!(minimal["sortOrder"], 0);
 
-    let deleted = app
-        .delete(&format!("/courses/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let deleted = admin.delete(&format!("/courses/{id}")).await;
     assert_eq!(deleted, json!({ "id": id, "deleted": true }));
-    app.get(&format!("/courses/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    app.delete(&format!("/courses/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin.assert_gone(&format!("/courses/{id}")).await;
     assert_eq!(
         titles(&app, "/courses", Some(&admin.access)).await,
         ["Italian"]
@@ -192,10 +154,8 @@ async fn admins_create_read_update_and_delete_courses() {
 
 #[tokio::test]
 async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_characters() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let original = create(
-        &app,
         &admin,
         json!({
             "title": "Spanish B1", "targetLanguage": "es", "level": "B1", "locale": "en",
@@ -205,13 +165,10 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
         }),
     )
     .await;
-    let copy = app
-        .post(&format!("/courses/{}/duplicate", id_of(&original)))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(201)
-        .data();
+    let copy = admin
+        .post_empty(&format!("/courses/{}/duplicate", id_of(&original)))
+        .created()
+        .await;
     assert_ne!(copy["id"], original["id"]);
     assert_eq!(copy["title"], "Spanish B1 (copy)");
     assert_eq!(copy["isPublished"], false);
@@ -231,13 +188,7 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
         assert_eq!(copy[field], original[field], "{field} is copied");
     }
     // The copy is a course of its own; the original is untouched.
-    let read = app
-        .get(&format!("/courses/{}", id_of(&copy)))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let read = admin.get(&format!("/courses/{}", id_of(&copy))).await;
     assert_eq!(read, copy);
     assert_eq!(
         titles(&app, "/courses", None).await,
@@ -247,26 +198,20 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
 
     let long_title = format!("{}{}", "Ä".repeat(190), "z".repeat(10));
     assert_eq!(long_title.chars().count(), 200);
-    let long = create(&app, &admin, json!({ "title": long_title })).await;
-    let long_copy = app
-        .post(&format!("/courses/{}/duplicate", id_of(&long)))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(201)
-        .data();
+    let long = create(&admin, json!({ "title": long_title })).await;
+    let long_copy = admin
+        .post_empty(&format!("/courses/{}/duplicate", id_of(&long)))
+        .created()
+        .await;
     let expected = format!("{}zzz (copy)", "Ä".repeat(190));
     assert_eq!(long_copy["title"], expected.as_str());
     assert_eq!(expected.chars().count(), 200);
 
     // A copy of a full-length copy is shortened again: never longer than 200.
-    let copy_of_copy = app
-        .post(&format!("/courses/{}/duplicate", id_of(&long_copy)))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(201)
-        .data();
+    let copy_of_copy = admin
+        .post_empty(&format!("/courses/{}/duplicate", id_of(&long_copy)))
+        .created()
+        .await;
     let title = copy_of_copy["title"].as_str().expect("title");
     assert_eq!(title.chars().count(), 200);
     assert_eq!(title, expected);
@@ -274,17 +219,15 @@ async fn a_duplicate_is_an_unpublished_copy_with_its_title_kept_within_200_chara
 
 #[tokio::test]
 async fn unpublished_courses_are_hidden_from_the_public_but_not_from_admins() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let root = app.superadmin().await;
     let student = app.student("student@example.com").await;
     let public = create(
-        &app,
         &admin,
         json!({ "title": "Public", "isPublished": true, "sortOrder": 1 }),
     )
     .await;
-    let draft = create(&app, &admin, json!({ "title": "Draft", "sortOrder": 2 })).await;
+    let draft = create(&admin, json!({ "title": "Draft", "sortOrder": 2 })).await;
 
     assert_eq!(titles(&app, "/courses", None).await, ["Public"]);
     assert_eq!(
@@ -301,47 +244,26 @@ async fn unpublished_courses_are_hidden_from_the_public_but_not_from_admins() {
     );
 
     let draft_path = format!("/courses/{}", id_of(&draft));
-    app.get(&draft_path).send().await.expect(404);
-    let hidden = app
-        .get(&draft_path)
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(404);
-    assert_eq!(hidden.code(), "NOT_FOUND");
+    app.get(&draft_path).expect(404).await;
+    let hidden = student.get(&draft_path).fails(404, "NOT_FOUND").await;
     assert_eq!(errors(&hidden), ["course not found"]);
-    app.get(&draft_path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    app.get(&draft_path)
-        .bearer(&root.access)
-        .send()
-        .await
-        .expect(200);
-    app.get(&format!("/courses/{}", id_of(&public)))
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200);
+    admin.get(&draft_path).expect(200).await;
+    root.get(&draft_path).expect(200).await;
+    student
+        .get(&format!("/courses/{}", id_of(&public)))
+        .expect(200)
+        .await;
 
     // A token that is sent must be valid, on public routes too.
-    let bad = app
-        .get("/courses")
+    app.get("/courses")
         .bearer("not-a-token")
-        .send()
-        .await
-        .expect(401);
-    assert_eq!(bad.code(), "TOKEN_INVALID");
+        .fails(401, "TOKEN_INVALID")
+        .await;
 }
 
 #[tokio::test]
 async fn lists_filter_by_locale_and_target_language_ordered_by_sort_order_then_age() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 1, 5, 8, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 1, 5, 8, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     for (title, locale, target, sort) in [
@@ -352,7 +274,6 @@ async fn lists_filter_by_locale_and_target_language_ordered_by_sort_order_then_a
         ("es-en", "en", "es", 1),
     ] {
         create(
-            &app,
             &admin,
             json!({
                 "title": title, "locale": locale, "targetLanguage": target,
@@ -364,13 +285,11 @@ async fn lists_filter_by_locale_and_target_language_ordered_by_sort_order_then_a
     }
     // Same sortOrder and creation time: the creation order (ids are time-ordered) decides.
     create(
-        &app,
         &admin,
         json!({ "title": "same time 1", "locale": "it", "isPublished": true }),
     )
     .await;
     create(
-        &app,
         &admin,
         json!({ "title": "same time 2", "locale": "it", "isPublished": true }),
     )
@@ -417,43 +336,40 @@ async fn lists_filter_by_locale_and_target_language_ordered_by_sort_order_then_a
         "/courses?targetLanguage=1",
         "/courses?locale=x&targetLanguage=y",
     ] {
-        let response = app.get(bad).send().await.expect(400);
+        let response = app.get(bad).expect(400).await;
         assert_eq!(response.code(), "VALIDATION_FAILED", "{bad}");
     }
     let both = app
         .get("/courses?locale=x&targetLanguage=y")
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
     assert_eq!(errors(&both).len(), 2, "one message per bad filter");
 }
 
 #[tokio::test]
 async fn invalid_course_fields_get_one_message_each() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
 
-    let response = app
-        .post("/courses")
-        .bearer(&admin.access)
-        .json(&json!({
-            "title": " ",
-            "targetLanguage": "german",
-            "locale": "e",
-            "level": "D1",
-            "price": -1,
-            "currency": "EURO",
-            "startDate": "2026-02-30",
-            "endDate": "01.09.2026",
-            "capacity": -3,
-            "imageUrl": "ftp://cdn.example.com/x.jpg",
-            "summary": "s".repeat(1001),
-            "location": "l".repeat(201)
-        }))
-        .send()
-        .await
-        .expect(400);
-    assert_eq!(response.code(), "VALIDATION_FAILED");
+    let response = admin
+        .post(
+            "/courses",
+            &json!({
+                "title": " ",
+                "targetLanguage": "german",
+                "locale": "e",
+                "level": "D1",
+                "price": -1,
+                "currency": "EURO",
+                "startDate": "2026-02-30",
+                "endDate": "01.09.2026",
+                "capacity": -3,
+                "imageUrl": "ftp://cdn.example.com/x.jpg",
+                "summary": "s".repeat(1001),
+                "location": "l".repeat(201)
+            }),
+        )
+        .fails(400, "VALIDATION_FAILED")
+        .await;
     let messages = errors(&response);
     assert_eq!(messages.len(), 12, "{messages:?}");
     for field in [
@@ -506,13 +422,7 @@ async fn invalid_course_fields_get_one_message_each() {
         ),
     ];
     for (body, expected) in cases {
-        let response = app
-            .post("/courses")
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
+        let response = admin.post("/courses", &body).expect(400).await;
         let messages = errors(&response);
         assert_eq!(messages.len(), 1, "{body}: {messages:?}");
         assert!(
@@ -527,19 +437,13 @@ async fn invalid_course_fields_get_one_message_each() {
         json!({ "title": "t", "isPublished": "yes" }),
         json!([]),
     ] {
-        app.post("/courses")
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
+        admin.post("/courses", &body).expect(400).await;
     }
-    app.post("/courses")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/courses")
         .body("text/plain", "title=x")
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     assert_eq!(
         titles(&app, "/courses", Some(&admin.access)).await.len(),
         0,
@@ -549,7 +453,6 @@ async fn invalid_course_fields_get_one_message_each() {
     // Updates: null for required or defaulted fields, and the rules across fields, which
     // are checked against the stored values.
     let course = create(
-        &app,
         &admin,
         json!({
             "title": "Kept", "price": 100, "currency": "GBP",
@@ -578,13 +481,7 @@ async fn invalid_course_fields_get_one_message_each() {
         (json!({ "createdAt": "x" }), "unknown field `createdAt`"),
     ];
     for (body, expected) in cases {
-        let response = app
-            .patch(&path)
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
+        let response = admin.patch(&path, &body).expect(400).await;
         let messages = errors(&response);
         assert_eq!(messages.len(), 1, "{body}: {messages:?}");
         assert!(
@@ -592,18 +489,11 @@ async fn invalid_course_fields_get_one_message_each() {
             "{body}: {messages:?} should start with {expected:?}"
         );
     }
-    let unchanged = app
-        .get(&path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let unchanged = admin.get(&path).await;
     assert_eq!(unchanged, course, "failed updates change nothing");
 
     // Clearing both sides of a rule together is fine.
     let cleared = patch(
-        &app,
         &admin,
         &id_of(&course),
         json!({ "price": null, "currency": null, "startDate": null }),
@@ -622,46 +512,28 @@ async fn invalid_course_fields_get_one_message_each() {
 
 #[tokio::test]
 async fn unknown_or_malformed_course_ids_are_404() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     for id in [UNKNOWN_ID, "not-an-id", "%27%20OR%201=1"] {
         let path = format!("/courses/{id}");
-        assert_eq!(app.get(&path).send().await.expect(404).code(), "NOT_FOUND");
-        app.get(&path)
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(404);
-        app.patch(&path)
-            .bearer(&admin.access)
-            .json(&json!({ "title": "x" }))
-            .send()
-            .await
-            .expect(404);
-        app.delete(&path)
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(404);
-        app.post(&format!("{path}/duplicate"))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(404);
+        app.get(&path).fails(404, "NOT_FOUND").await;
+        admin.get(&path).expect(404).await;
+        admin
+            .patch(&path, &json!({ "title": "x" }))
+            .expect(404)
+            .await;
+        admin.delete(&path).expect(404).await;
+        admin
+            .post_empty(&format!("{path}/duplicate"))
+            .expect(404)
+            .await;
     }
 }
 
 #[tokio::test]
 async fn only_admins_change_courses() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("student@example.com").await;
-    let course = create(
-        &app,
-        &admin,
-        json!({ "title": "Mine", "isPublished": true }),
-    )
-    .await;
+    let course = create(&admin, json!({ "title": "Mine", "isPublished": true })).await;
     let path = format!("/courses/{}", id_of(&course));
     let duplicate = format!("{path}/duplicate");
     let operations: Vec<(&str, &str, Value)> = vec![
@@ -703,8 +575,7 @@ async fn only_admins_change_courses() {
 
 #[tokio::test]
 async fn the_public_list_shows_every_change_on_the_next_read() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     assert_eq!(titles(&app, "/courses", None).await, Vec::<String>::new());
     assert_eq!(
         titles(&app, "/courses?targetLanguage=de", None).await,
@@ -712,7 +583,6 @@ async fn the_public_list_shows_every_change_on_the_next_read() {
     );
 
     let course = create(
-        &app,
         &admin,
         json!({ "title": "German", "targetLanguage": "de", "isPublished": true }),
     )
@@ -725,48 +595,41 @@ async fn the_public_list_shows_every_change_on_the_next_read() {
         "create, filtered list"
     );
 
-    patch(&app, &admin, &id, json!({ "title": "German A1" })).await;
+    patch(&admin, &id, json!({ "title": "German A1" })).await;
     assert_eq!(
         titles(&app, "/courses", None).await,
         ["German A1"],
         "update"
     );
 
-    patch(&app, &admin, &id, json!({ "isPublished": false })).await;
+    patch(&admin, &id, json!({ "isPublished": false })).await;
     assert_eq!(
         titles(&app, "/courses", None).await,
         Vec::<String>::new(),
         "unpublish"
     );
-    app.get(&format!("/courses/{id}")).send().await.expect(404);
+    app.get(&format!("/courses/{id}")).expect(404).await;
 
-    patch(&app, &admin, &id, json!({ "isPublished": true })).await;
+    patch(&admin, &id, json!({ "isPublished": true })).await;
     assert_eq!(
         titles(&app, "/courses", None).await,
         ["German A1"],
         "publish"
     );
-    app.get(&format!("/courses/{id}")).send().await.expect(200);
+    app.get(&format!("/courses/{id}")).expect(200).await;
 
-    let copy = app
-        .post(&format!("/courses/{id}/duplicate"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(201)
-        .data();
-    patch(&app, &admin, &id_of(&copy), json!({ "isPublished": true })).await;
+    let copy = admin
+        .post_empty(&format!("/courses/{id}/duplicate"))
+        .created()
+        .await;
+    patch(&admin, &id_of(&copy), json!({ "isPublished": true })).await;
     assert_eq!(
         titles(&app, "/courses", None).await,
         ["German A1", "German A1 (copy)"],
         "duplicate, then publish"
     );
 
-    app.delete(&format!("/courses/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
+    admin.delete(&format!("/courses/{id}")).expect(200).await;
     assert_eq!(
         titles(&app, "/courses", None).await,
         ["German A1 (copy)"],
@@ -781,10 +644,7 @@ async fn the_public_list_shows_every_change_on_the_next_read() {
 
 #[tokio::test]
 async fn changes_made_by_another_server_show_within_five_seconds() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 3, 1, 9, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     // A second server on the same database: its writes cannot clear this server's cache.
     let other = Langcamp::connect(app.core.config().clone(), app.clock.clone())
@@ -827,18 +687,19 @@ async fn changes_made_by_another_server_show_within_five_seconds() {
 }
 
 /// Creates a course with `price` in `currency` and returns the response.
-async fn priced(app: &TestApp, admin: &Session, price: Value, currency: &str) -> TestResponse {
-    app.post("/courses")
-        .bearer(&admin.access)
-        .json(&json!({ "title": "Priced", "price": price, "currency": currency }))
+async fn priced(admin: &Session, price: Value, currency: &str) -> TestResponse {
+    admin
+        .post(
+            "/courses",
+            &json!({ "title": "Priced", "price": price, "currency": currency }),
+        )
         .send()
         .await
 }
 
 #[tokio::test]
 async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
 
     // Stored exactly, given back as the same JSON number.
     for (price, currency) in [
@@ -855,18 +716,16 @@ async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
         (json!(99_999_999_999.99_f64), "EUR"),
         (json!(100_000_000_000_u64), "JPY"),
     ] {
-        let course = priced(&app, &admin, price.clone(), currency)
+        let course = priced(&admin, price.clone(), currency)
             .await
             .expect(201)
             .data();
         let expected = price.as_f64().expect("a number");
         assert_eq!(course["price"], expected, "{price} {currency}");
-        let read = app
+        let read = admin
             .get(&format!("/courses/{}", id_of(&course)))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
         // The exact text: no float noise like 0.30000000000000004.
         let text = read.text();
         let shown = text
@@ -882,13 +741,7 @@ async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
     }
 
     // Summed on the client, the listed prices add up to exactly what they say.
-    let list = app
-        .get("/courses")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let list = admin.get("/courses").await;
     let prices: Vec<Value> = list
         .as_array()
         .expect("a list")
@@ -937,37 +790,26 @@ async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
         ),
         (json!(true), "EUR", "price must be a number of at least 0"),
     ] {
-        let refused = priced(&app, &admin, price.clone(), currency)
-            .await
-            .expect(400);
+        let refused = priced(&admin, price.clone(), currency).await.expect(400);
         assert_eq!(refused.code(), "VALIDATION_FAILED");
         assert_eq!(errors(&refused), [message], "{price} {currency}");
     }
     // The raw text decides, even past what a float can tell apart from 1299.5.
-    let response = app
-        .post("/courses")
-        .bearer(&admin.access)
-        .body(
-            "application/json",
-            r#"{"title":"t","price":1299.50000000000000000001,"currency":"EUR"}"#,
-        )
-        .send()
-        .await
-        .expect(400);
+    let raw = |text: &'static str| {
+        admin
+            .call(hyper::Method::POST, "/courses")
+            .body("application/json", text)
+    };
+    let response = raw(r#"{"title":"t","price":1299.50000000000000000001,"currency":"EUR"}"#)
+        .expect(400)
+        .await;
     assert_eq!(
         errors(&response),
         ["price must have at most 2 decimal places in EUR"]
     );
-    let response = app
-        .post("/courses")
-        .bearer(&admin.access)
-        .body(
-            "application/json",
-            r#"{"title":"t","price":1.2995E3,"currency":"EUR"}"#,
-        )
-        .send()
-        .await
-        .expect(201);
+    let response = raw(r#"{"title":"t","price":1.2995E3,"currency":"EUR"}"#)
+        .expect(201)
+        .await;
     assert_eq!(response.data()["price"], 1299.5);
     assert_eq!(
         titles(&app, "/courses", Some(&admin.access)).await.len(),
@@ -978,45 +820,34 @@ async fn prices_are_exact_with_the_decimal_places_of_their_currency() {
 
 #[tokio::test]
 async fn a_new_currency_is_checked_against_the_stored_price_and_the_other_way_round() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let course = priced(&app, &admin, json!(10.5), "EUR")
-        .await
-        .expect(201)
-        .data();
+    let (_app, admin) = TestApp::with_admin().await;
+    let course = priced(&admin, json!(10.5), "EUR").await.expect(201).data();
     let path = format!("/courses/{}", id_of(&course));
 
-    let refused = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "currency": "JPY" }))
-        .send()
-        .await
-        .expect(400);
+    let refused = admin
+        .patch(&path, &json!({ "currency": "JPY" }))
+        .expect(400)
+        .await;
     assert_eq!(errors(&refused), ["price must be a whole number in JPY"]);
 
     // Into a currency with more decimals the amount stays the amount.
-    let kwd = patch(&app, &admin, &id_of(&course), json!({ "currency": "kwd" })).await;
+    let kwd = patch(&admin, &id_of(&course), json!({ "currency": "kwd" })).await;
     assert_eq!(
         (kwd["price"].clone(), kwd["currency"].clone()),
         (json!(10.5), json!("KWD"))
     );
-    let fils = patch(&app, &admin, &id_of(&course), json!({ "price": 10.125 })).await;
+    let fils = patch(&admin, &id_of(&course), json!({ "price": 10.125 })).await;
     assert_eq!(fils["price"], 10.125);
-    let refused = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "currency": "USD" }))
-        .send()
-        .await
-        .expect(400);
+    let refused = admin
+        .patch(&path, &json!({ "currency": "USD" }))
+        .expect(400)
+        .await;
     assert_eq!(
         errors(&refused),
         ["price must have at most 2 decimal places in USD"]
     );
     // Both at once are checked together.
     let yen = patch(
-        &app,
         &admin,
         &id_of(&course),
         json!({ "price": 1500, "currency": "JPY" }),
@@ -1026,23 +857,17 @@ async fn a_new_currency_is_checked_against_the_stored_price_and_the_other_way_ro
         (yen["price"].clone(), yen["currency"].clone()),
         (json!(1500.0), json!("JPY"))
     );
-    let refused = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "price": 1500.5 }))
-        .send()
-        .await
-        .expect(400);
+    let refused = admin
+        .patch(&path, &json!({ "price": 1500.5 }))
+        .expect(400)
+        .await;
     assert_eq!(errors(&refused), ["price must be a whole number in JPY"]);
 
     // The duplicate keeps the exact price.
-    let copy = app
-        .post(&format!("{path}/duplicate"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(201)
-        .data();
+    let copy = admin
+        .post_empty(&format!("{path}/duplicate"))
+        .created()
+        .await;
     assert_eq!(
         (copy["price"].clone(), copy["currency"].clone()),
         (json!(1500.0), json!("JPY"))
@@ -1140,7 +965,7 @@ async fn the_migration_turns_float_prices_into_exact_minor_units() {
 
     // The app applies 0070 on start.
     let app = TestApp::builder().var("DATABASE_URL", &url).spawn().await;
-    let list = app.get("/courses").send().await.expect(200).data();
+    let list = app.get("/courses").await;
     let prices: Vec<(Value, Value)> = list
         .as_array()
         .expect("a list")

@@ -375,13 +375,7 @@ async fn the_dashboard_reports_every_figure_of_a_known_data_set() {
     let admin = app.admin().await;
     seed(&app).await;
 
-    let data = app
-        .get("/admin/dashboard")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let data = admin.get("/admin/dashboard").await;
 
     assert_eq!(data["generatedAt"], NOW);
     assert_eq!(data["months"], 6);
@@ -535,13 +529,7 @@ async fn trends_cover_the_requested_months_across_the_new_year() {
     let admin = app.admin().await;
     seed(&app).await;
 
-    let year = app
-        .get("/admin/dashboard?months=12")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let year = admin.get("/admin/dashboard?months=12").await;
     assert_eq!(year["months"], 12);
     let trends = year["trends"].as_array().expect("trends");
     assert_eq!(trends.len(), 12);
@@ -565,26 +553,14 @@ async fn trends_cover_the_requested_months_across_the_new_year() {
     assert_eq!(totals("contacts"), 6);
     assert_eq!(totals("materialAssignments"), 5);
 
-    let one = app
-        .get("/admin/dashboard?months=1")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let one = admin.get("/admin/dashboard?months=1").await;
     assert_eq!(one["months"], 1);
     assert_eq!(
         one["trends"],
         json!([month("2026-11", "Nov 2026", [3, 2, 2, 1])])
     );
 
-    let most = app
-        .get("/admin/dashboard?months=24")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let most = admin.get("/admin/dashboard?months=24").await;
     let trends = most["trends"].as_array().expect("trends");
     assert_eq!(trends.len(), 24);
     assert_eq!(trends[0]["month"], "2024-12");
@@ -616,13 +592,7 @@ async fn the_current_month_begins_at_utc_midnight_of_the_first() {
     tx.commit().await.expect("commit");
 
     // Still November: the admin and "late" count; December's contact is not in any month yet.
-    let november = app
-        .get("/admin/dashboard?months=2")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let november = admin.get("/admin/dashboard?months=2").await;
     assert_eq!(
         november["trends"],
         json!([
@@ -633,13 +603,7 @@ async fn the_current_month_begins_at_utc_midnight_of_the_first() {
     assert_eq!(november["overview"]["contacts"]["total"], 1);
 
     app.clock.set(at("2026-12-01T00:00:00.000Z"));
-    let december = app
-        .get("/admin/dashboard?months=2")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let december = admin.get("/admin/dashboard?months=2").await;
     assert_eq!(december["generatedAt"], "2026-12-01T00:00:00.000Z");
     assert_eq!(
         december["trends"],
@@ -715,13 +679,7 @@ async fn an_empty_database_reports_zeros_without_dividing_by_zero() {
 
     // Over HTTP, the calling admin is the only user: created now, registration complete.
     let admin = app.admin().await;
-    let data = app
-        .get("/admin/dashboard")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let data = admin.get("/admin/dashboard").await;
     assert_eq!(
         data["overview"]["users"],
         json!({
@@ -739,15 +697,12 @@ async fn an_empty_database_reports_zeros_without_dividing_by_zero() {
 
 #[tokio::test]
 async fn months_outside_one_to_twenty_four_or_not_a_number_are_refused() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     for bad in ["0", "25", "abc", "", "-1", "2.5"] {
-        let response = app
+        let response = admin
             .get(&format!("/admin/dashboard?months={bad}"))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(400);
+            .expect(400)
+            .await;
         assert_eq!(response.code(), "VALIDATION_FAILED", "months={bad}");
         assert_eq!(
             response.json()["errors"],
@@ -756,42 +711,30 @@ async fn months_outside_one_to_twenty_four_or_not_a_number_are_refused() {
         );
     }
     for good in ["1", "24"] {
-        app.get(&format!("/admin/dashboard?months={good}"))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200);
+        admin
+            .get(&format!("/admin/dashboard?months={good}"))
+            .expect(200)
+            .await;
     }
 }
 
 #[tokio::test]
 async fn only_admins_and_superadmins_read_the_dashboard() {
     let app = TestApp::spawn().await;
-    let anonymous = app.get("/admin/dashboard").send().await.expect(401);
-    assert_eq!(anonymous.code(), "UNAUTHORIZED");
+    app.get("/admin/dashboard").fails(401, "UNAUTHORIZED").await;
     app.get("/admin/dashboard")
         .bearer("not-a-token")
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
 
     let student = app.student("student@example.com").await;
-    let forbidden = app
+    student
         .get("/admin/dashboard")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(403);
-    assert_eq!(forbidden.code(), "FORBIDDEN");
+        .fails(403, "FORBIDDEN")
+        .await;
 
     let root = app.superadmin().await;
-    let data = app
-        .get("/admin/dashboard")
-        .bearer(&root.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let data = root.get("/admin/dashboard").await;
     assert_eq!(data["overview"]["users"]["admins"], 1);
     assert_eq!(data["overview"]["users"]["total"], 2);
 

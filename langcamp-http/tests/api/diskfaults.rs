@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use crate::helpers::{Session, TestApp, TestResponse, fresh_client};
 use crate::platform::DatabaseRelay;
-use crate::storage::{Multipart, png};
+use crate::storage::png;
 
 /// How long after a fault ends writes must work again.
 const RECOVERY: Duration = Duration::from_secs(5);
@@ -140,14 +140,7 @@ async fn create_course(app: &TestApp, admin: &Session, title: &str) -> TestRespo
 }
 
 async fn upload(app: &TestApp) -> TestResponse {
-    let (content_type, body) = Multipart::new()
-        .file("file", "photo.png", "image/png", &png(64, 64))
-        .finish();
-    app.post("/storage/upload")
-        .header("x-forwarded-for", &fresh_client())
-        .body(&content_type, body)
-        .send()
-        .await
+    crate::storage::upload(app, "photo.png", "image/png", &png(64, 64)).await
 }
 
 /// A refusal because of the fault: 503 with `Retry-After`, no internals in the body.
@@ -192,16 +185,12 @@ async fn assert_kept(app: &TestApp, admin: &Session, courses: &[String], files: 
     for id in courses {
         app.get(&format!("/courses/{id}"))
             .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
     }
     for url in files {
         let path = url.split_once("/storage/").map(|(_, p)| p).expect("a url");
-        app.get(&format!("/storage/{path}"))
-            .send()
-            .await
-            .expect(200);
+        app.get(&format!("/storage/{path}")).expect(200).await;
     }
 }
 
@@ -251,11 +240,7 @@ async fn a_full_disk_answers_503_loses_nothing_and_writes_resume_when_space_retu
         }
         assert_eq!(refused, 4, "a full disk refused database writes");
         // Reads go on.
-        app.get("/courses")
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200);
+        app.get("/courses").bearer(&admin.access).expect(200).await;
     }
 
     disk.free();
@@ -370,17 +355,9 @@ async fn a_read_only_disk_answers_503_and_writes_resume_once_it_is_writable() {
 
 #[tokio::test]
 async fn with_postgresql_down_requests_answer_503_at_once_and_the_first_after_recovery_succeeds() {
-    let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
-        eprintln!(
-            "skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass"
-        );
+    let Some((mut relay, app)) = DatabaseRelay::app_behind().await else {
         return;
     };
-    let (mut relay, relayed) = DatabaseRelay::for_new_database(&server).await;
-    let app = TestApp::builder()
-        .var("DATABASE_URL", &relayed)
-        .spawn()
-        .await;
     let admin = app.admin().await;
     let kept = create_course(&app, &admin, "Before the outage")
         .await
@@ -413,16 +390,11 @@ async fn with_postgresql_down_requests_answer_503_at_once_and_the_first_after_re
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // The first request after the circuit closed succeeds.
-    app.get("/me")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
+    app.get("/me").bearer(&admin.access).expect(200).await;
     app.get(&format!("/courses/{kept}"))
         .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     create_course(&app, &admin, "After the outage")
         .await
         .expect(201);

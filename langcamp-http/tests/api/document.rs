@@ -8,7 +8,7 @@ use hyper::Method;
 use langcamp_http::Access;
 use serde_json::{Value, json};
 
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, registration};
 
 fn documented_operations(doc: &Value) -> Vec<(String, String, &Value)> {
     let mut operations = Vec::new();
@@ -28,7 +28,7 @@ fn is_camel_case(id: &str) -> bool {
 #[tokio::test]
 async fn the_route_table_and_the_document_list_the_same_operations() {
     let app = TestApp::spawn().await;
-    let doc = app.get("/swagger/json").send().await.expect(200).json();
+    let doc = app.get("/swagger/json").expect(200).await.json();
 
     let served: BTreeSet<(String, String)> = langcamp_http::docs::operations()
         .iter()
@@ -69,7 +69,7 @@ fn camel_case_is_told_apart() {
 #[tokio::test]
 async fn the_document_states_each_operations_access() {
     let app = TestApp::spawn().await;
-    let doc = app.get("/swagger/json").send().await.expect(200).json();
+    let doc = app.get("/swagger/json").expect(200).await.json();
     for op in langcamp_http::docs::operations() {
         let operation = &doc["paths"][&op.path][op.method.as_str().to_lowercase()];
         let security = operation["security"]
@@ -204,32 +204,20 @@ async fn every_endpoint_refuses_a_caller_below_its_access_before_the_body_and_th
 async fn a_whole_number_written_with_a_fraction_is_an_integer() {
     let app = TestApp::spawn().await;
     let session = app.sign_in("whole@langcamp.test").await;
-    let done = app
-        .post("/auth/complete-registration")
-        .bearer(&session.access)
-        .json(&json!({
-            "name": "Ana Silva", "age": 27.0, "gender": "female", "country": "Portugal",
-            "countryCode": "+351", "phoneNumber": "912345678"
-        }))
-        .send()
-        .await
-        .expect(200);
+    let done = session
+        .post(
+            "/auth/complete-registration",
+            &registration("Ana Silva", json!(27.0)),
+        )
+        .expect(200)
+        .await;
     assert_eq!(done.data()["user"]["age"], 27, "{}", done.text());
 
-    let refused = app
-        .patch("/me/profile")
-        .bearer(&session.access)
-        .json(&json!({"age": 27.5}))
-        .send()
-        .await
-        .expect(400);
-    assert_eq!(refused.code(), "VALIDATION_FAILED");
-    let me = app
-        .get("/me")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200);
+    session
+        .patch("/me/profile", &json!({"age": 27.5}))
+        .fails(400, "VALIDATION_FAILED")
+        .await;
+    let me = session.get("/me").expect(200).await;
     assert_eq!(me.data()["age"], 27);
 }
 
@@ -252,7 +240,7 @@ async fn every_documented_object_is_closed() {
         }
     }
     let app = TestApp::spawn().await;
-    let doc = app.get("/swagger/json").send().await.expect(200).json();
+    let doc = app.get("/swagger/json").expect(200).await.json();
     let mut found = Vec::new();
     for (name, schema) in doc["components"]["schemas"].as_object().expect("schemas") {
         open_objects(schema, name, &mut found);

@@ -268,10 +268,7 @@ async fn request_code(app: &TestApp, email: &str) {
         .post("/auth/otp/request")
         .header("x-forwarded-for", &fresh_client())
         .json(&json!({ "email": email }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(data["expiresInSeconds"], 600);
 }
 
@@ -379,9 +376,8 @@ async fn a_refusing_smtp_server_gets_retries_with_backoff_and_the_mail_is_not_lo
     app.post("/auth/otp/verify")
         .header("x-forwarded-for", &fresh_client())
         .json(&json!({ "email": email, "code": code_of(&mails, email) }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
 }
 
 #[tokio::test]
@@ -551,6 +547,15 @@ fn short_headers() -> ServeOptions {
     }
 }
 
+/// A one-second pause allowed between body bytes, and `read_secs` for the whole body.
+fn body_deadlines(read_secs: u64) -> ServeOptions {
+    ServeOptions {
+        body_idle_timeout: Duration::from_secs(1),
+        body_read_timeout: Duration::from_secs(read_secs),
+        ..ServeOptions::default()
+    }
+}
+
 /// The server still answers ordinary requests on a fresh connection.
 async fn still_serving(addr: SocketAddr) {
     let outcome = slow_client(
@@ -675,15 +680,7 @@ fn assert_request_timeout(outcome: &Outcome) {
 #[tokio::test]
 async fn a_client_trickling_its_body_gets_408_at_the_body_deadline() {
     let app = TestApp::spawn().await;
-    let server = serve_with(
-        &app,
-        ServeOptions {
-            body_idle_timeout: Duration::from_secs(1),
-            body_read_timeout: Duration::from_secs(2),
-            ..ServeOptions::default()
-        },
-    )
-    .await;
+    let server = serve_with(&app, body_deadlines(2)).await;
     // 1000 bytes at 10 a second would take 100 s; the pauses stay under the idle timeout.
     let outcome = slow_client(
         server.addr,
@@ -701,15 +698,7 @@ async fn a_client_trickling_its_body_gets_408_at_the_body_deadline() {
 #[tokio::test]
 async fn a_client_that_stops_sending_its_body_gets_408_after_the_idle_timeout() {
     let app = TestApp::spawn().await;
-    let server = serve_with(
-        &app,
-        ServeOptions {
-            body_idle_timeout: Duration::from_secs(1),
-            body_read_timeout: Duration::from_secs(10),
-            ..ServeOptions::default()
-        },
-    )
-    .await;
+    let server = serve_with(&app, body_deadlines(10)).await;
     // One byte of the 1000 announced, then silence.
     let outcome = slow_client(server.addr, &json_head(), b"", 1, Duration::from_secs(8)).await;
     assert_request_timeout(&outcome);

@@ -1,5 +1,5 @@
 //! The test harness: a real server on 127.0.0.1:0 with a fresh database per test, a real
-//! SMTP sink for its mail, and a small typed client.
+//! SMTP sink for its mail, and the typed client of `langcamp-testkit` bound to each caller.
 //!
 //! The backend is SQLite (a file in a temporary folder) unless `TEST_DATABASE_URL` names a
 //! PostgreSQL server, in which case every test gets its own new database on it. The same
@@ -16,17 +16,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use http_body_util::{BodyExt, Full};
-use hyper::header::HeaderMap;
-use hyper::{Method, Request};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper::Method;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
-use serde_json::Value;
-use sqlx::Connection;
+use langcamp_testkit::database;
+pub use langcamp_testkit::{Call, Case, Client, TestResponse, assert_role_matrix};
 use tokio::sync::oneshot;
 
 use crate::smtp::{ReceivedMail, SmtpSink};
@@ -39,7 +33,7 @@ pub struct TestApp {
     pub data_dir: PathBuf,
     /// The test's own bucket when its files are in the S3 test server.
     pub s3: Option<crate::s3_store::TestBucket>,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client,
     shutdown: Vec<oneshot::Sender<()>>,
 }
 
@@ -83,10 +77,7 @@ impl TestAppBuilder {
         let mut vars: HashMap<String, String> = [
             ("DATA_DIR", data_dir.to_string_lossy().into_owned()),
             ("DATABASE_URL", database_url),
-            (
-                "JWT_SECRET",
-                "test-secret-for-langcamp-0123456789".to_owned(),
-            ),
+            ("JWT_SECRET", database::JWT_SECRET.to_owned()),
             ("MAIL_HOST", "127.0.0.1".to_owned()),
             ("MAIL_PORT", smtp.port.to_string()),
             ("MAIL_SECURE", "none".to_owned()),
@@ -130,7 +121,7 @@ impl TestAppBuilder {
                 })
                 .await;
         });
-        let client = Client::builder(TokioExecutor::new()).build_http();
+        let client = Client::new(addr);
         TestApp {
             addr,
             core,
@@ -146,33 +137,11 @@ impl TestAppBuilder {
 
 /// The database for one test: a file in its folder, or a new PostgreSQL database.
 pub async fn test_database_url(data_dir: &std::path::Path) -> String {
-    match std::env::var("TEST_DATABASE_URL") {
-        Ok(server) if server.starts_with("postgres") => {
-            let name = format!("lc_test_{}", uuid::Uuid::new_v4().simple());
-            let mut conn = sqlx::PgConnection::connect(&server)
-                .await
-                .expect("connect to TEST_DATABASE_URL");
-            sqlx::Executor::execute(
-                &mut conn,
-                sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")),
-            )
-            .await
-            .expect("create a test database");
-            let (base, query) = server
-                .split_once('?')
-                .map_or((server.as_str(), None), |(b, q)| (b, Some(q)));
-            let base = base.rsplit_once('/').map_or(base, |(b, _)| b);
-            match query {
-                Some(q) => format!("{base}/{name}?{q}"),
-                None => format!("{base}/{name}"),
-            }
-        }
-        _ => format!(
-            "sqlite://{}?mode=rwc",
-            data_dir.join("langcamp.db").display()
-        ),
-    }
+    database::create_database(data_dir, DATABASE_PREFIX).await
 }
+
+/// What the harness's PostgreSQL databases are called (`lc_test_<uuid>`).
+const DATABASE_PREFIX: &str = "lc_test";
 
 impl Drop for TestApp {
     fn drop(&mut self) {
@@ -186,147 +155,26 @@ impl Drop for TestApp {
 
 /// Drops a PostgreSQL test database (no-op for SQLite), so runs do not fill the disk.
 pub fn drop_test_database(url: &str) {
-    let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
-        return;
-    };
-    let Some(name) = url.split('?').next().and_then(|u| u.rsplit('/').next()) else {
-        return;
-    };
-    if !name.starts_with("lc_test_") {
-        return;
-    }
-    let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-    // Drop runs inside the test's runtime: do the async work on a thread of its own.
-    let _ = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .ok()?;
-        runtime.block_on(async {
-            let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
-            sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
-                .await
-                .ok()
-        })
-    })
-    .join();
+    database::drop_database(url, DATABASE_PREFIX);
 }
 
-/// A response, fully read.
-#[derive(Debug)]
-pub struct TestResponse {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-}
-
-impl TestResponse {
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "body is not JSON ({e}): {}",
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-
-    /// `data` of the envelope.
-    pub fn data(&self) -> Value {
-        self.json()["data"].clone()
-    }
-
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    /// Asserts the status, showing the body when it differs.
-    #[track_caller]
-    pub fn expect(self, status: u16) -> TestResponse {
-        assert_eq!(
-            self.status,
-            status,
-            "unexpected status; body: {}",
-            self.text()
-        );
-        self
-    }
-
-    /// The envelope's `code` of a failure.
-    pub fn code(&self) -> String {
-        self.json()["code"].as_str().unwrap_or_default().to_owned()
-    }
-}
-
-/// A request being built.
-pub struct Call<'a> {
-    app: &'a TestApp,
-    method: Method,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Bytes,
-}
-
-impl<'a> Call<'a> {
-    pub fn bearer(self, token: &str) -> Self {
-        self.header("authorization", &format!("Bearer {token}"))
-    }
-
-    pub fn header(mut self, name: &str, value: &str) -> Self {
-        self.headers.push((name.to_owned(), value.to_owned()));
-        self
-    }
-
-    pub fn json(mut self, body: &Value) -> Self {
-        self.body = Bytes::from(serde_json::to_vec(body).expect("serializable"));
-        self.header("content-type", "application/json")
-    }
-
-    pub fn body(mut self, content_type: &str, body: impl Into<Bytes>) -> Self {
-        self.body = body.into();
-        self.header("content-type", content_type)
-    }
-
-    pub async fn send(self) -> TestResponse {
-        let mut request = Request::builder()
-            .method(self.method)
-            .uri(format!("http://{}{}", self.app.addr, self.path));
-        for (name, value) in &self.headers {
-            request = request.header(name.as_str(), value.as_str());
-        }
-        let request = request.body(Full::new(self.body)).expect("valid request");
-        let response = self
-            .app
-            .client
-            .request(request)
-            .await
-            .expect("the server answers");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .expect("read the body")
-            .to_bytes();
-        TestResponse {
-            status,
-            headers,
-            body,
-        }
-    }
-}
-
-/// The tokens of a signed-in test user.
-#[derive(Clone, Debug)]
+/// A signed-in test user: its tokens, and a client that calls as it
+/// (`admin.get(path).await`, through `Deref`).
+#[derive(Clone)]
 pub struct Session {
     pub access: String,
     pub refresh: String,
     pub user_id: String,
     pub email: String,
+    client: Client,
+}
+
+impl std::ops::Deref for Session {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.client
+    }
 }
 
 impl TestApp {
@@ -342,37 +190,66 @@ impl TestApp {
         TestApp::builder().spawn().await
     }
 
+    /// A number the database answers (`SELECT COUNT(*) ...`), read as another process would.
+    pub async fn count(&self, sql: impl sqlx::SqlSafeStr) -> i64 {
+        sqlx::query_scalar(sql)
+            .fetch_one(self.core.db().reader())
+            .await
+            .expect("the count")
+    }
+
+    /// A server and its admin, signed in: where most tests start.
+    pub async fn with_admin() -> (TestApp, Session) {
+        let app = TestApp::spawn().await;
+        let admin = app.admin().await;
+        (app, admin)
+    }
+
     pub fn builder() -> TestAppBuilder {
         TestAppBuilder::default()
     }
 
-    pub fn call(&self, method: Method, path: &str) -> Call<'_> {
-        Call {
-            app: self,
-            method,
-            path: path.to_owned(),
-            headers: Vec::new(),
-            body: Bytes::new(),
+    /// An anonymous caller.
+    pub fn anon(&self) -> &Client {
+        &self.client
+    }
+
+    /// A caller with `token` as its bearer (a token a test made or altered).
+    pub fn with_token(&self, token: &str) -> Client {
+        self.client.with_token(token)
+    }
+
+    /// `session`'s sign-in calling this server (another instance on the same database).
+    pub fn bind(&self, session: &Session) -> Session {
+        Session {
+            client: self.client.with_token(&session.access),
+            ..session.clone()
         }
     }
 
-    pub fn get(&self, path: &str) -> Call<'_> {
+    /// An anonymous request without a body yet, for what the typed [`Client`] does not
+    /// cover (raw bodies, headers, no body on a POST).
+    pub fn call(&self, method: Method, path: &str) -> Call {
+        self.client.call(method, path)
+    }
+
+    pub fn get(&self, path: &str) -> Call {
         self.call(Method::GET, path)
     }
 
-    pub fn post(&self, path: &str) -> Call<'_> {
+    pub fn post(&self, path: &str) -> Call {
         self.call(Method::POST, path)
     }
 
-    pub fn put(&self, path: &str) -> Call<'_> {
+    pub fn put(&self, path: &str) -> Call {
         self.call(Method::PUT, path)
     }
 
-    pub fn patch(&self, path: &str) -> Call<'_> {
+    pub fn patch(&self, path: &str) -> Call {
         self.call(Method::PATCH, path)
     }
 
-    pub fn delete(&self, path: &str) -> Call<'_> {
+    pub fn delete(&self, path: &str) -> Call {
         self.call(Method::DELETE, path)
     }
 
@@ -421,17 +298,16 @@ impl TestApp {
             .await
             .expect(200)
             .data();
+        let access = data["accessToken"].as_str().expect("accessToken");
         Session {
-            access: data["accessToken"]
-                .as_str()
-                .expect("accessToken")
-                .to_owned(),
+            access: access.to_owned(),
             refresh: data["refreshToken"]
                 .as_str()
                 .expect("refreshToken")
                 .to_owned(),
             user_id: data["user"]["id"].as_str().expect("user id").to_owned(),
             email: email.to_owned(),
+            client: self.client.with_token(access),
         }
     }
 
@@ -457,6 +333,22 @@ impl TestApp {
     pub async fn student(&self, email: &str) -> Session {
         self.user_with_role(email, Role::User).await
     }
+}
+
+/// A complete registration for `POST /auth/complete-registration`: a woman in Portugal.
+pub fn registration(name: &str, age: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "name": name, "age": age, "gender": "female", "country": "Portugal",
+        "countryCode": "+351", "phoneNumber": "912345678"
+    })
+}
+
+/// An instant in UTC, for manual clocks and expected timestamps.
+pub fn utc(year: i32, month: u32, day: u32, hour: u32, minute: u32, second: u32) -> DateTime<Utc> {
+    use chrono::TimeZone;
+    Utc.with_ymd_and_hms(year, month, day, hour, minute, second)
+        .single()
+        .expect("a valid date")
 }
 
 /// A client address no other helper call uses (10.0.0.0/8).

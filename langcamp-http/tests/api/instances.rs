@@ -5,17 +5,15 @@
 
 use std::time::Duration;
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::{TimeDelta, Utc};
 use langcamp_core::{Actor, Role};
 use serde_json::json;
 
-use crate::helpers::{TestApp, extract_code, fresh_client};
+use crate::helpers::{TestApp, extract_code, fresh_client, utc};
 use crate::storage::{path_of, pdf, upload};
 
 fn start() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 25, 9, 0, 0)
-        .single()
-        .expect("valid date")
+    utc(2026, 11, 25, 9, 0, 0)
 }
 
 /// Waits until `check` holds, at most 10 s.
@@ -44,12 +42,10 @@ async fn mute_smtp_server() -> u16 {
 }
 
 async fn pending_claimed_mail(app: &TestApp) -> i64 {
-    sqlx::query_scalar(
+    app.count(
         "SELECT COUNT(*) FROM mail_outbox WHERE status = 'pending' AND lease_until IS NOT NULL",
     )
-    .fetch_one(app.core.db().reader())
     .await
-    .expect("count")
 }
 
 #[tokio::test]
@@ -171,11 +167,9 @@ async fn two_instances_without_a_shared_disk_serve_sign_in_and_deliver_as_one() 
         statuses == [200, 403] || statuses == [200, 409],
         "exactly one demotion succeeds: {statuses:?}"
     );
-    let superadmins: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
-            .fetch_one(b.core.db().reader())
-            .await
-            .expect("count");
+    let superadmins: i64 = b
+        .count("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
+        .await;
     assert_eq!(superadmins, 1);
 
     // A stops with the code mail claimed and unsent. Once the claim lapses (two minutes),

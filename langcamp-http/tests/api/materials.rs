@@ -1,11 +1,11 @@
 //! Education materials (CONTRACT §7): forms with PDFs, updates, deletion with files,
 //! all-or-nothing assignment with mail, and who may see what.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::TimeDelta;
 use langcamp_core::{Actor, Role};
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp, TestResponse};
+use crate::helpers::{Case, Client, Session, TestApp, TestResponse, assert_role_matrix, utc};
 use crate::smtp::ReceivedMail;
 use crate::storage::{Multipart, pdf, png, stored_files};
 
@@ -37,21 +37,18 @@ async fn create_form(app: &TestApp, admin: &Session, form: Multipart) -> TestRes
     .await
 }
 
-async fn create_json(app: &TestApp, admin: &Session, body: Value) -> Value {
-    app.post("/education-materials")
-        .bearer(&admin.access)
-        .json(&body)
-        .send()
-        .await
-        .expect(201)
-        .data()
+async fn create_json(admin: &Session, body: Value) -> Value {
+    admin.post("/education-materials", &body).created().await
 }
 
-async fn count(app: &TestApp, sql: &'static str) -> i64 {
-    sqlx::query_scalar(sql)
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count")
+/// Nothing of a refused material was kept: no row, no file record, no file.
+async fn assert_nothing_stored(app: &TestApp) {
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM education_materials").await,
+        0
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 0);
+    assert_eq!(stored_files(app), Vec::<std::path::PathBuf>::new());
 }
 
 /// A user created directly (no sign-in mail), with a name.
@@ -107,8 +104,7 @@ fn ids(list: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn admins_create_a_material_from_a_form_with_two_pdfs_and_videos() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let workbook = pdf("workbook");
     let answers = pdf("answers");
     let form = Multipart::new()
@@ -152,33 +148,21 @@ async fn admins_create_a_material_from_a_form_with_two_pdfs_and_videos() {
             item["url"],
             format!("http://{}/storage/files/{file_id}", app.addr)
         );
-        let served = app
-            .get(&path_of(&item["url"], &app))
-            .send()
-            .await
-            .expect(200);
+        let served = app.get(&path_of(&item["url"], &app)).expect(200).await;
         assert_eq!(served.body.as_ref(), bytes.as_slice());
         assert_eq!(served.header("content-type"), Some("application/pdf"));
     }
     assert_eq!(stored_files(&app).len(), 2);
 
     let id = material["id"].as_str().expect("id");
-    let fetched = app
-        .get(&format!("/education-materials/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let fetched = admin.get(&format!("/education-materials/{id}")).await;
     assert_eq!(fetched, material);
 }
 
 #[tokio::test]
 async fn a_json_body_creates_a_material_without_files_and_fields_are_checked() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let material = create_json(
-        &app,
         &admin,
         json!({ "title": "Listening practice", "videos": [{ "url": "https://v.example.com/1" }] }),
     )
@@ -203,43 +187,32 @@ async fn a_json_body_creates_a_material_without_files_and_fields_are_checked() {
             "level must be one of A1, A2, B1, B2, C1, C2",
         ),
     ] {
-        let refused = app
-            .post("/education-materials")
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
+        let refused = admin.post("/education-materials", &body).expect(400).await;
         assert_eq!(refused.json()["errors"], json!([message]), "{body}");
     }
-    let unknown = app
-        .post("/education-materials")
-        .bearer(&admin.access)
-        .json(&json!({ "title": "x", "pdfs": [] }))
-        .send()
-        .await
-        .expect(400);
+    let unknown = admin
+        .post("/education-materials", &json!({ "title": "x", "pdfs": [] }))
+        .expect(400)
+        .await;
     assert!(
         unknown.text().contains("unknown field `pdfs`"),
         "{}",
         unknown.text()
     );
-    app.post("/education-materials")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/education-materials")
         .body("text/plain", "title=x")
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM education_materials").await,
+        app.count("SELECT COUNT(*) FROM education_materials").await,
         1
     );
 }
 
 #[tokio::test]
 async fn a_non_pdf_among_the_pdfs_is_refused_and_nothing_is_stored() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let form = Multipart::new()
         .text("title", "Mixed up")
         .file("pdfs", "good.pdf", "application/pdf", &pdf("good"))
@@ -250,18 +223,12 @@ async fn a_non_pdf_among_the_pdfs_is_refused_and_nothing_is_stored() {
         refused.json()["errors"],
         json!(["\"sneaky.pdf\" is not a PDF document"])
     );
-    assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM education_materials").await,
-        0
-    );
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM stored_files").await, 0);
-    assert_eq!(stored_files(&app), Vec::<std::path::PathBuf>::new());
+    assert_nothing_stored(&app).await;
 }
 
 #[tokio::test]
 async fn form_mistakes_are_400_and_discard_pdfs_already_received() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let with_pdf = || Multipart::new().file("pdfs", "a.pdf", "application/pdf", &pdf("a"));
     for (form, message) in [
         (
@@ -297,20 +264,12 @@ async fn form_mistakes_are_400_and_discard_pdfs_already_received() {
         let refused = create_form(&app, &admin, form).await.expect(400);
         assert_eq!(refused.json()["errors"], json!([message]));
     }
-    assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM education_materials").await,
-        0
-    );
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM stored_files").await, 0);
-    assert_eq!(stored_files(&app), Vec::<std::path::PathBuf>::new());
+    assert_nothing_stored(&app).await;
 }
 
 #[tokio::test]
 async fn updates_append_and_remove_pdfs_and_change_fields() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("a time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     let form = Multipart::new()
@@ -351,39 +310,22 @@ async fn updates_append_and_remove_pdfs_and_change_fields() {
     assert_eq!(updated["updatedAt"], "2026-11-22T10:05:00.000Z");
 
     // The removed PDF's file is gone, record and bytes; the others are served.
-    app.get(&path_of(&first["url"], &app))
-        .send()
-        .await
-        .expect(404);
-    app.get(&path_of(&second["url"], &app))
-        .send()
-        .await
-        .expect(200);
-    let served = app
-        .get(&path_of(&pdfs[1]["url"], &app))
-        .send()
-        .await
-        .expect(200);
+    app.get(&path_of(&first["url"], &app)).expect(404).await;
+    app.get(&path_of(&second["url"], &app)).expect(200).await;
+    let served = app.get(&path_of(&pdfs[1]["url"], &app)).expect(200).await;
     assert_eq!(served.body.as_ref(), three.as_slice());
     assert_eq!(stored_files(&app).len(), 2);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM stored_files").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 2);
 
     // JSON: null clears an optional field, videos are replaced (an id keeps its video).
-    let changed = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({
+    let changed = admin.patch(&path, &json!({
             "description": null,
             "level": "c1",
             "videos": [
                 { "id": video_id, "title": "Market (new cut)", "url": "https://v.example.com/market2" },
                 { "title": "Prices", "url": "https://v.example.com/prices" }
             ]
-        }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+        })).await;
     assert_eq!(changed["description"], Value::Null);
     assert_eq!(changed["level"], "C1");
     assert_eq!(changed["videos"][0]["id"], video_id);
@@ -403,51 +345,29 @@ async fn updates_append_and_remove_pdfs_and_change_fields() {
             "videos[0].id does not name a video of this material",
         ),
     ] {
-        let refused = app
-            .patch(&path)
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
+        let refused = admin.patch(&path, &body).expect(400).await;
         assert_eq!(refused.json()["errors"], json!([message]));
     }
     let non_pdf = Multipart::new().file("pdfs", "x.pdf", "application/pdf", &png(2, 2));
     send_form(&app, hyper::Method::PATCH, &path, &admin.access, non_pdf)
         .await
         .expect(415);
-    let after = app
-        .get(&path)
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let after = admin.get(&path).await;
     assert_eq!(after, changed);
     assert_eq!(stored_files(&app).len(), 2);
 
     // An empty JSON array removes every video.
-    let cleared = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "videos": [] }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let cleared = admin.patch(&path, &json!({ "videos": [] })).await;
     assert_eq!(cleared["videos"], json!([]));
-    app.patch("/education-materials/not-an-id")
-        .bearer(&admin.access)
-        .json(&json!({ "title": "x" }))
-        .send()
-        .await
-        .expect(404);
+    admin
+        .patch("/education-materials/not-an-id", &json!({ "title": "x" }))
+        .expect(404)
+        .await;
 }
 
 #[tokio::test]
 async fn deleting_a_material_removes_its_files_and_assignments() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("dora@example.com").await;
     let form = Multipart::new()
         .text("title", "To be deleted")
@@ -455,60 +375,38 @@ async fn deleting_a_material_removes_its_files_and_assignments() {
         .file("pdfs", "b.pdf", "application/pdf", &pdf("b"));
     let material = create_form(&app, &admin, form).await.expect(201).data();
     let id = material["id"].as_str().expect("id");
-    app.post(&format!("/education-materials/{id}/assign"))
-        .bearer(&admin.access)
-        .json(&json!({ "userIds": [student.user_id] }))
-        .send()
-        .await
-        .expect(200);
+    admin
+        .post(
+            &format!("/education-materials/{id}/assign"),
+            &json!({ "userIds": [student.user_id] }),
+        )
+        .expect(200)
+        .await;
     assert_eq!(stored_files(&app).len(), 2);
 
-    let deleted = app
-        .delete(&format!("/education-materials/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let deleted = admin.delete(&format!("/education-materials/{id}")).await;
     assert_eq!(deleted, json!({ "id": id, "deleted": true }));
     assert_eq!(stored_files(&app), Vec::<std::path::PathBuf>::new());
     for pdf in material["pdfs"].as_array().expect("pdfs") {
-        app.get(&path_of(&pdf["url"], &app))
-            .send()
-            .await
-            .expect(404);
+        app.get(&path_of(&pdf["url"], &app)).expect(404).await;
     }
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM stored_files").await, 0);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM material_pdfs").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM material_pdfs").await, 0);
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM material_assignments").await,
+        app.count("SELECT COUNT(*) FROM material_assignments").await,
         0
     );
-    let mine = app
-        .get("/education-materials/my-materials")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let mine = student.get("/education-materials/my-materials").await;
     assert_eq!(mine, json!([]));
-    app.get(&format!("/education-materials/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    app.delete(&format!("/education-materials/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin
+        .assert_gone(&format!("/education-materials/{id}"))
+        .await;
 }
 
 #[tokio::test]
 async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let material = create_json(&app, &admin, json!({ "title": "Verbs <b>&</b> more" })).await;
+    let (app, admin) = TestApp::with_admin().await;
+    let material = create_json(&admin, json!({ "title": "Verbs <b>&</b> more" })).await;
     let id = material["id"].as_str().expect("id");
     let assign_path = format!("/education-materials/{id}/assign");
     let ana = person(&app, "ana@example.com", "Ana").await;
@@ -516,40 +414,28 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
     let cleo = person(&app, "cleo@example.com", "Cleo").await;
     let ghost = "0190f1a2-0000-7000-8000-00000000dead";
 
-    let refused = app
-        .post(&assign_path)
-        .bearer(&admin.access)
-        .json(&json!({ "userIds": [ana, ghost, ben] }))
-        .send()
-        .await
-        .expect(404);
-    assert_eq!(refused.code(), "NOT_FOUND");
+    let refused = admin
+        .post(&assign_path, &json!({ "userIds": [ana, ghost, ben] }))
+        .fails(404, "NOT_FOUND")
+        .await;
     assert_eq!(
         refused.json()["errors"],
         json!([format!("user \"{ghost}\" not found")])
     );
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM material_assignments").await,
+        app.count("SELECT COUNT(*) FROM material_assignments").await,
         0
     );
     assert_eq!(
-        count(
-            &app,
-            "SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'"
-        )
-        .await,
+        app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'")
+            .await,
         0,
         "no mail is queued"
     );
 
-    let done = app
-        .post(&assign_path)
-        .bearer(&admin.access)
-        .json(&json!({ "userIds": [ana, ben, ana] }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let done = admin
+        .post(&assign_path, &json!({ "userIds": [ana, ben, ana] }))
+        .await;
     assert_eq!(
         done,
         json!({ "materialId": id, "assigned": 2, "alreadyAssigned": 0 })
@@ -576,25 +462,17 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
         assert!(html.contains(&format!("href=\"{link}\"")), "{html}");
     }
 
-    let again = app
-        .post(&assign_path)
-        .bearer(&admin.access)
-        .json(&json!({ "userIds": [ana, cleo, ben] }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let again = admin
+        .post(&assign_path, &json!({ "userIds": [ana, cleo, ben] }))
+        .await;
     assert_eq!(
         again,
         json!({ "materialId": id, "assigned": 1, "alreadyAssigned": 2 })
     );
     assert_eq!(assignment_mails(&app, "cleo@example.com", 1).await.len(), 1);
     assert_eq!(
-        count(
-            &app,
-            "SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'"
-        )
-        .await,
+        app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'")
+            .await,
         3,
         "a second assignment sends no second mail"
     );
@@ -606,20 +484,15 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
         (json!({ "userIds": "ana" }), 400),
         (json!({ "userIds": [ana], "notify": false }), 400),
     ] {
-        app.post(&assign_path)
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(status);
+        admin.post(&assign_path, &body).expect(status).await;
     }
-    let unknown_material = app
-        .post("/education-materials/0190f1a2-0000-7000-8000-000000000000/assign")
-        .bearer(&admin.access)
-        .json(&json!({ "userIds": [ana] }))
-        .send()
-        .await
-        .expect(404);
+    let unknown_material = admin
+        .post(
+            "/education-materials/0190f1a2-0000-7000-8000-000000000000/assign",
+            &json!({ "userIds": [ana] }),
+        )
+        .expect(404)
+        .await;
     assert_eq!(
         unknown_material.json()["errors"],
         json!(["education material not found"])
@@ -633,15 +506,16 @@ async fn without_a_frontend_base_the_mail_carries_a_relative_link() {
         .spawn()
         .await;
     let admin = app.admin().await;
-    let material = create_json(&app, &admin, json!({ "title": "Relative" })).await;
+    let material = create_json(&admin, json!({ "title": "Relative" })).await;
     let id = material["id"].as_str().expect("id");
     let dan = person(&app, "dan@example.com", "Dan").await;
-    app.post(&format!("/education-materials/{id}/assign"))
-        .bearer(&admin.access)
-        .json(&json!({ "userIds": [dan] }))
-        .send()
-        .await
-        .expect(200);
+    admin
+        .post(
+            &format!("/education-materials/{id}/assign"),
+            &json!({ "userIds": [dan] }),
+        )
+        .expect(200)
+        .await;
     let mails = assignment_mails(&app, "dan@example.com", 1).await;
     assert_eq!(mails.len(), 1);
     let text = mails[0].text_body();
@@ -653,17 +527,14 @@ async fn without_a_frontend_base_the_mail_carries_a_relative_link() {
 
 #[tokio::test]
 async fn users_see_only_their_own_materials_newest_assignment_first() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("a time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     let eva = app.student("eva@example.com").await;
     let finn = app.student("finn@example.com").await;
-    let a = create_json(&app, &admin, json!({ "title": "A" })).await;
-    let b = create_json(&app, &admin, json!({ "title": "B" })).await;
-    let c = create_json(&app, &admin, json!({ "title": "C" })).await;
+    let a = create_json(&admin, json!({ "title": "A" })).await;
+    let b = create_json(&admin, json!({ "title": "B" })).await;
+    let c = create_json(&admin, json!({ "title": "C" })).await;
     let id = |m: &Value| m["id"].as_str().expect("id").to_owned();
     let assign = |material: String, user: String| {
         let app = &app;
@@ -672,9 +543,8 @@ async fn users_see_only_their_own_materials_newest_assignment_first() {
             app.post(&format!("/education-materials/{material}/assign"))
                 .bearer(&token)
                 .json(&json!({ "userIds": [user] }))
-                .send()
-                .await
-                .expect(200);
+                .expect(200)
+                .await;
         }
     };
     assign(id(&c), eva.user_id.clone()).await;
@@ -683,24 +553,14 @@ async fn users_see_only_their_own_materials_newest_assignment_first() {
     app.clock.advance(TimeDelta::minutes(1));
     assign(id(&b), finn.user_id.clone()).await;
 
-    let mine = app
-        .get("/education-materials/my-materials")
-        .bearer(&eva.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let mine = eva.get("/education-materials/my-materials").await;
     assert_eq!(ids(&mine), vec![id(&a), id(&c)], "newest assignment first");
     assert_eq!(mine[0]["assignedAt"], "2026-11-22T10:01:00.000Z");
     assert_eq!(mine[0]["material"], a);
 
-    let of_eva = app
+    let of_eva = admin
         .get(&format!("/education-materials/user/{}", eva.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(of_eva, mine);
 
     let read = |token: String, material: String| {
@@ -731,59 +591,44 @@ async fn users_see_only_their_own_materials_newest_assignment_first() {
     );
 
     // Unassigning takes the material away.
-    let unassigned = app
+    let unassigned = admin
         .delete(&format!(
             "/education-materials/{}/assign/{}",
             id(&a),
             eva.user_id
         ))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(
         unassigned,
         json!({ "materialId": id(&a), "userId": eva.user_id, "unassigned": true })
     );
-    app.delete(&format!(
-        "/education-materials/{}/assign/{}",
-        id(&a),
-        eva.user_id
-    ))
-    .bearer(&admin.access)
-    .send()
-    .await
-    .expect(404);
+    admin
+        .delete(&format!(
+            "/education-materials/{}/assign/{}",
+            id(&a),
+            eva.user_id
+        ))
+        .expect(404)
+        .await;
     read(eva.access.clone(), id(&a)).await.expect(404);
-    let mine = app
-        .get("/education-materials/my-materials")
-        .bearer(&eva.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let mine = eva.get("/education-materials/my-materials").await;
     assert_eq!(ids(&mine), vec![id(&c)]);
 
-    app.get("/education-materials/user/0190f1a2-0000-7000-8000-000000000000")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin
+        .get("/education-materials/user/0190f1a2-0000-7000-8000-000000000000")
+        .expect(404)
+        .await;
 }
 
 #[tokio::test]
 async fn the_admin_list_is_paginated_newest_first_and_filtered_by_locale() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("a time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     let mut created = Vec::new();
     for (title, locale) in [("one", "en"), ("two", "de"), ("three", "en")] {
         app.clock.advance(TimeDelta::seconds(1));
-        created.push(create_json(&app, &admin, json!({ "title": title, "locale": locale })).await);
+        created.push(create_json(&admin, json!({ "title": title, "locale": locale })).await);
     }
     let form = Multipart::new()
         .text("title", "four")
@@ -792,13 +637,7 @@ async fn the_admin_list_is_paginated_newest_first_and_filtered_by_locale() {
     app.clock.advance(TimeDelta::seconds(1));
     created.push(create_form(&app, &admin, form).await.expect(201).data());
 
-    let all = app
-        .get("/education-materials")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let all = admin.get("/education-materials").await;
     assert_eq!(all["pagination"]["totalItems"], 4);
     let titles: Vec<&str> = all["list"]
         .as_array()
@@ -809,100 +648,58 @@ async fn the_admin_list_is_paginated_newest_first_and_filtered_by_locale() {
     assert_eq!(titles, ["four", "three", "two", "one"]);
     assert_eq!(all["list"][0], created[3], "PDFs are listed too");
 
-    let english = app
+    let english = admin
         .get("/education-materials?locale=EN&limit=2&page=2")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+        .await;
     assert_eq!(english["pagination"]["totalItems"], 3);
     assert_eq!(english["pagination"]["totalPages"], 2);
     assert_eq!(english["list"].as_array().map(Vec::len), Some(1));
     assert_eq!(english["list"][0]["title"], "one");
 
-    let none = app
-        .get("/education-materials?locale=fr")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let none = admin.get("/education-materials?locale=fr").await;
     assert_eq!(none["list"], json!([]));
     assert_eq!(none["pagination"]["totalPages"], 0);
     for query in ["locale=english", "limit=0", "page=x"] {
-        app.get(&format!("/education-materials?{query}"))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(400);
+        admin
+            .get(&format!("/education-materials?{query}"))
+            .expect(400)
+            .await;
     }
 }
 
 #[tokio::test]
 async fn every_material_operation_checks_the_role() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("gus@example.com").await;
-    let material = create_json(&app, &admin, json!({ "title": "Guarded" })).await;
+    let material = create_json(&admin, json!({ "title": "Guarded" })).await;
     let id = material["id"].as_str().expect("id").to_owned();
     let user = student.user_id.clone();
 
-    let admin_only: Vec<(hyper::Method, String, Option<Value>)> = vec![
-        (
-            hyper::Method::POST,
-            "/education-materials".into(),
-            Some(json!({ "title": "x" })),
-        ),
-        (hyper::Method::GET, "/education-materials".into(), None),
-        (
-            hyper::Method::GET,
-            format!("/education-materials/user/{user}"),
-            None,
-        ),
-        (
-            hyper::Method::PATCH,
-            format!("/education-materials/{id}"),
-            Some(json!({ "title": "x" })),
-        ),
-        (
-            hyper::Method::DELETE,
-            format!("/education-materials/{id}"),
-            None,
-        ),
-        (
-            hyper::Method::POST,
-            format!("/education-materials/{id}/assign"),
-            Some(json!({ "userIds": [user] })),
-        ),
-        (
-            hyper::Method::DELETE,
+    // Admin only: a user is refused, and so is anonymous.
+    let callers: [(&str, &Client); 2] = [("user", &student), ("anonymous", app.anon())];
+    const REFUSED: &[u16] = &[403, 401];
+    let cases = [
+        Case::new("POST", "/education-materials", REFUSED).body(json!({ "title": "x" })),
+        Case::new("GET", "/education-materials", REFUSED),
+        Case::new("GET", format!("/education-materials/user/{user}"), REFUSED),
+        Case::new("PATCH", format!("/education-materials/{id}"), REFUSED)
+            .body(json!({ "title": "x" })),
+        Case::new("DELETE", format!("/education-materials/{id}"), REFUSED),
+        Case::new("POST", format!("/education-materials/{id}/assign"), REFUSED)
+            .body(json!({ "userIds": [user] })),
+        Case::new(
+            "DELETE",
             format!("/education-materials/{id}/assign/{user}"),
-            None,
+            REFUSED,
         ),
     ];
-    for (method, path, body) in &admin_only {
-        let call = |token: Option<&str>| {
-            let mut call = app.call(method.clone(), path);
-            if let Some(token) = token {
-                call = call.bearer(token);
-            }
-            if let Some(body) = body {
-                call = call.json(body);
-            }
-            call
-        };
-        let forbidden = call(Some(&student.access)).send().await.expect(403);
-        assert_eq!(forbidden.code(), "FORBIDDEN", "{method} {path}");
-        let anonymous = call(None).send().await.expect(401);
-        assert_eq!(anonymous.code(), "UNAUTHORIZED", "{method} {path}");
-    }
+    assert_role_matrix(&callers, &cases).await;
     for path in [
         "/education-materials/my-materials".to_owned(),
         format!("/education-materials/{id}"),
     ] {
-        app.get(&path).send().await.expect(401);
-        app.get(&path).bearer("garbage").send().await.expect(401);
+        app.get(&path).expect(401).await;
+        app.get(&path).bearer("garbage").expect(401).await;
     }
 
     // A user's form with a PDF is refused before any byte is stored.
@@ -933,25 +730,13 @@ async fn every_material_operation_checks_the_role() {
 
     // Nothing changed, and a superadmin passes the admin checks.
     let root = app.superadmin().await;
-    let unchanged = app
-        .get(&format!("/education-materials/{id}"))
-        .bearer(&root.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let unchanged = root.get(&format!("/education-materials/{id}")).await;
     assert_eq!(unchanged, material);
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM material_assignments").await,
+        app.count("SELECT COUNT(*) FROM material_assignments").await,
         0
     );
     // An admin reads their own (empty) list like any user.
-    let own = app
-        .get("/education-materials/my-materials")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let own = admin.get("/education-materials/my-materials").await;
     assert_eq!(own, json!([]));
 }

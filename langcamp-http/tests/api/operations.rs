@@ -15,7 +15,7 @@ async fn with_metrics() -> TestApp {
 #[tokio::test]
 async fn health_answers_ok_outside_the_envelope() {
     let app = TestApp::spawn().await;
-    let response = app.get("/health").send().await.expect(200);
+    let response = app.get("/health").expect(200).await;
     assert_eq!(response.json(), json!({ "status": "ok" }));
     assert!(response.header("x-request-id").is_some());
 }
@@ -23,7 +23,7 @@ async fn health_answers_ok_outside_the_envelope() {
 #[tokio::test]
 async fn ready_names_every_check_when_all_pass() {
     let app = TestApp::spawn().await;
-    let body = app.get("/ready").send().await.expect(200).json();
+    let body = app.get("/ready").expect(200).await.json();
     assert_eq!(body["status"], "ready");
     for check in ["database", "migrations", "fileStore"] {
         assert_eq!(body["checks"][check]["ok"], true, "{check}: {body}");
@@ -36,7 +36,7 @@ async fn ready_names_every_check_when_all_pass() {
 async fn ready_is_503_naming_the_database_when_it_is_gone() {
     let app = TestApp::spawn().await;
     app.core.db().close().await;
-    let response = app.get("/ready").send().await.expect(503);
+    let response = app.get("/ready").expect(503).await;
     assert!(response.header("retry-after").is_some());
     let body = response.json();
     assert_eq!(body["status"], "unavailable");
@@ -48,7 +48,7 @@ async fn ready_is_503_naming_the_database_when_it_is_gone() {
         "{body}"
     );
     // Liveness does not depend on the database: restarting would not help.
-    app.get("/health").send().await.expect(200);
+    app.get("/health").expect(200).await;
 }
 
 #[tokio::test]
@@ -62,7 +62,7 @@ async fn ready_is_503_when_a_migration_is_pending() {
     .await
     .expect("forget the newest migration");
     tx.commit().await.expect("commit");
-    let body = app.get("/ready").send().await.expect(503).json();
+    let body = app.get("/ready").expect(503).await.json();
     assert_eq!(body["checks"]["migrations"]["ok"], false, "{body}");
     assert!(
         body["checks"]["migrations"]["detail"]
@@ -81,13 +81,13 @@ async fn ready_is_503_when_the_file_store_refuses_writes() {
     let files = app.data_dir.join("files");
     let _ = std::fs::remove_dir_all(&files);
     std::fs::write(&files, b"not a folder").expect("block the file store");
-    let body = app.get("/ready").send().await.expect(503).json();
+    let body = app.get("/ready").expect(503).await.json();
     assert_eq!(body["checks"]["fileStore"]["ok"], false, "{body}");
     assert_eq!(body["failing"], json!(["fileStore"]), "{body}");
 
     // And it recovers by itself once the store is writable again.
     std::fs::remove_file(&files).expect("unblock");
-    app.get("/ready").send().await.expect(200);
+    app.get("/ready").expect(200).await;
 }
 
 #[tokio::test]
@@ -95,36 +95,31 @@ async fn operations_endpoints_are_not_rate_limited() {
     let app = TestApp::spawn().await;
     // The default budget is 120 a minute per client and endpoint.
     for _ in 0..130 {
-        app.get("/health").send().await.expect(200);
+        app.get("/health").expect(200).await;
     }
 }
 
 #[tokio::test]
 async fn metrics_do_not_exist_without_a_token() {
     let app = TestApp::spawn().await;
-    app.get("/metrics").send().await.expect(404);
+    app.get("/metrics").expect(404).await;
 }
 
 #[tokio::test]
 async fn metrics_need_the_token() {
     let app = with_metrics().await;
-    let missing = app.get("/metrics").send().await.expect(401);
-    assert_eq!(missing.code(), "UNAUTHORIZED");
-    app.get("/metrics")
-        .bearer("wrong-token")
-        .send()
-        .await
-        .expect(401);
+    app.get("/metrics").fails(401, "UNAUTHORIZED").await;
+    app.get("/metrics").bearer("wrong-token").expect(401).await;
 }
 
 #[tokio::test]
 async fn metrics_count_requests_by_route_template_never_by_path() {
     let app = with_metrics().await;
     let id = "0190c6b0-0000-7000-8000-00000000abcd";
-    app.get(&format!("/courses/{id}")).send().await.expect(404);
-    app.get("/courses").send().await.expect(200);
-    app.get("/no/such/route").send().await.expect(404);
-    let response = app.get("/metrics").bearer(TOKEN).send().await.expect(200);
+    app.get(&format!("/courses/{id}")).expect(404).await;
+    app.get("/courses").expect(200).await;
+    app.get("/no/such/route").expect(404).await;
+    let response = app.get("/metrics").bearer(TOKEN).expect(200).await;
     assert!(
         response
             .header("content-type")
@@ -173,13 +168,7 @@ async fn metrics_report_the_outbox_backlog_and_rate_limits() {
             .send()
             .await;
     }
-    let text = app
-        .get("/metrics")
-        .bearer(TOKEN)
-        .send()
-        .await
-        .expect(200)
-        .text();
+    let text = app.get("/metrics").bearer(TOKEN).expect(200).await.text();
     let queued = text
         .lines()
         .find(|l| l.starts_with("langcamp_mail_outbox_queued "))
@@ -198,7 +187,7 @@ async fn metrics_report_the_outbox_backlog_and_rate_limits() {
 #[tokio::test]
 async fn every_answer_carries_a_request_id_and_failures_quote_it() {
     let app = TestApp::spawn().await;
-    let ok = app.get("/courses").send().await.expect(200);
+    let ok = app.get("/courses").expect(200).await;
     let generated = ok.header("x-request-id").expect("a request id");
     assert!(langcamp_core::id::looks_like_id(generated), "{generated}");
     assert!(
@@ -209,9 +198,8 @@ async fn every_answer_carries_a_request_id_and_failures_quote_it() {
     let failed = app
         .get("/no/such/route")
         .header("x-request-id", "client-trace_42.a")
-        .send()
-        .await
-        .expect(404);
+        .expect(404)
+        .await;
     assert_eq!(failed.header("x-request-id"), Some("client-trace_42.a"));
     assert_eq!(failed.json()["requestId"], "client-trace_42.a");
 
@@ -220,9 +208,8 @@ async fn every_answer_carries_a_request_id_and_failures_quote_it() {
         let response = app
             .get("/users/nobody")
             .header("x-request-id", unsafe_id)
-            .send()
-            .await
-            .expect(401);
+            .expect(401)
+            .await;
         let id = response
             .header("x-request-id")
             .expect("a request id")
@@ -241,7 +228,7 @@ async fn preflight_and_method_failures_carry_a_request_id_too() {
         .await
         .expect(204);
     assert!(preflight.header("x-request-id").is_some());
-    let wrong = app.delete("/auth/otp/request").send().await.expect(405);
+    let wrong = app.delete("/auth/otp/request").expect(405).await;
     let id = wrong
         .header("x-request-id")
         .expect("a request id")

@@ -12,7 +12,7 @@ use crate::smtp::SmtpSink;
 #[tokio::test]
 async fn root_answers_with_plain_text() {
     let app = TestApp::spawn().await;
-    let response = app.get("/").send().await.expect(200);
+    let response = app.get("/").expect(200).await;
     assert!(
         response
             .header("content-type")
@@ -28,9 +28,8 @@ async fn successes_and_failures_wear_the_envelope() {
     let ok = app
         .post("/auth/otp/request")
         .json(&json!({ "email": "ana@example.com" }))
-        .send()
-        .await
         .expect(200)
+        .await
         .json();
     assert_eq!(ok["isSuccess"], true);
     assert_eq!(ok["statusCode"], 200);
@@ -42,7 +41,7 @@ async fn successes_and_failures_wear_the_envelope() {
         "{timestamp}"
     );
 
-    let failed = app.get("/users/whoever").send().await.expect(401).json();
+    let failed = app.get("/users/whoever").expect(401).await.json();
     assert_eq!(failed["isSuccess"], false);
     assert_eq!(failed["statusCode"], 401);
     assert_eq!(failed["data"], json!(null));
@@ -64,15 +63,14 @@ async fn envelope_timestamps_come_from_the_app_clock() {
             .post("/auth/otp/request")
             .header("x-forwarded-for", &fresh_client())
             .json(&json!({ "email": "ana@example.com" }))
-            .send()
-            .await
             .expect(200)
+            .await
             .json();
         assert_eq!(ok["timestamp"], now.as_str(), "step {step}");
         let failures = [
-            app.get("/me").send().await.expect(401),
-            app.get("/no/such/route").send().await.expect(404),
-            app.delete("/auth/otp/request").send().await.expect(405),
+            app.get("/me").expect(401).await,
+            app.get("/no/such/route").expect(404).await,
+            app.delete("/auth/otp/request").expect(405).await,
         ];
         for failed in failures {
             assert_eq!(
@@ -89,10 +87,11 @@ async fn envelope_timestamps_come_from_the_app_clock() {
 #[tokio::test]
 async fn unknown_routes_are_404_and_wrong_methods_405_with_allow() {
     let app = TestApp::spawn().await;
-    let missing = app.get("/no/such/route").send().await.expect(404);
-    assert_eq!(missing.code(), "NOT_FOUND");
-    let wrong = app.delete("/auth/otp/request").send().await.expect(405);
-    assert_eq!(wrong.code(), "METHOD_NOT_ALLOWED");
+    app.get("/no/such/route").fails(404, "NOT_FOUND").await;
+    let wrong = app
+        .delete("/auth/otp/request")
+        .fails(405, "METHOD_NOT_ALLOWED")
+        .await;
     let allow = wrong.header("allow").unwrap_or_default();
     assert!(allow.contains("POST"), "{allow}");
     assert!(!allow.contains("DELETE"), "{allow}");
@@ -128,9 +127,8 @@ async fn cors_preflight_allows_any_origin() {
     let plain = app
         .get("/")
         .header("origin", "https://x.example")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(plain.header("access-control-allow-origin"), Some("*"));
 }
 
@@ -142,9 +140,8 @@ async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
             .post("/auth/otp/request")
             .header("x-forwarded-for", &fresh_client())
             .body("application/json", body.to_owned())
-            .send()
-            .await
-            .expect(400);
+            .expect(400)
+            .await;
         assert_eq!(response.code(), "VALIDATION_FAILED", "{body}");
         assert_eq!(
             response.json()["errors"],
@@ -156,9 +153,8 @@ async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
     app.post("/auth/otp/request")
         .header("x-forwarded-for", &fresh_client())
         .json(&json!({ "email": "b@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(mail.len(), 1, "the refused bodies sent no mail");
     assert_eq!(mail[0].to, vec!["b@example.com".to_owned()]);
@@ -166,16 +162,14 @@ async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
 
 #[tokio::test]
 async fn a_body_with_several_wrong_fields_gets_one_message_per_field() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    let response = app
-        .post("/courses")
-        .bearer(&admin.access)
-        .json(&json!({ "title": 5, "capacity": "ten", "colour": "red", "isPublished": "yes" }))
-        .send()
-        .await
-        .expect(400);
-    assert_eq!(response.code(), "VALIDATION_FAILED");
+    let (_app, admin) = TestApp::with_admin().await;
+    let response = admin
+        .post(
+            "/courses",
+            &json!({ "title": 5, "capacity": "ten", "colour": "red", "isPublished": "yes" }),
+        )
+        .fails(400, "VALIDATION_FAILED")
+        .await;
     let errors: Vec<String> = response.json()["errors"]
         .as_array()
         .expect("errors")
@@ -189,13 +183,7 @@ async fn a_body_with_several_wrong_fields_gets_one_message_per_field() {
             "{field} is named: {errors:?}"
         );
     }
-    let courses = app
-        .get("/courses")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let courses = admin.get("/courses").await;
     assert_eq!(courses, json!([]), "nothing was created");
 }
 
@@ -217,10 +205,8 @@ async fn json_bodies_get_clear_400s_and_415s() {
             .post("/auth/otp/request")
             .header("x-forwarded-for", &fresh_client())
             .body("application/json", body.to_owned())
-            .send()
-            .await
-            .expect(400);
-        assert_eq!(response.code(), "VALIDATION_FAILED");
+            .fails(400, "VALIDATION_FAILED")
+            .await;
         assert!(
             response.text().contains(expected),
             "{body:?}: {}",
@@ -230,9 +216,8 @@ async fn json_bodies_get_clear_400s_and_415s() {
     let wrong_type = app
         .post("/auth/otp/request")
         .body("text/plain", r#"{"email":"a@example.com"}"#)
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     assert_eq!(wrong_type.code(), "UNSUPPORTED_MEDIA_TYPE");
 }
 
@@ -242,10 +227,9 @@ async fn deeply_nested_json_is_a_400_not_a_crash() {
     let body = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     app.post("/auth/otp/request")
         .body("application/json", body)
-        .send()
-        .await
-        .expect(400);
-    app.get("/").send().await.expect(200);
+        .expect(400)
+        .await;
+    app.get("/").expect(200).await;
 }
 
 /// Sends a chunked body of `total` bytes without a length and returns the status line.
@@ -321,9 +305,8 @@ async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
         app.post("/auth/otp/request")
             .header("x-forwarded-for", "203.0.113.10")
             .json(&json!({ "email": format!("r{i}@example.com") }))
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
     }
     let refused = app
         .post("/auth/otp/request")
@@ -343,16 +326,14 @@ async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
     app.post("/auth/otp/request")
         .header("x-forwarded-for", "203.0.113.11")
         .json(&json!({ "email": "other@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     // Garbage in the header falls back to the peer address, which still has budget...
     app.post("/auth/otp/request")
         .header("x-forwarded-for", "not-an-address")
         .json(&json!({ "email": "peer@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
 }
 
 #[tokio::test]
@@ -362,17 +343,15 @@ async fn garbage_forwarded_for_values_never_disable_limiting() {
         app.post("/auth/otp/request")
             .header("x-forwarded-for", &format!("garbage-{i}"))
             .json(&json!({ "email": format!("g{i}@example.com") }))
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
     }
     // All five were counted against the peer address.
     app.post("/auth/otp/request")
         .header("x-forwarded-for", "more garbage")
         .json(&json!({ "email": "g9@example.com" }))
-        .send()
-        .await
-        .expect(429);
+        .expect(429)
+        .await;
 }
 
 #[tokio::test]
@@ -381,26 +360,23 @@ async fn the_default_limit_counts_each_endpoint_separately() {
     for _ in 0..120 {
         app.get("/")
             .header("x-forwarded-for", "198.51.100.1")
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
     }
     app.get("/")
         .header("x-forwarded-for", "198.51.100.1")
-        .send()
-        .await
-        .expect(429);
+        .expect(429)
+        .await;
     app.get("/swagger/json")
         .header("x-forwarded-for", "198.51.100.1")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
 }
 
 #[tokio::test]
 async fn swagger_json_matches_the_snapshot_and_is_openapi_3() {
     let app = TestApp::spawn().await;
-    let served = app.get("/swagger/json").send().await.expect(200).json();
+    let served = app.get("/swagger/json").expect(200).await.json();
     assert!(
         served["openapi"]
             .as_str()
@@ -436,7 +412,7 @@ async fn swagger_json_matches_the_snapshot_and_is_openapi_3() {
 async fn api_docs_serve_the_swagger_ui() {
     let app = TestApp::spawn().await;
     for path in ["/api/docs", "/api/docs/"] {
-        let page = app.get(path).send().await.expect(200);
+        let page = app.get(path).expect(200).await;
         assert!(
             page.header("content-type")
                 .unwrap_or("")
@@ -446,14 +422,10 @@ async fn api_docs_serve_the_swagger_ui() {
     }
     let init = app
         .get("/api/docs/swagger-initializer.js")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert!(init.text().contains("/swagger/json"));
-    app.get("/api/docs/swagger-ui-bundle.js")
-        .send()
-        .await
-        .expect(200);
+    app.get("/api/docs/swagger-ui-bundle.js").expect(200).await;
 }
 
 #[tokio::test]
@@ -479,9 +451,8 @@ async fn mail_sent_while_smtp_is_down_arrives_once_it_is_up() {
         .await;
     app.post("/auth/otp/request")
         .json(&json!({ "email": "late@example.com" }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     // The request succeeded; the first attempt fails and is retried later.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let up = SmtpSink::start_on(port).await;
@@ -543,6 +514,23 @@ impl DatabaseRelay {
         *self = DatabaseRelay::start(self.port, &self.target).await;
     }
 
+    /// The PostgreSQL pass only: a server on a new test database behind a relay the test
+    /// can stop. `None` on SQLite, where an embedded database cannot be stopped.
+    pub(crate) async fn app_behind() -> Option<(DatabaseRelay, TestApp)> {
+        let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
+            eprintln!(
+                "skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass"
+            );
+            return None;
+        };
+        let (relay, relayed) = DatabaseRelay::for_new_database(&server).await;
+        let app = TestApp::builder()
+            .var("DATABASE_URL", &relayed)
+            .spawn()
+            .await;
+        Some((relay, app))
+    }
+
     /// A new test database on `server` (a `TEST_DATABASE_URL`) and a relay in front of
     /// it: the relay and the URL that reaches the database through it.
     pub(crate) async fn for_new_database(server: &str) -> (DatabaseRelay, String) {
@@ -564,23 +552,11 @@ impl DatabaseRelay {
 
 #[tokio::test]
 async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
-    let Ok(server) = std::env::var("TEST_DATABASE_URL") else {
-        eprintln!(
-            "skipped on SQLite: an embedded database cannot be stopped; runs in the PostgreSQL pass"
-        );
+    let Some((mut relay, app)) = DatabaseRelay::app_behind().await else {
         return;
     };
-    let (mut relay, relayed) = DatabaseRelay::for_new_database(&server).await;
-    let app = TestApp::builder()
-        .var("DATABASE_URL", &relayed)
-        .spawn()
-        .await;
     let student = app.student("outage@example.com").await;
-    app.get("/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200);
+    student.get("/me").expect(200).await;
 
     relay.stop().await;
     // Live sign-ins are held in memory only while this instance hears every other
@@ -596,7 +572,7 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
         "the lost listener turned the sign-in cache off"
     );
     for _ in 0..3 {
-        let down = app.get("/me").bearer(&student.access).send().await;
+        let down = student.get("/me").send().await;
         assert_eq!(
             down.status,
             503,
@@ -610,12 +586,12 @@ async fn a_stopped_database_gives_503_and_the_server_recovers_by_itself() {
             down.text()
         );
     }
-    app.get("/").send().await.expect(200);
+    app.get("/").expect(200).await;
 
     relay.restart().await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let response = app.get("/me").bearer(&student.access).send().await;
+        let response = student.get("/me").send().await;
         if response.status == 200 {
             break;
         }

@@ -340,8 +340,7 @@ async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
 
 #[tokio::test]
 async fn only_superadmins_and_operators_check_or_rebuild() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let admin = Actor::User(app.core.authenticate(&admin.access).await.expect("caller"));
     assert!(matches!(
         app.core.check_dashboard_rollups(&admin).await,

@@ -136,7 +136,7 @@ async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges()
     assert_eq!(bucket.pending_uploads(), Vec::<String>::new());
 
     let path = path_of(data["url"].as_str().expect("url"), &app);
-    let whole = app.get(&path).send().await.expect(200);
+    let whole = app.get(&path).expect(200).await;
     // Not assert_eq!: a failure would print 11 MiB.
     assert!(
         whole.body.as_ref() == bytes.as_slice(),
@@ -146,17 +146,15 @@ async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges()
     let etag = whole.header("etag").expect("an ETag").to_owned();
     app.get(&path)
         .header("if-none-match", &etag)
-        .send()
-        .await
-        .expect(304);
+        .expect(304)
+        .await;
     // A range across the boundary of the first two parts.
     let (start, end) = ((5 << 20) - 10, (5 << 20) + 9);
     let part = app
         .get(&path)
         .header("range", &format!("bytes={start}-{end}"))
-        .send()
-        .await
-        .expect(206);
+        .expect(206)
+        .await;
     assert_eq!(part.body.as_ref(), &bytes[start..=end]);
 }
 
@@ -176,10 +174,7 @@ async fn a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_up
         .expect(413);
     assert_eq!(stored_files(&app).len(), 0);
     assert_eq!(bucket.pending_uploads(), Vec::<String>::new());
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count");
+    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
     assert_eq!(rows, 0);
 }
 
@@ -212,13 +207,10 @@ async fn an_unreachable_object_store_answers_503_with_retry_after_and_fails_read
         "{}",
         refused.text()
     );
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count");
+    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
     assert_eq!(rows, 0, "nothing is recorded");
 
-    let ready = app.get("/ready").send().await.expect(503);
+    let ready = app.get("/ready").expect(503).await;
     assert!(ready.header("retry-after").is_some());
     let body = ready.json();
     assert_eq!(body["checks"]["fileStore"]["ok"], false, "{body}");
@@ -276,9 +268,6 @@ async fn an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(bucket.keys(), Vec::<String>::new());
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count");
+    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
     assert_eq!(rows, 0);
 }

@@ -3,23 +3,14 @@
 
 use std::collections::HashSet;
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, TestResponse, fresh_client};
+use crate::helpers::{TestApp, TestResponse, fresh_client, utc};
 use crate::storage::{Multipart, stored_files};
 
 fn start() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 24, 9, 0, 0)
-        .single()
-        .expect("valid date")
-}
-
-async fn scalar(app: &TestApp, sql: &'static str) -> i64 {
-    sqlx::query_scalar(sql)
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("query")
+    utc(2026, 11, 24, 9, 0, 0)
 }
 
 async fn refresh(app: &TestApp, token: &str) -> TestResponse {
@@ -65,16 +56,13 @@ async fn twenty_simultaneous_refreshes_of_one_token_end_with_one_live_refresh_to
         "every caller gets its own access token"
     );
     assert_eq!(
-        scalar(
-            &app,
-            "SELECT COUNT(*) FROM refresh_tokens WHERE rotated_at IS NULL"
-        )
-        .await,
+        app.count("SELECT COUNT(*) FROM refresh_tokens WHERE rotated_at IS NULL")
+            .await,
         1
     );
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM refresh_tokens").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM refresh_tokens").await, 2);
     for access in &access_tokens {
-        app.get("/me").bearer(access).send().await.expect(200);
+        app.get("/me").bearer(access).expect(200).await;
     }
     // The one live token carries the chain on.
     let next = refresh_tokens.into_iter().next().expect("one token");
@@ -95,14 +83,9 @@ async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_i
     // Both access tokens belong to one sign-in: ending it through one ends the other.
     app.post("/auth/logout")
         .bearer(&second_access)
-        .send()
-        .await
-        .expect(200);
-    app.get("/me")
-        .bearer(&first_access)
-        .send()
-        .await
-        .expect(401);
+        .expect(200)
+        .await;
+    app.get("/me").bearer(&first_access).expect(401).await;
     refresh(&app, &successor).await.expect(401);
 }
 
@@ -119,11 +102,7 @@ async fn a_token_replayed_after_the_grace_is_caught_even_after_a_grace_reuse() {
     let (victim_access, _) = tokens(&refresh(&app, &successor).await.expect(200).data());
     app.clock.advance(TimeDelta::seconds(11));
     refresh(&app, &stolen).await.expect(401);
-    app.get("/me")
-        .bearer(&victim_access)
-        .send()
-        .await
-        .expect(401);
+    app.get("/me").bearer(&victim_access).expect(401).await;
 }
 
 // ---- The client address behind proxies --------------------------------------------------
@@ -202,11 +181,11 @@ fn the_removed_trust_forwarded_for_refuses_to_start_naming_trusted_proxies() {
 async fn every_answer_says_nosniff_and_the_docs_page_has_a_strict_csp() {
     let app = TestApp::spawn().await;
     let answers = [
-        app.get("/courses").send().await.expect(200),
-        app.get("/nowhere").send().await.expect(404),
-        app.get("/me").send().await.expect(401),
-        app.get("/").send().await.expect(200),
-        app.get("/swagger/json").send().await.expect(200),
+        app.get("/courses").expect(200).await,
+        app.get("/nowhere").expect(404).await,
+        app.get("/me").expect(401).await,
+        app.get("/").expect(200).await,
+        app.get("/swagger/json").expect(200).await,
         app.call(hyper::Method::OPTIONS, "/courses")
             .send()
             .await
@@ -217,7 +196,7 @@ async fn every_answer_says_nosniff_and_the_docs_page_has_a_strict_csp() {
         assert_eq!(answer.header("content-security-policy"), None);
     }
     for path in ["/api/docs", "/api/docs/", "/api/docs/swagger-ui.css"] {
-        let docs = app.get(path).send().await.expect(200);
+        let docs = app.get(path).expect(200).await;
         assert_eq!(docs.header("x-content-type-options"), Some("nosniff"));
         let csp = docs.header("content-security-policy").expect("a CSP");
         assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
@@ -232,8 +211,7 @@ async fn every_answer_says_nosniff_and_the_docs_page_has_a_strict_csp() {
 
 #[tokio::test]
 async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let contact = |first: &str, message: &str| json!({ "firstName": first, "lastName": "Doe", "email": "eve@example.com", "message": message });
     let post_contact = |body: Value| {
         let app = &app;
@@ -264,7 +242,7 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
         .await
         .expect(400);
     post_contact(contact("Eve", "bell\u{7}")).await.expect(400);
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM contacts").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM contacts").await, 0);
     // Multi-line text keeps line feeds and tabs; names in any script are fine.
     let stored = post_contact(contact("Zoë", "Dear school,\n\tplease call me.\n"))
         .await
@@ -280,49 +258,43 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
         ("Deutsch\tA1", "ok"),
         ("Deutsch", "a\u{1b}[2J"),
     ] {
-        app.post("/courses")
-            .bearer(&admin.access)
-            .json(&course(title, description))
-            .send()
-            .await
-            .expect(400);
+        admin
+            .post("/courses", &course(title, description))
+            .expect(400)
+            .await;
     }
-    app.post("/courses")
-        .bearer(&admin.access)
-        .json(&course("Deutsch A1", "Week 1:\n\tgreetings"))
-        .send()
-        .await
-        .expect(201);
+    admin
+        .post("/courses", &course("Deutsch A1", "Week 1:\n\tgreetings"))
+        .expect(201)
+        .await;
 
     // Profile fields.
     let student = app.sign_in("clean@example.com").await;
     for name in ["Ana\u{202d}", "Ana\r"] {
-        app.patch("/me/profile")
-            .bearer(&student.access)
-            .json(&json!({ "name": name }))
-            .send()
-            .await
-            .expect(400);
+        student
+            .patch("/me/profile", &json!({ "name": name }))
+            .expect(400)
+            .await;
     }
-    app.patch("/me/profile")
-        .bearer(&student.access)
-        .json(&json!({ "city": "Tel Aviv \u{05ea}\u{05dc}" }))
-        .send()
-        .await
-        .expect(200);
+    student
+        .patch(
+            "/me/profile",
+            &json!({ "city": "Tel Aviv \u{05ea}\u{05dc}" }),
+        )
+        .expect(200)
+        .await;
 
     // A multipart text field goes through the same rule.
     let (content_type, body) = Multipart::new()
         .text("title", "Grammar\u{202e}fdp.exe")
         .finish();
-    app.post("/education-materials")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/education-materials")
         .body(&content_type, body)
-        .send()
-        .await
-        .expect(400);
+        .expect(400)
+        .await;
     assert_eq!(
-        scalar(&app, "SELECT COUNT(*) FROM education_materials").await,
+        app.count("SELECT COUNT(*) FROM education_materials").await,
         0
     );
 }
@@ -337,14 +309,7 @@ fn pdf_of(size: usize) -> Vec<u8> {
 }
 
 async fn upload(app: &TestApp, bytes: &[u8]) -> TestResponse {
-    let (content_type, body) = Multipart::new()
-        .file("file", "doc.pdf", "application/pdf", bytes)
-        .finish();
-    app.post("/storage/upload")
-        .header("x-forwarded-for", &fresh_client())
-        .body(&content_type, body)
-        .send()
-        .await
+    crate::storage::upload(app, "doc.pdf", "application/pdf", bytes).await
 }
 
 #[tokio::test]
@@ -357,11 +322,8 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
     let refused = upload(&app, &pdf_of(1001)).await.expect(507);
     assert_eq!(refused.code(), "INSUFFICIENT_STORAGE");
     assert_eq!(stored_files(&app).len(), 1);
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM stored_files").await, 1);
-    assert_eq!(
-        scalar(&app, "SELECT bytes FROM file_store_usage").await,
-        2000
-    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 1);
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 2000);
     // Exactly up to the quota is fine.
     upload(&app, &pdf_of(1000)).await.expect(201);
     upload(&app, &pdf_of(10)).await.expect(507);
@@ -372,21 +334,17 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
         .text("title", "Over quota")
         .file("pdfs", "a.pdf", "application/pdf", &pdf_of(100))
         .finish();
-    app.post("/education-materials")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::POST, "/education-materials")
         .body(&content_type, body)
-        .send()
-        .await
-        .expect(507);
+        .expect(507)
+        .await;
     assert_eq!(
-        scalar(&app, "SELECT COUNT(*) FROM education_materials").await,
+        app.count("SELECT COUNT(*) FROM education_materials").await,
         0
     );
     assert_eq!(stored_files(&app).len(), 2);
-    assert_eq!(
-        scalar(&app, "SELECT bytes FROM file_store_usage").await,
-        3000
-    );
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 3000);
 }
 
 #[tokio::test]
@@ -400,26 +358,19 @@ async fn deleting_files_gives_their_bytes_back_to_the_quota() {
         .text("title", "Reading")
         .file("pdfs", "a.pdf", "application/pdf", &pdf_of(900))
         .finish();
-    let material = app
-        .post("/education-materials")
-        .bearer(&admin.access)
+    let material = admin
+        .call(hyper::Method::POST, "/education-materials")
         .body(&content_type, body)
-        .send()
-        .await
-        .expect(201)
-        .data();
-    assert_eq!(
-        scalar(&app, "SELECT bytes FROM file_store_usage").await,
-        900
-    );
+        .created()
+        .await;
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 900);
     upload(&app, &pdf_of(200)).await.expect(507);
     let id = material["id"].as_str().expect("id");
-    app.delete(&format!("/education-materials/{id}"))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(scalar(&app, "SELECT bytes FROM file_store_usage").await, 0);
+    admin
+        .delete(&format!("/education-materials/{id}"))
+        .expect(200)
+        .await;
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 0);
     upload(&app, &pdf_of(1000)).await.expect(201);
 }
 
@@ -435,11 +386,8 @@ async fn simultaneous_uploads_never_pass_the_quota_together() {
     let stored = answers.iter().filter(|a| a.status == 201).count();
     let refused = answers.iter().filter(|a| a.status == 507).count();
     assert_eq!((stored, refused), (5, 7));
-    assert_eq!(
-        scalar(&app, "SELECT bytes FROM file_store_usage").await,
-        3000
-    );
-    assert_eq!(scalar(&app, "SELECT COUNT(*) FROM stored_files").await, 5);
+    assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 3000);
+    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 5);
     // Refused uploads' bytes are removed in the background; give it a moment.
     for _ in 0..100 {
         if stored_files(&app).len() == 5 {

@@ -2,39 +2,25 @@
 //! contract rule at once: each test first makes the server hold the sign-in (a `GET /me`),
 //! then changes it through another path and expects the very next request to see it.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::TimeDelta;
 use langcamp_core::{Actor, Config, Langcamp, Role};
+use langcamp_testkit::database;
 use serde_json::json;
 
-use crate::helpers::{Session, TestApp};
+use crate::helpers::{Session, TestApp, registration, utc};
 
 /// Makes the server hold `session`'s sign-in (and checks it answers).
-async fn warm(app: &TestApp, session: &Session) -> serde_json::Value {
-    app.get("/me")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200);
-    app.get("/me")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(200)
-        .data()
+async fn warm(session: &Session) -> serde_json::Value {
+    session.get("/me").expect(200).await;
+    session.get("/me").await
 }
 
 /// A second handle on the same database, as the `langcamp` command or another instance
 /// would open it: its own memory, the server's files and database.
 async fn second_process(app: &TestApp) -> Langcamp {
-    let url = app.core.config().database_url.expose().to_owned();
-    let dir = app.data_dir.to_string_lossy().into_owned();
-    let config = Config::from_lookup(|name| match name {
-        "DATABASE_URL" => Some(url.clone()),
-        "DATA_DIR" => Some(dir.clone()),
-        "JWT_SECRET" => Some("test-secret-for-langcamp-0123456789".to_owned()),
-        _ => None,
-    })
-    .expect("configuration of the second process");
+    let url = app.core.config().database_url.expose();
+    let config = Config::from_lookup(database::process_vars(url, &app.data_dir))
+        .expect("configuration of the second process");
     Langcamp::connect(config, langcamp_core::Clock::System)
         .await
         .expect("second process connects")
@@ -45,26 +31,12 @@ async fn a_held_sign_in_ends_at_once_on_logout() {
     let app = TestApp::spawn().await;
     let student = app.student("held@example.com").await;
     let other = app.sign_in("held@example.com").await;
-    warm(&app, &student).await;
-    warm(&app, &other).await;
-    app.post("/auth/logout")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200);
-    let refused = app
-        .get("/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(401);
-    assert_eq!(refused.code(), "TOKEN_INVALID");
+    warm(&student).await;
+    warm(&other).await;
+    student.post_empty("/auth/logout").expect(200).await;
+    student.get("/me").fails(401, "TOKEN_INVALID").await;
     // The user's other sign-in is not ended, only reloaded.
-    app.get("/me")
-        .bearer(&other.access)
-        .send()
-        .await
-        .expect(200);
+    other.get("/me").expect(200).await;
 }
 
 #[tokio::test]
@@ -72,47 +44,32 @@ async fn a_held_sign_in_ended_by_its_refresh_token_at_logout_is_refused_at_once(
     let app = TestApp::spawn().await;
     let phone = app.student("two@example.com").await;
     let laptop = app.sign_in("two@example.com").await;
-    warm(&app, &laptop).await;
+    warm(&laptop).await;
     // Logging out on the phone with the laptop's refresh token ends the laptop's sign-in.
-    app.post("/auth/logout")
-        .bearer(&phone.access)
-        .json(&json!({ "refreshToken": laptop.refresh }))
-        .send()
-        .await
-        .expect(200);
-    app.get("/me")
-        .bearer(&laptop.access)
-        .send()
-        .await
-        .expect(401);
+    phone
+        .post("/auth/logout", &json!({ "refreshToken": laptop.refresh }))
+        .expect(200)
+        .await;
+    laptop.get("/me").expect(401).await;
 }
 
 #[tokio::test]
 async fn a_held_sign_in_revoked_by_refresh_reuse_is_refused_at_once() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("valid date");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let session = app.sign_in("reuse@example.com").await;
-    warm(&app, &session).await;
+    warm(&session).await;
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": session.refresh }))
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     app.clock.advance(TimeDelta::seconds(11));
-    warm(&app, &session).await;
+    warm(&session).await;
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": session.refresh }))
-        .send()
-        .await
-        .expect(401);
-    app.get("/me")
-        .bearer(&session.access)
-        .send()
-        .await
-        .expect(401);
+        .expect(401)
+        .await;
+    session.get("/me").expect(401).await;
 }
 
 #[tokio::test]
@@ -120,98 +77,65 @@ async fn role_changes_reach_a_held_sign_in_in_both_directions() {
     let app = TestApp::spawn().await;
     let root = app.superadmin().await;
     let student = app.student("climber@example.com").await;
-    assert_eq!(warm(&app, &student).await["role"], "user");
-    app.get("/users")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(403);
+    assert_eq!(warm(&student).await["role"], "user");
+    student.get("/users").expect(403).await;
     for (role, status) in [("admin", 200), ("user", 403)] {
-        app.patch(&format!("/users/{}/role", student.user_id))
-            .bearer(&root.access)
-            .json(&json!({ "role": role }))
-            .send()
-            .await
-            .expect(200);
-        app.get("/users")
-            .bearer(&student.access)
-            .send()
-            .await
-            .expect(status);
-        assert_eq!(warm(&app, &student).await["role"], role);
+        root.patch(
+            &format!("/users/{}/role", student.user_id),
+            &json!({ "role": role }),
+        )
+        .expect(200)
+        .await;
+        student.get("/users").expect(status).await;
+        assert_eq!(warm(&student).await["role"], role);
     }
 }
 
 #[tokio::test]
 async fn profile_registration_and_email_changes_show_in_the_next_me() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let fresh = app.sign_in("fresh@example.com").await;
-    assert_eq!(warm(&app, &fresh).await["isRegistrationComplete"], false);
+    assert_eq!(warm(&fresh).await["isRegistrationComplete"], false);
 
-    app.post("/auth/complete-registration")
-        .bearer(&fresh.access)
-        .json(&json!({
-            "name": "Ana", "age": 30, "gender": "female", "country": "Portugal",
-            "countryCode": "+351", "phoneNumber": "912345678"
-        }))
-        .send()
-        .await
-        .expect(200);
-    let me = warm(&app, &fresh).await;
+    fresh
+        .post(
+            "/auth/complete-registration",
+            &registration("Ana", json!(30)),
+        )
+        .expect(200)
+        .await;
+    let me = warm(&fresh).await;
     assert_eq!(me["isRegistrationComplete"], true);
     assert_eq!(me["name"], "Ana");
 
-    app.patch("/me/profile")
-        .bearer(&fresh.access)
-        .json(&json!({ "city": "Porto" }))
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(warm(&app, &fresh).await["city"], "Porto");
-
-    app.patch(&format!("/admin/users/{}/profile", fresh.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "name": "Ana Silva" }))
-        .send()
-        .await
-        .expect(200);
-    assert_eq!(warm(&app, &fresh).await["name"], "Ana Silva");
-
-    app.patch(&format!("/users/{}/email", fresh.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "email": "ana@example.com" }))
-        .send()
-        .await
-        .expect(200);
-    let me = app
-        .get("/auth/optional")
-        .bearer(&fresh.access)
-        .send()
-        .await
+    fresh
+        .patch("/me/profile", &json!({ "city": "Porto" }))
         .expect(200)
-        .data();
+        .await;
+    assert_eq!(warm(&fresh).await["city"], "Porto");
+
+    let profile = format!("/admin/users/{}/profile", fresh.user_id);
+    let name = json!({ "name": "Ana Silva" });
+    admin.patch(&profile, &name).expect(200).await;
+    assert_eq!(warm(&fresh).await["name"], "Ana Silva");
+
+    let email = format!("/users/{}/email", fresh.user_id);
+    let address = json!({ "email": "ana@example.com" });
+    admin.patch(&email, &address).expect(200).await;
+    let me = fresh.get("/auth/optional").await;
     assert_eq!(me["user"]["email"], "ana@example.com");
 }
 
 #[tokio::test]
 async fn a_held_sign_in_of_a_deleted_user_is_refused_at_once() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("leaving@example.com").await;
-    warm(&app, &student).await;
-    app.delete(&format!("/users/{}", student.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    let refused = app
-        .get("/me")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(401);
-    assert_eq!(refused.code(), "TOKEN_INVALID");
+    warm(&student).await;
+    admin
+        .delete(&format!("/users/{}", student.user_id))
+        .expect(200)
+        .await;
+    student.get("/me").fails(401, "TOKEN_INVALID").await;
 }
 
 /// The operator's `langcamp users set-role` and `users delete` run in a process of their
@@ -220,11 +144,10 @@ async fn a_held_sign_in_of_a_deleted_user_is_refused_at_once() {
 /// reaches the server a few milliseconds after the commit.
 #[tokio::test]
 async fn changes_made_by_another_process_reach_a_held_sign_in_at_once() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("operator-target@example.com").await;
-    warm(&app, &admin).await;
-    warm(&app, &student).await;
+    warm(&admin).await;
+    warm(&student).await;
     let operator = second_process(&app).await;
 
     let input = langcamp_core::users::RoleInput {
@@ -242,7 +165,7 @@ async fn changes_made_by_another_process_reach_a_held_sign_in_at_once() {
     }
     let demoted = within(limit, async || status("/users", &admin.access).await == 403).await;
     assert!(demoted.is_some(), "demoted within {limit:?}");
-    assert_eq!(warm(&app, &admin).await["role"], Role::User.as_str());
+    assert_eq!(warm(&admin).await["role"], Role::User.as_str());
 
     operator
         .delete_user(&Actor::Operator, &student.user_id)
@@ -259,7 +182,7 @@ async fn changes_made_by_another_process_reach_a_held_sign_in_at_once() {
 async fn the_server_holds_a_sign_in_after_the_first_check_on_sqlite() {
     let app = TestApp::spawn().await;
     let student = app.student("counted@example.com").await;
-    warm(&app, &student).await;
+    warm(&student).await;
     let sessions = app.core.sessions();
     if app.core.db().backend() == langcamp_core::db::Backend::Sqlite {
         assert!(sessions.is_enabled());
@@ -269,11 +192,7 @@ async fn the_server_holds_a_sign_in_after_the_first_check_on_sqlite() {
             "one sign-in held, not reloaded per request"
         );
     }
-    app.post("/auth/logout")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200);
+    student.post_empty("/auth/logout").expect(200).await;
     assert!(sessions.is_empty(), "logout forgot it");
 }
 
@@ -312,8 +231,8 @@ async fn two_instances_on_one_postgres_database_honour_each_others_writes_at_onc
 
     let admin = a.admin().await;
     let student = a.student("roaming@example.com").await;
-    warm(&b, &student).await;
-    warm(&b, &admin).await;
+    warm(&b.bind(&student)).await;
+    warm(&b.bind(&admin)).await;
     assert_eq!(b.core.sessions().len(), 2, "B holds both sign-ins");
 
     // Logout on A: the token is refused on B.

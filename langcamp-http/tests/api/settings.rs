@@ -1,27 +1,16 @@
 //! Settings (CONTRACT §9) and their read cache.
 
-use chrono::{TimeDelta, TimeZone, Utc};
+use chrono::TimeDelta;
 use langcamp_core::settings::SettingInput;
 use langcamp_core::{Actor, Langcamp};
 use serde_json::{Value, json};
 
-use crate::helpers::{Call, Session, TestApp};
+use crate::helpers::{Case, Client, Session, TestApp, assert_role_matrix, utc};
 
-async fn put(app: &TestApp, admin: &Session, key: &str, value: Value) -> Value {
-    app.put("/settings")
-        .bearer(&admin.access)
-        .json(&json!({ "key": key, "value": value }))
-        .send()
+async fn put(admin: &Session, key: &str, value: Value) -> Value {
+    admin
+        .put("/settings", &json!({ "key": key, "value": value }))
         .await
-        .expect(200)
-        .data()
-}
-
-fn as_caller<'a>(call: Call<'a>, token: Option<&str>) -> Call<'a> {
-    match token {
-        Some(t) => call.bearer(t),
-        None => call,
-    }
 }
 
 /// The value of a setting as the public reads it, or `None` for 404.
@@ -39,10 +28,7 @@ async fn public_value(app: &TestApp, key: &str) -> Option<Value> {
 
 #[tokio::test]
 async fn settings_round_trip_any_json_value_but_null() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 11, 22, 10, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     let values = [
@@ -60,34 +46,23 @@ async fn settings_round_trip_any_json_value_but_null() {
         ("i.zero", json!(0)),
     ];
     for (key, value) in &values {
-        let stored = put(&app, &admin, key, value.clone()).await;
+        let stored = put(&admin, key, value.clone()).await;
         assert_eq!(
             stored,
             json!({ "key": key, "value": value, "updatedAt": "2026-11-22T10:00:00.000Z" })
         );
-        let read = app
-            .get(&format!("/settings/{key}"))
-            .send()
-            .await
-            .expect(200)
-            .data();
+        let read = app.get(&format!("/settings/{key}")).await;
         assert_eq!(read, stored, "{key}");
     }
 
     app.clock.advance(TimeDelta::minutes(1));
-    let replaced = put(&app, &admin, "a.string", json!({ "now": "an object" })).await;
+    let replaced = put(&admin, "a.string", json!({ "now": "an object" })).await;
     assert_eq!(
         replaced,
         json!({ "key": "a.string", "value": { "now": "an object" }, "updatedAt": "2026-11-22T10:01:00.000Z" })
     );
 
-    let all = app
-        .get("/settings")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let all = admin.get("/settings").await;
     let all = all.as_array().expect("an array");
     assert_eq!(all.len(), values.len(), "replacing did not add a setting");
     let keys: Vec<&str> = all
@@ -115,13 +90,11 @@ async fn settings_round_trip_any_json_value_but_null() {
 
 #[tokio::test]
 async fn the_landing_video_url_is_readable_by_anyone_once_set() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("student@example.com").await;
     assert_eq!(public_value(&app, "landing_video_url").await, None);
 
     put(
-        &app,
         &admin,
         "landing_video_url",
         json!("https://video.example.com/landing.mp4"),
@@ -131,20 +104,13 @@ async fn the_landing_video_url_is_readable_by_anyone_once_set() {
         public_value(&app, "landing_video_url").await,
         Some(json!("https://video.example.com/landing.mp4"))
     );
-    let as_student = app
-        .get("/settings/landing_video_url")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let as_student = student.get("/settings/landing_video_url").await;
     assert_eq!(as_student["value"], "https://video.example.com/landing.mp4");
 }
 
 #[tokio::test]
 async fn bad_keys_missing_or_null_values_and_unknown_fields_are_refused() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let long_key = "k".repeat(101);
     let cases: Vec<(Value, Vec<&str>)> = vec![
         (json!({ "key": "Landing", "value": 1 }), vec!["key must be"]),
@@ -169,14 +135,10 @@ async fn bad_keys_missing_or_null_values_and_unknown_fields_are_refused() {
         (json!({ "key": 5, "value": 1 }), vec!["key: invalid type"]),
     ];
     for (body, expected) in cases {
-        let response = app
-            .put("/settings")
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await
-            .expect(400);
-        assert_eq!(response.code(), "VALIDATION_FAILED");
+        let response = admin
+            .put("/settings", &body)
+            .fails(400, "VALIDATION_FAILED")
+            .await;
         let messages: Vec<String> = response.json()["errors"]
             .as_array()
             .expect("errors")
@@ -188,82 +150,47 @@ async fn bad_keys_missing_or_null_values_and_unknown_fields_are_refused() {
             assert!(message.starts_with(prefix), "{body}: {messages:?}");
         }
     }
-    app.put("/settings")
-        .bearer(&admin.access)
+    admin
+        .call(hyper::Method::PUT, "/settings")
         .body("text/plain", "key=value")
-        .send()
-        .await
-        .expect(415);
+        .expect(415)
+        .await;
     // A key with surrounding spaces is trimmed.
-    let trimmed = put(&app, &admin, "  spaced.key ", json!(1)).await;
+    let trimmed = put(&admin, "  spaced.key ", json!(1)).await;
     assert_eq!(trimmed["key"], "spaced.key");
     assert_eq!(
-        app.get("/settings")
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200)
-            .data()
-            .as_array()
-            .map(Vec::len),
+        admin.get("/settings").await.as_array().map(Vec::len),
         Some(1),
         "only the valid setting was stored"
     );
 
     assert_eq!(public_value(&app, "never.set").await, None);
     assert_eq!(public_value(&app, "Not%20A%20Key").await, None);
-    app.delete("/settings/never.set")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin.delete("/settings/never.set").expect(404).await;
 }
 
 #[tokio::test]
 async fn only_admins_write_or_list_settings() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let root = app.superadmin().await;
     let student = app.student("student@example.com").await;
-    put(&app, &admin, "site.name", json!("Langcamp")).await;
-    let body = json!({ "key": "site.name", "value": "Hacked" });
-    for (who, token, expected, code) in [
-        ("anonymous", None, 401, "UNAUTHORIZED"),
-        ("user", Some(&student.access), 403, "FORBIDDEN"),
-    ] {
-        let with = |call| as_caller(call, token.map(String::as_str));
-        let response = with(app.put("/settings")).json(&body).send().await;
-        assert_eq!(
-            (response.status, response.code().as_str()),
-            (expected, code),
-            "PUT as {who}"
-        );
-        let response = with(app.put("/settings"))
-            .json(&json!({ "key": "BAD", "value": null }))
-            .send()
-            .await;
-        assert_eq!(
-            response.status, expected,
-            "bad PUT as {who}: the caller is checked first"
-        );
-        let response = with(app.get("/settings")).send().await;
-        assert_eq!(
-            (response.status, response.code().as_str()),
-            (expected, code),
-            "list as {who}"
-        );
-        let response = with(app.delete("/settings/site.name")).send().await;
-        assert_eq!(
-            (response.status, response.code().as_str()),
-            (expected, code),
-            "DELETE as {who}"
-        );
-    }
+    put(&admin, "site.name", json!("Langcamp")).await;
+    let callers: [(&str, &Client); 2] = [("anonymous", app.anon()), ("user", &student)];
+    const REFUSED: &[u16] = &[401, 403];
+    let cases = [
+        Case::new("PUT", "/settings", REFUSED)
+            .body(json!({ "key": "site.name", "value": "Hacked" })),
+        // A bad body too: the caller is checked first.
+        Case::new("PUT", "/settings", REFUSED).body(json!({ "key": "BAD", "value": null })),
+        Case::new("GET", "/settings", REFUSED),
+        Case::new("DELETE", "/settings/site.name", REFUSED),
+    ];
+    assert_role_matrix(&callers, &cases).await;
     assert_eq!(
         public_value(&app, "site.name").await,
         Some(json!("Langcamp"))
     );
-    put(&app, &root, "site.name", json!("Langcamp Berlin")).await;
+    put(&root, "site.name", json!("Langcamp Berlin")).await;
     assert_eq!(
         public_value(&app, "site.name").await,
         Some(json!("Langcamp Berlin")),
@@ -273,52 +200,25 @@ async fn only_admins_write_or_list_settings() {
 
 #[tokio::test]
 async fn a_deleted_setting_is_gone_on_the_next_read() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
-    put(
-        &app,
-        &admin,
-        "promo.banner",
-        json!({ "text": "Spring sale" }),
-    )
-    .await;
+    let (app, admin) = TestApp::with_admin().await;
+    put(&admin, "promo.banner", json!({ "text": "Spring sale" })).await;
     assert_eq!(
         public_value(&app, "promo.banner").await,
         Some(json!({ "text": "Spring sale" }))
     );
-    let deleted = app
-        .delete("/settings/promo.banner")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let deleted = admin.delete("/settings/promo.banner").await;
     assert_eq!(deleted, json!({ "key": "promo.banner", "deleted": true }));
     assert_eq!(public_value(&app, "promo.banner").await, None);
-    app.delete("/settings/promo.banner")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
-    assert_eq!(
-        app.get("/settings")
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(200)
-            .data(),
-        json!([])
-    );
+    admin.delete("/settings/promo.banner").expect(404).await;
+    assert_eq!(admin.get("/settings").await, json!([]));
 }
 
 #[tokio::test]
 async fn a_setting_change_is_visible_on_the_next_read() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     // Read first, so "not set" is what the cache holds.
     assert_eq!(public_value(&app, "landing_video_url").await, None);
     put(
-        &app,
         &admin,
         "landing_video_url",
         json!("https://v.example.com/1"),
@@ -330,7 +230,6 @@ async fn a_setting_change_is_visible_on_the_next_read() {
         "create"
     );
     put(
-        &app,
         &admin,
         "landing_video_url",
         json!("https://v.example.com/2"),
@@ -342,16 +241,15 @@ async fn a_setting_change_is_visible_on_the_next_read() {
         "replace"
     );
     // A write to another key leaves this one correct.
-    put(&app, &admin, "other", json!(1)).await;
+    put(&admin, "other", json!(1)).await;
     assert_eq!(
         public_value(&app, "landing_video_url").await,
         Some(json!("https://v.example.com/2"))
     );
-    app.delete("/settings/landing_video_url")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
+    admin
+        .delete("/settings/landing_video_url")
+        .expect(200)
+        .await;
     assert_eq!(
         public_value(&app, "landing_video_url").await,
         None,
@@ -361,14 +259,10 @@ async fn a_setting_change_is_visible_on_the_next_read() {
 
 #[tokio::test]
 async fn settings_written_by_another_server_show_within_five_seconds() {
-    let start = Utc
-        .with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
-        .single()
-        .expect("time");
+    let start = utc(2026, 3, 1, 9, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
     put(
-        &app,
         &admin,
         "landing_video_url",
         json!("https://v.example.com/old"),

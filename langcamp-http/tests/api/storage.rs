@@ -254,9 +254,8 @@ async fn a_png_and_a_pdf_are_stored_and_served_byte_for_byte() {
 
         let served = app
             .get(&path_of(data["url"].as_str().expect("url"), &app))
-            .send()
-            .await
-            .expect(200);
+            .expect(200)
+            .await;
         assert_eq!(served.body.as_ref(), bytes.as_slice());
         assert_eq!(served.header("content-type"), Some(mime));
         assert_eq!(served.header("x-content-type-options"), Some("nosniff"));
@@ -286,10 +285,7 @@ async fn html_renamed_to_png_is_refused_and_nothing_is_stored() {
     assert_eq!(refused.code(), "UNSUPPORTED_MEDIA_TYPE");
     assert_eq!(refused.json()["statusCode"], 415);
     assert_eq!(stored_files(&app), Vec::<PathBuf>::new());
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count");
+    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
     assert_eq!(rows, 0);
 }
 
@@ -365,10 +361,7 @@ async fn a_file_over_the_limit_is_refused_while_streaming_and_leaves_nothing() {
         1,
         "no partial file is left behind"
     );
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stored_files")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count");
+    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
     assert_eq!(rows, 1);
 }
 
@@ -380,28 +373,25 @@ async fn an_unchanged_file_answers_304_to_its_etag() {
         .expect(201)
         .data();
     let path = path_of(data["url"].as_str().expect("url"), &app);
-    let first = app.get(&path).send().await.expect(200);
+    let first = app.get(&path).expect(200).await;
     let etag = first.header("etag").expect("etag").to_owned();
 
     let again = app
         .get(&path)
         .header("if-none-match", &etag)
-        .send()
-        .await
-        .expect(304);
+        .expect(304)
+        .await;
     assert!(again.body.is_empty());
     assert_eq!(again.header("etag"), Some(etag.as_str()));
     app.get(&path)
         .header("if-none-match", &format!("\"other\", W/{etag}"))
-        .send()
-        .await
-        .expect(304);
+        .expect(304)
+        .await;
     let changed = app
         .get(&path)
         .header("if-none-match", "\"something-else\"")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(changed.body, first.body);
 }
 
@@ -419,9 +409,8 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
     let head = app
         .get(&path)
         .header("range", "bytes=0-9")
-        .send()
-        .await
-        .expect(206);
+        .expect(206)
+        .await;
     assert_eq!(head.body.as_ref(), &bytes[..10]);
     assert_eq!(
         head.header("content-range"),
@@ -430,12 +419,7 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
     assert_eq!(head.header("content-length"), Some("10"));
     assert_eq!(head.header("content-type"), Some("application/pdf"));
 
-    let tail = app
-        .get(&path)
-        .header("range", "bytes=-6")
-        .send()
-        .await
-        .expect(206);
+    let tail = app.get(&path).header("range", "bytes=-6").expect(206).await;
     assert_eq!(tail.body.as_ref(), &bytes[size - 6..]);
     assert_eq!(
         tail.header("content-range"),
@@ -445,17 +429,15 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
     let rest = app
         .get(&path)
         .header("range", &format!("bytes={}-", size - 3))
-        .send()
-        .await
-        .expect(206);
+        .expect(206)
+        .await;
     assert_eq!(rest.body.as_ref(), &bytes[size - 3..]);
 
     let outside = app
         .get(&path)
         .header("range", &format!("bytes={size}-"))
-        .send()
-        .await
-        .expect(416);
+        .expect(416)
+        .await;
     assert_eq!(
         outside.header("content-range"),
         Some(format!("bytes */{size}").as_str())
@@ -467,9 +449,8 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
         .get(&path)
         .header("range", "bytes=0-9")
         .header("if-range", "\"an-old-etag\"")
-        .send()
-        .await
-        .expect(200);
+        .expect(200)
+        .await;
     assert_eq!(whole.body.len(), size);
 }
 
@@ -483,10 +464,8 @@ async fn unknown_and_malformed_file_ids_are_404_in_the_envelope() {
     ] {
         let missing = app
             .get(&format!("/storage/files/{id}"))
-            .send()
-            .await
-            .expect(404);
-        assert_eq!(missing.code(), "NOT_FOUND");
+            .fails(404, "NOT_FOUND")
+            .await;
         assert_eq!(missing.json()["isSuccess"], false);
         assert_eq!(
             missing.json()["errors"],
@@ -498,14 +477,11 @@ async fn unknown_and_malformed_file_ids_are_404_in_the_envelope() {
 #[tokio::test]
 async fn upload_form_mistakes_are_refused_and_store_nothing() {
     let app = TestApp::spawn().await;
-    let json = app
-        .post("/storage/upload")
+    app.post("/storage/upload")
         .header("x-forwarded-for", &fresh_client())
         .json(&serde_json::json!({ "file": "aGVsbG8=" }))
-        .send()
-        .await
-        .expect(415);
-    assert_eq!(json.code(), "UNSUPPORTED_MEDIA_TYPE");
+        .fails(415, "UNSUPPORTED_MEDIA_TYPE")
+        .await;
 
     let cases: Vec<(Multipart, &str)> = vec![
         (
@@ -535,14 +511,11 @@ async fn upload_form_mistakes_are_refused_and_store_nothing() {
         assert_eq!(refused.code(), "VALIDATION_FAILED");
         assert_eq!(refused.json()["errors"], serde_json::json!([message]));
     }
-    let no_boundary = app
-        .post("/storage/upload")
+    app.post("/storage/upload")
         .header("x-forwarded-for", &fresh_client())
         .body("multipart/form-data", b"garbage".to_vec())
-        .send()
-        .await
-        .expect(400);
-    assert_eq!(no_boundary.code(), "VALIDATION_FAILED");
+        .fails(400, "VALIDATION_FAILED")
+        .await;
     assert_eq!(stored_files(&app), Vec::<PathBuf>::new());
 }
 
@@ -589,9 +562,7 @@ async fn the_upload_accepts_any_token_state_because_it_is_public() {
         .header("x-forwarded-for", &fresh_client())
         .bearer("not-a-valid-token")
         .body(&content_type, body)
-        .send()
-        .await
-        .expect(201)
-        .data();
+        .created()
+        .await;
     assert_eq!(data["mimeType"], "image/png");
 }

@@ -22,16 +22,13 @@ fn one_question() -> Value {
     })
 }
 
-async fn submit_first_option(
-    app: &TestApp,
-    who: &Session,
-    test_id: &str,
-) -> crate::helpers::TestResponse {
-    app.post(&format!("/proficiency-tests/{test_id}/submit"))
-        .bearer(&who.access)
-        .json(&json!({ "answers": [{"questionIndex": 0, "selectedOptionIndex": 0}] }))
-        .send()
-        .await
+async fn submit_first_option(who: &Session, test_id: &str) -> crate::helpers::TestResponse {
+    who.post(
+        &format!("/proficiency-tests/{test_id}/submit"),
+        &json!({ "answers": [{"questionIndex": 0, "selectedOptionIndex": 0}] }),
+    )
+    .send()
+    .await
 }
 
 /// Runs `statement` with `$1` bound to `id`, as another process writing the database would
@@ -47,68 +44,44 @@ async fn behind_the_back(app: &TestApp, statement: &'static str, id: &str) {
 }
 
 async fn result_count(app: &TestApp) -> i64 {
-    sqlx::query_scalar("SELECT COUNT(*) FROM test_results")
-        .fetch_one(app.core.db().reader())
-        .await
-        .expect("count results")
+    app.count("SELECT COUNT(*) FROM test_results").await
 }
 
 #[tokio::test]
 async fn a_test_edited_through_the_service_scores_the_next_submission_by_its_new_key() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("quick@example.com").await;
-    let test = app
-        .post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(&one_question())
-        .send()
-        .await
-        .expect(201)
-        .data();
+    let test = admin
+        .post("/proficiency-tests", &one_question())
+        .created()
+        .await;
     let id = test["id"].as_str().expect("id").to_owned();
-    let first = submit_first_option(&app, &student, &id)
-        .await
-        .expect(201)
-        .data();
+    let first = submit_first_option(&student, &id).await.expect(201).data();
     assert_eq!(first["totalScore"], 1);
 
     let mut edited = one_question();
     edited["questions"][0]["correctOptionIndex"] = json!(1);
-    app.patch(&format!("/proficiency-tests/{id}"))
-        .bearer(&admin.access)
-        .json(&edited)
-        .send()
-        .await
-        .expect(200);
-    let second = submit_first_option(&app, &student, &id)
-        .await
-        .expect(201)
-        .data();
+    admin
+        .patch(&format!("/proficiency-tests/{id}"), &edited)
+        .expect(200)
+        .await;
+    let second = submit_first_option(&student, &id).await.expect(201).data();
     assert_eq!(second["totalScore"], 0, "scored by the edited key");
     assert_eq!(second["level"], "A1");
 }
 
 #[tokio::test]
 async fn a_test_changed_by_another_process_is_still_scored_by_its_current_key() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("quick2@example.com").await;
-    let test = app
-        .post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(&one_question())
-        .send()
-        .await
-        .expect(201)
-        .data();
+    let test = admin
+        .post("/proficiency-tests", &one_question())
+        .created()
+        .await;
     let id = test["id"].as_str().expect("id").to_owned();
     // The server now holds the test.
     assert_eq!(
-        submit_first_option(&app, &student, &id)
-            .await
-            .expect(201)
-            .data()["totalScore"],
+        submit_first_option(&student, &id).await.expect(201).data()["totalScore"],
         1
     );
 
@@ -128,36 +101,28 @@ async fn a_test_changed_by_another_process_is_still_scored_by_its_current_key() 
         &id,
     )
     .await;
-    let scored = submit_first_option(&app, &student, &id)
-        .await
-        .expect(201)
-        .data();
+    let scored = submit_first_option(&student, &id).await.expect(201).data();
     assert_eq!(scored["totalScore"], 0, "the held copy was not trusted");
     assert_eq!(result_count(&app).await, 2);
 }
 
 #[tokio::test]
 async fn a_test_deactivated_by_another_process_refuses_submissions_and_stores_nothing() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("quick3@example.com").await;
-    let test = app
-        .post("/proficiency-tests")
-        .bearer(&admin.access)
-        .json(&one_question())
-        .send()
-        .await
-        .expect(201)
-        .data();
+    let test = admin
+        .post("/proficiency-tests", &one_question())
+        .created()
+        .await;
     let id = test["id"].as_str().expect("id").to_owned();
-    submit_first_option(&app, &student, &id).await.expect(201);
+    submit_first_option(&student, &id).await.expect(201);
     behind_the_back(
         &app,
         "UPDATE proficiency_tests SET is_active = 0, updated_at = updated_at + 1 WHERE id = $1",
         &id,
     )
     .await;
-    let refused = submit_first_option(&app, &student, &id).await.expect(404);
+    let refused = submit_first_option(&student, &id).await.expect(404);
     assert_eq!(refused.code(), "NOT_FOUND");
     assert_eq!(result_count(&app).await, 1);
 }

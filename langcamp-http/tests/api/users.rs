@@ -7,8 +7,7 @@ use crate::helpers::TestApp;
 
 #[tokio::test]
 async fn admins_list_users_newest_first_with_filters_and_pages() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     for i in 0..12 {
         app.core
             .create_user(
@@ -30,13 +29,7 @@ async fn admins_list_users_newest_first_with_filters_and_pages() {
         .await
         .expect("create");
 
-    let first = app
-        .get("/users")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let first = admin.get("/users").await;
     assert_eq!(first["pagination"]["totalItems"], 14);
     assert_eq!(first["pagination"]["totalPages"], 2);
     assert_eq!(first["pagination"]["itemsPerPage"], 10);
@@ -47,66 +40,24 @@ async fn admins_list_users_newest_first_with_filters_and_pages() {
         "newest first"
     );
 
-    let second = app
-        .get("/users?page=2&limit=10")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let second = admin.get("/users?page=2&limit=10").await;
     assert_eq!(second["list"].as_array().map(Vec::len), Some(4));
-    let past = app
-        .get("/users?page=9")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let past = admin.get("/users?page=9").await;
     assert_eq!(past["list"], json!([]));
     assert_eq!(past["pagination"]["totalItems"], 14);
 
-    let by_name = app
-        .get("/users?q=MARIA")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let by_name = admin.get("/users?q=MARIA").await;
     assert_eq!(by_name["pagination"]["totalItems"], 1);
-    let by_email = app
-        .get("/users?q=student0")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let by_email = admin.get("/users?q=student0").await;
     assert_eq!(by_email["pagination"]["totalItems"], 10);
-    let wildcard = app
-        .get("/users?q=%25")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let wildcard = admin.get("/users?q=%25").await;
     assert_eq!(
         wildcard["pagination"]["totalItems"], 0,
         "% is a literal, not a wildcard"
     );
-    let complete = app
-        .get("/users?isRegistrationComplete=true")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let complete = admin.get("/users?isRegistrationComplete=true").await;
     assert_eq!(complete["pagination"]["totalItems"], 2);
-    let admins = app
-        .get("/users?role=admin")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let admins = admin.get("/users?role=admin").await;
     assert_eq!(admins["pagination"]["totalItems"], 1);
 
     for bad in [
@@ -117,12 +68,7 @@ async fn admins_list_users_newest_first_with_filters_and_pages() {
         "/users?role=king",
     ] {
         assert_eq!(
-            app.get(bad)
-                .bearer(&admin.access)
-                .send()
-                .await
-                .expect(400)
-                .code(),
+            admin.get(bad).expect(400).await.code(),
             "VALIDATION_FAILED",
             "{bad}"
         );
@@ -131,26 +77,15 @@ async fn admins_list_users_newest_first_with_filters_and_pages() {
 
 #[tokio::test]
 async fn unknown_or_malformed_user_ids_are_404() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (_app, admin) = TestApp::with_admin().await;
     for id in [
         "0190a0c4-0000-7000-8000-000000000000",
         "not-an-id",
         "%27%20OR%201=1",
     ] {
-        app.get(&format!("/users/{id}"))
-            .bearer(&admin.access)
-            .send()
-            .await
-            .expect(404);
+        admin.get(&format!("/users/{id}")).expect(404).await;
     }
-    let me = app
-        .get(&format!("/users/{}", admin.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let me = admin.get(&format!("/users/{}", admin.user_id)).await;
     assert_eq!(me["role"], "admin");
 }
 
@@ -159,40 +94,30 @@ async fn superadmins_change_roles_but_never_demote_the_last_superadmin() {
     let app = TestApp::spawn().await;
     let root = app.superadmin().await;
     let student = app.student("promote@example.com").await;
-    let promoted = app
-        .patch(&format!("/users/{}/role", student.user_id))
-        .bearer(&root.access)
-        .json(&json!({ "role": "admin" }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let promoted = root
+        .patch(
+            &format!("/users/{}/role", student.user_id),
+            &json!({ "role": "admin" }),
+        )
+        .await;
     assert_eq!(promoted["role"], "admin");
-    app.get("/users")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200);
+    student.get("/users").expect(200).await;
 
-    app.patch(&format!("/users/{}/role", student.user_id))
-        .bearer(&root.access)
-        .json(&json!({ "role": "emperor" }))
-        .send()
-        .await
-        .expect(400);
-    let last = app
-        .patch(&format!("/users/{}/role", root.user_id))
-        .bearer(&root.access)
-        .json(&json!({ "role": "admin" }))
-        .send()
-        .await
-        .expect(409);
-    assert_eq!(last.code(), "CONFLICT");
-    app.delete(&format!("/users/{}", root.user_id))
-        .bearer(&root.access)
-        .send()
-        .await
-        .expect(409);
+    root.patch(
+        &format!("/users/{}/role", student.user_id),
+        &json!({ "role": "emperor" }),
+    )
+    .expect(400)
+    .await;
+    root.patch(
+        &format!("/users/{}/role", root.user_id),
+        &json!({ "role": "admin" }),
+    )
+    .fails(409, "CONFLICT")
+    .await;
+    root.delete(&format!("/users/{}", root.user_id))
+        .expect(409)
+        .await;
 }
 
 #[tokio::test]
@@ -255,10 +180,9 @@ async fn two_superadmins_removed_at_once_leave_one() {
             .filter(|o| matches!(o, Err(langcamp_core::Error::Conflict(_))))
             .count();
         assert_eq!(refused, 1, "round {round}: {first:?} {second:?}");
-        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
-            .fetch_one(app.core.db().reader())
-            .await
-            .expect("count");
+        let left: i64 = app
+            .count("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
+            .await;
         assert_eq!(left, 1, "round {round}");
     }
 }
@@ -269,51 +193,39 @@ async fn only_a_superadmin_manages_admins() {
     let root = app.superadmin().await;
     let admin = app.admin().await;
     let other_admin = app.user_with_role("admin2@example.com", Role::Admin).await;
-    app.patch(&format!("/users/{}/email", root.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "email": "mine@example.com" }))
-        .send()
-        .await
-        .expect(403);
-    app.patch(&format!("/admin/users/{}/profile", other_admin.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "name": "Hijacked" }))
-        .send()
-        .await
-        .expect(403);
-    app.delete(&format!("/users/{}", other_admin.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(403);
-    app.delete(&format!("/users/{}", other_admin.user_id))
-        .bearer(&root.access)
-        .send()
-        .await
-        .expect(200);
+    // An admin changes neither a superadmin's address nor another admin's profile.
+    for (path, body) in [
+        (
+            format!("/users/{}/email", root.user_id),
+            json!({ "email": "mine@example.com" }),
+        ),
+        (
+            format!("/admin/users/{}/profile", other_admin.user_id),
+            json!({ "name": "Hijacked" }),
+        ),
+    ] {
+        admin.patch(&path, &body).expect(403).await;
+    }
+    admin
+        .delete(&format!("/users/{}", other_admin.user_id))
+        .expect(403)
+        .await;
+    root.delete(&format!("/users/{}", other_admin.user_id))
+        .expect(200)
+        .await;
 }
 
 #[tokio::test]
 async fn the_admin_profile_edit_refuses_null_for_required_fields() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("adminnulls@example.com").await;
     let path = format!("/admin/users/{}/profile", student.user_id);
-    let before = app
-        .get(&format!("/users/{}", student.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let before = admin.get(&format!("/users/{}", student.user_id)).await;
     for field in ["name", "age", "phone", "gender", "country", "email"] {
-        let refused = app
-            .patch(&path)
-            .bearer(&admin.access)
-            .json(&json!({ field: null }))
-            .send()
-            .await
-            .expect(400);
+        let refused = admin
+            .patch(&path, &json!({ field: null }))
+            .expect(400)
+            .await;
         assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
         assert_eq!(
             refused.json()["errors"],
@@ -321,22 +233,9 @@ async fn the_admin_profile_edit_refuses_null_for_required_fields() {
             "{field}"
         );
     }
-    let cleared = app
-        .patch(&path)
-        .bearer(&admin.access)
-        .json(&json!({ "city": null }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let cleared = admin.patch(&path, &json!({ "city": null })).await;
     assert_eq!(cleared["user"]["city"], json!(null), "city is optional");
-    let after = app
-        .get(&format!("/users/{}", student.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let after = admin.get(&format!("/users/{}", student.user_id)).await;
     for field in ["name", "age", "phoneNumber", "gender", "country", "email"] {
         assert_eq!(after[field], before[field], "{field} is unchanged");
     }
@@ -344,50 +243,42 @@ async fn the_admin_profile_edit_refuses_null_for_required_fields() {
 
 #[tokio::test]
 async fn admins_edit_profiles_and_emails_with_conflicts_refused() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("edit@example.com").await;
     app.student("taken@example.com").await;
 
-    let edited = app
-        .patch(&format!("/admin/users/{}/profile", student.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "name": "Edited Name", "phone": "5550001", "age": 40, "city": "Berlin" }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let edited = admin
+        .patch(
+            &format!("/admin/users/{}/profile", student.user_id),
+            &json!({ "name": "Edited Name", "phone": "5550001", "age": 40, "city": "Berlin" }),
+        )
+        .await;
     assert_eq!(edited["user"]["name"], "Edited Name");
     assert_eq!(edited["user"]["phoneNumber"], "5550001");
 
-    let taken = app
-        .patch(&format!("/users/{}/email", student.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "email": "TAKEN@example.com" }))
-        .send()
-        .await
-        .expect(409);
-    assert_eq!(taken.code(), "CONFLICT");
-    app.patch(&format!("/admin/users/{}/profile", student.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "email": "taken@example.com" }))
-        .send()
-        .await
-        .expect(409);
-    app.patch(&format!("/users/{}/email", student.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "email": "not an email" }))
-        .send()
-        .await
-        .expect(400);
-    let moved = app
-        .patch(&format!("/users/{}/email", student.user_id))
-        .bearer(&admin.access)
-        .json(&json!({ "email": "Moved@Example.com" }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    admin
+        .patch(
+            &format!("/users/{}/email", student.user_id),
+            &json!({ "email": "TAKEN@example.com" }),
+        )
+        .fails(409, "CONFLICT")
+        .await;
+    let (profile, email) = (
+        format!("/admin/users/{}/profile", student.user_id),
+        format!("/users/{}/email", student.user_id),
+    );
+    for (path, body, status) in [
+        (&profile, json!({ "email": "taken@example.com" }), 409),
+        (&email, json!({ "email": "not an email" }), 400),
+    ] {
+        admin.patch(path, &body).expect(status).await;
+    }
+    let moved = admin
+        .patch(
+            &format!("/users/{}/email", student.user_id),
+            &json!({ "email": "Moved@Example.com" }),
+        )
+        .await;
     assert_eq!(moved["email"], "moved@example.com");
     // The old address no longer signs this user in; the new one does.
     let session = app.sign_in("moved@example.com").await;
@@ -396,16 +287,9 @@ async fn admins_edit_profiles_and_emails_with_conflicts_refused() {
 
 #[tokio::test]
 async fn deleting_a_user_removes_their_sessions() {
-    let app = TestApp::spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin().await;
     let student = app.student("leaving@example.com").await;
-    let deleted = app
-        .delete(&format!("/users/{}", student.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let deleted = admin.delete(&format!("/users/{}", student.user_id)).await;
     assert_eq!(deleted, json!({ "id": student.user_id, "deleted": true }));
     let sessions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE user_id = $1")
         .bind(&student.user_id)
@@ -413,9 +297,8 @@ async fn deleting_a_user_removes_their_sessions() {
         .await
         .expect("count");
     assert_eq!(sessions, 0);
-    app.get(&format!("/users/{}", student.user_id))
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(404);
+    admin
+        .get(&format!("/users/{}", student.user_id))
+        .expect(404)
+        .await;
 }

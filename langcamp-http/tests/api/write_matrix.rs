@@ -61,11 +61,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!({ "title": "Bare" })
     };
     let course = check(
-        app.post("/courses")
-            .bearer(&admin.access)
-            .json(&body)
-            .send()
-            .await,
+        admin.post("/courses", &body).send().await,
         201,
         "POST /courses",
         fill,
@@ -86,9 +82,8 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         })
     };
     let updated = check(
-        app.patch(&format!("/courses/{course}"))
-            .bearer(&admin.access)
-            .json(&patch)
+        admin
+            .patch(&format!("/courses/{course}"), &patch)
             .send()
             .await,
         200,
@@ -98,8 +93,8 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     let expected_price = if full { json!(10.0) } else { Value::Null };
     assert_eq!(updated["price"], expected_price, "{fill:?}");
     let copy = check(
-        app.post(&format!("/courses/{course}/duplicate"))
-            .bearer(&admin.access)
+        admin
+            .post_empty(&format!("/courses/{course}/duplicate"))
             .send()
             .await,
         201,
@@ -133,11 +128,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         test_body["questions"][1]["points"] = json!(1);
     }
     let test = check(
-        app.post("/proficiency-tests")
-            .bearer(&admin.access)
-            .json(&test_body)
-            .send()
-            .await,
+        admin.post("/proficiency-tests", &test_body).send().await,
         201,
         "POST /proficiency-tests",
         fill,
@@ -149,9 +140,8 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!({ "description": null, "locale": null, "targetLanguage": null, "timeLimitMinutes": null })
     };
     check(
-        app.patch(&format!("/proficiency-tests/{test}"))
-            .bearer(&admin.access)
-            .json(&test_patch)
+        admin
+            .patch(&format!("/proficiency-tests/{test}"), &test_patch)
             .send()
             .await,
         200,
@@ -159,8 +149,8 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         fill,
     );
     check(
-        app.post(&format!("/proficiency-tests/{test}/duplicate"))
-            .bearer(&admin.access)
+        admin
+            .post_empty(&format!("/proficiency-tests/{test}/duplicate"))
             .send()
             .await,
         201,
@@ -174,9 +164,12 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!([{ "questionIndex": 1, "selectedOptionIndex": 0 }])
     };
     let result = check(
-        app.post(&format!("/proficiency-tests/{test}/submit"))
-            .bearer(&people.edited.access)
-            .json(&json!({ "answers": answers }))
+        people
+            .edited
+            .post(
+                &format!("/proficiency-tests/{test}/submit"),
+                &json!({ "answers": answers }),
+            )
             .send()
             .await,
         201,
@@ -199,15 +192,15 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             )
             .file("pdfs", "unit1.pdf", "application/pdf", &pdf("unit 1"));
         let (content_type, body) = form.finish();
-        app.post("/education-materials")
-            .bearer(&admin.access)
+        admin
+            .call(hyper::Method::POST, "/education-materials")
             .body(&content_type, body)
             .send()
             .await
     } else {
-        app.post("/education-materials")
-            .bearer(&admin.access)
-            .json(
+        admin
+            .post(
+                "/education-materials",
                 &json!({ "title": "Bare unit", "videos": [{ "url": "https://v.example.com/2" }] }),
             )
             .send()
@@ -222,9 +215,8 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
                 "videos": [{ "url": "https://v.example.com/4" }] })
     };
     check(
-        app.patch(&format!("/education-materials/{material}"))
-            .bearer(&admin.access)
-            .json(&material_patch)
+        admin
+            .patch(&format!("/education-materials/{material}"), &material_patch)
             .send()
             .await,
         200,
@@ -233,9 +225,11 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     );
     // The newcomer has no name yet in the empty round (the mail greets nobody by name).
     let assigned = check(
-        app.post(&format!("/education-materials/{material}/assign"))
-            .bearer(&admin.access)
-            .json(&json!({ "userIds": [people.newcomer.user_id] }))
+        admin
+            .post(
+                &format!("/education-materials/{material}/assign"),
+                &json!({ "userIds": [people.newcomer.user_id] }),
+            )
             .send()
             .await,
         200,
@@ -261,9 +255,11 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     )
     .into_id();
     check(
-        app.post(&format!("/contact/admin/{contact}/reply"))
-            .bearer(&admin.access)
-            .json(&json!({ "replyMessage": "In September." }))
+        admin
+            .post(
+                &format!("/contact/admin/{contact}/reply"),
+                &json!({ "replyMessage": "In September." }),
+            )
             .send()
             .await,
         200,
@@ -272,9 +268,11 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     );
     let status = if full { "CLOSED" } else { "IN_PROGRESS" };
     check(
-        app.patch(&format!("/contact/admin/{contact}/status"))
-            .bearer(&admin.access)
-            .json(&json!({ "status": status }))
+        admin
+            .patch(
+                &format!("/contact/admin/{contact}/status"),
+                &json!({ "status": status }),
+            )
             .send()
             .await,
         200,
@@ -289,9 +287,11 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!("")
     };
     let setting = check(
-        app.put("/settings")
-            .bearer(&admin.access)
-            .json(&json!({ "key": "landing_video", "value": value }))
+        admin
+            .put(
+                "/settings",
+                &json!({ "key": "landing_video", "value": value }),
+            )
             .send()
             .await,
         200,
@@ -310,9 +310,9 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         profile["locale"] = json!("pt-PT");
     }
     check(
-        app.post("/auth/complete-registration")
-            .bearer(&people.newcomer.access)
-            .json(&profile)
+        people
+            .newcomer
+            .post("/auth/complete-registration", &profile)
             .send()
             .await,
         200,
@@ -327,11 +327,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!({ "city": null })
     };
     check(
-        app.patch("/me/profile")
-            .bearer(&people.newcomer.access)
-            .json(&own)
-            .send()
-            .await,
+        people.newcomer.patch("/me/profile", &own).send().await,
         200,
         "PATCH /me/profile",
         fill,
@@ -343,9 +339,11 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!({ "city": null })
     };
     check(
-        app.patch(&format!("/admin/users/{}/profile", people.edited.user_id))
-            .bearer(&admin.access)
-            .json(&by_admin)
+        admin
+            .patch(
+                &format!("/admin/users/{}/profile", people.edited.user_id),
+                &by_admin,
+            )
             .send()
             .await,
         200,
@@ -356,22 +354,24 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     // Users: role and e-mail.
     let role = if full { "admin" } else { "user" };
     check(
-        app.patch(&format!("/users/{}/role", people.newcomer.user_id))
-            .bearer(&root.access)
-            .json(&json!({ "role": role }))
-            .send()
-            .await,
+        root.patch(
+            &format!("/users/{}/role", people.newcomer.user_id),
+            &json!({ "role": role }),
+        )
+        .send()
+        .await,
         200,
         "PATCH /users/{id}/role",
         fill,
     );
     check(
         // By the superadmin: the newcomer may be an admin by now.
-        app.patch(&format!("/users/{}/email", people.newcomer.user_id))
-            .bearer(&root.access)
-            .json(&json!({ "email": format!("moved.{tag}@example.com") }))
-            .send()
-            .await,
+        root.patch(
+            &format!("/users/{}/email", people.newcomer.user_id),
+            &json!({ "email": format!("moved.{tag}@example.com") }),
+        )
+        .send()
+        .await,
         200,
         "PATCH /users/{id}/email",
         fill,

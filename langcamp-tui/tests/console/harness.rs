@@ -1,9 +1,7 @@
-//! A console on a seeded temporary SQLite database, driven by key presses and rendered to
-//! ratatui's `TestBackend`. Core calls run to completion after each key (in order), so
-//! every render is deterministic; the clock is fixed.
-
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+//! A console on a seeded temporary database (SQLite, or PostgreSQL when `TEST_DATABASE_URL`
+//! names a server), driven by key presses and rendered to ratatui's `TestBackend`. Core
+//! calls run to completion after each key (in order), so every render is deterministic;
+//! the clock is fixed.
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -15,6 +13,7 @@ use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Caller, Clock, Config, Langcamp, Role};
+use langcamp_testkit::TestDatabase;
 use langcamp_tui::app::App;
 use langcamp_tui::keymap::map_key;
 use langcamp_tui::task::settle;
@@ -35,29 +34,18 @@ pub struct Console {
     pub core: Langcamp,
     pub clock: Clock,
     pub app: App,
-    dir: PathBuf,
+    /// The folder and database, removed when the test ends.
+    _db: TestDatabase,
 }
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-static NEXT_DIR: AtomicU32 = AtomicU32::new(0);
 
 impl Console {
-    /// A migrated, empty school.
+    /// A migrated, empty school: on SQLite, or on the PostgreSQL server that
+    /// `TEST_DATABASE_URL` names.
     pub async fn empty() -> Console {
-        let dir = std::env::temp_dir().join(format!(
-            "langcamp-tui-{}-{}",
-            std::process::id(),
-            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let db = TestDatabase::create("lc_tui").await;
+        let config = Config::from_lookup(db.vars()).expect("test configuration");
         let clock = Clock::manual(start_time());
-        let core = Langcamp::connect(Config::for_data_dir(&dir), clock.clone())
+        let core = Langcamp::connect(config, clock.clone())
             .await
             .expect("connect");
         core.migrate().await.expect("migrate");
@@ -65,7 +53,7 @@ impl Console {
             core,
             clock,
             app: App::new(),
-            dir,
+            _db: db,
         }
     }
 

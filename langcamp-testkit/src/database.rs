@@ -1,0 +1,149 @@
+//! A database for one test: a file in the test's folder on SQLite, or a new database on the
+//! PostgreSQL server that `TEST_DATABASE_URL` names. The same tests run on both; the
+//! PostgreSQL databases are dropped afterwards so runs do not fill the shared server's disk.
+
+use std::path::{Path, PathBuf};
+
+use sqlx::Connection;
+
+/// The PostgreSQL server of this run, if any.
+fn server() -> Option<String> {
+    std::env::var("TEST_DATABASE_URL")
+        .ok()
+        .filter(|url| url.starts_with("postgres"))
+}
+
+/// A new database URL: `langcamp.db` in `data_dir` on SQLite, or a new database named
+/// `<prefix>_<uuid>` on the PostgreSQL server of `TEST_DATABASE_URL` (its query string,
+/// such as `sslmode`, carried over). Whoever creates one drops it with [`drop_database`].
+pub async fn create_database(data_dir: &Path, prefix: &str) -> String {
+    let Some(server) = server() else {
+        return format!(
+            "sqlite://{}?mode=rwc",
+            data_dir.join("langcamp.db").display()
+        );
+    };
+    let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = sqlx::PgConnection::connect(&server)
+        .await
+        .expect("connect to TEST_DATABASE_URL");
+    sqlx::Executor::execute(
+        &mut conn,
+        sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")),
+    )
+    .await
+    .expect("create a test database");
+    let (base, query) = server
+        .split_once('?')
+        .map_or((server.as_str(), None), |(b, q)| (b, Some(q)));
+    let base = base.rsplit_once('/').map_or(base, |(b, _)| b);
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// Drops a PostgreSQL database made by [`create_database`] with `prefix`; any other URL
+/// (SQLite, a database the test did not make) is left alone. Safe to call from `Drop`
+/// inside a test's runtime: the async work runs on a thread and a runtime of its own.
+pub fn drop_database(database_url: &str, prefix: &str) {
+    let Some(server) = server() else {
+        return;
+    };
+    let Some(name) = database_url
+        .split('?')
+        .next()
+        .and_then(|u| u.rsplit('/').next())
+        .filter(|name| name.starts_with(&format!("{prefix}_")))
+        .map(str::to_owned)
+    else {
+        return;
+    };
+    let statement = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+    let _ = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        runtime.block_on(async {
+            let mut conn = sqlx::PgConnection::connect(&server).await.ok()?;
+            sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
+                .await
+                .ok()
+        })
+    })
+    .join();
+}
+
+/// The signing secret of every test process, so that a second process on a test's
+/// database accepts the tokens the first one issued.
+pub const JWT_SECRET: &str = "test-secret-for-langcamp-0123456789";
+
+/// What a test process is configured with besides the defaults: its database, its folder
+/// and [`JWT_SECRET`]; a lookup for `langcamp_core::Config::from_lookup`.
+pub fn process_vars(database_url: &str, data_dir: &Path) -> impl Fn(&str) -> Option<String> {
+    let (url, dir) = (
+        database_url.to_owned(),
+        data_dir.to_string_lossy().into_owned(),
+    );
+    move |name| match name {
+        "DATABASE_URL" => Some(url.clone()),
+        "DATA_DIR" => Some(dir.clone()),
+        "JWT_SECRET" => Some(JWT_SECRET.to_owned()),
+        _ => None,
+    }
+}
+
+/// A new temporary folder `langcamp-<prefix>-<uuid>` for one test's files.
+pub fn temp_dir(prefix: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "langcamp-{prefix}-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    dir
+}
+
+/// A test's folder and database, both removed when it is dropped.
+pub struct TestDatabase {
+    dir: PathBuf,
+    url: String,
+    prefix: String,
+}
+
+impl TestDatabase {
+    /// A new folder and database; `prefix` names both (`lc_cli` makes `lc_cli_<uuid>`).
+    pub async fn create(prefix: &str) -> TestDatabase {
+        let dir = temp_dir(prefix);
+        let url = create_database(&dir, prefix).await;
+        TestDatabase {
+            dir,
+            url,
+            prefix: prefix.to_owned(),
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        self.url.starts_with("postgres")
+    }
+
+    /// The configuration of a process on this database and folder ([`process_vars`]).
+    pub fn vars(&self) -> impl Fn(&str) -> Option<String> {
+        process_vars(&self.url, &self.dir)
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        drop_database(&self.url, &self.prefix);
+    }
+}

@@ -1,0 +1,15 @@
+//! What the workspace's test binaries share, so each rule of the test harness lives once:
+//!
+//! - [`database`]: a fresh database for one test on SQLite or, when `TEST_DATABASE_URL`
+//!   names a server, PostgreSQL, dropped afterwards;
+//! - [`client`]: an HTTP client bound to a caller (`admin.get(path).await`,
+//!   `student.post(path, &body).fails(403, "FORBIDDEN").await`);
+//! - [`roles`]: the role matrix, one table of operations × callers.
+
+pub mod client;
+pub mod database;
+pub mod roles;
+
+pub use client::{Call, Client, TestResponse};
+pub use database::TestDatabase;
+pub use roles::{Case, assert_role_matrix};
