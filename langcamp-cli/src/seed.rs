@@ -11,7 +11,8 @@ use std::collections::HashSet;
 use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
 use langcamp_core::contacts::{ContactFilter, ContactInput, ContactStatusInput, ReplyInput};
 use langcamp_core::courses::{CourseInput, CourseQuery};
-use langcamp_core::materials::MaterialInput;
+use langcamp_core::domain::{CefrLevel, HttpUrl, Id, LanguageTag};
+use langcamp_core::materials::{Assignment, Description, NewMaterial, Title, Video, VideoTitle};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, SubmitInput, TestFilter, TestInput};
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
@@ -104,6 +105,11 @@ const OP: Actor = Actor::Operator;
 fn input<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, Error> {
     serde_json::from_value(value)
         .map_err(|e| Error::internal(format!("demo data does not fit its input type: {e}")))
+}
+
+/// A value of the demo data, checked by the rule clients' values pass.
+fn valid<T>(parsed: Result<T, String>) -> Result<T, Error> {
+    parsed.map_err(|message| Error::internal(format!("demo data breaks a rule: {message}")))
 }
 
 impl Seeder {
@@ -628,25 +634,25 @@ impl Seeder {
             (
                 "Everyday English, unit 1",
                 "en",
-                "A2",
+                CefrLevel::A2,
                 "Greetings, small talk and directions.",
             ),
             (
                 "German cases explained",
                 "de",
-                "B1",
+                CefrLevel::B1,
                 "Nominative, accusative, dative and genitive with examples.",
             ),
             (
                 "Spanish for the kitchen",
                 "es",
-                "A1",
+                CefrLevel::A1,
                 "Food, recipes and ordering at a restaurant.",
             ),
             (
                 "French business e-mails",
                 "fr",
-                "B2",
+                CefrLevel::B2,
                 "Formal openings, requests and polite closings.",
             ),
         ];
@@ -655,27 +661,40 @@ impl Seeder {
                 continue;
             }
             self.at(150 - 30 * m as i64, 11);
-            let material: MaterialInput = input(json!({
-                "title": title, "description": description, "locale": "en",
-                "targetLanguage": language, "level": level,
-                "videos": [
-                    { "title": "Lesson video", "url": format!("https://videos.langcamp.example/{language}/{m}/lesson.mp4") },
-                    { "title": "Pronunciation drill", "url": format!("https://videos.langcamp.example/{language}/{m}/drill.mp4") }
-                ]
-            }))?;
-            let material = self.app.create_material(&OP, material, Vec::new()).await?;
+            let video = |title: &str, file: &str| -> Result<Video, Error> {
+                Ok(Video {
+                    id: None,
+                    title: Some(valid(VideoTitle::parse("title", title))?),
+                    url: valid(HttpUrl::parse(
+                        "url",
+                        &format!("https://videos.langcamp.example/{language}/{m}/{file}"),
+                    ))?,
+                })
+            };
+            let new = NewMaterial {
+                title: valid(Title::parse("title", title))?,
+                description: Some(valid(Description::parse("description", description))?),
+                locale: Some(valid(LanguageTag::parse("locale", "en"))?),
+                target_language: Some(valid(LanguageTag::parse("targetLanguage", language))?),
+                level: Some(*level),
+                videos: vec![
+                    video("Lesson video", "lesson.mp4")?,
+                    video("Pronunciation drill", "drill.mp4")?,
+                ],
+            };
+            let material = self.app.create_material(&OP, new, Vec::new()).await?;
             self.created.materials += 1;
-            let picked: Vec<String> = students
+            let picked = students
                 .iter()
                 .skip(m)
                 .step_by(3)
                 .take(4)
-                .cloned()
+                .map(Id::from)
                 .collect();
             self.at(140 - 30 * m as i64, 12);
             let assigned = self
                 .app
-                .assign_material(&OP, &material.id, input(json!({ "userIds": picked }))?)
+                .assign_material(&OP, &material.typed_id(), &Assignment::new(picked)?)
                 .await?;
             self.created.assignments += usize::try_from(assigned.assigned).unwrap_or(0);
         }

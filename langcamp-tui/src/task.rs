@@ -7,7 +7,8 @@ use langcamp_core::contacts::{
 };
 use langcamp_core::courses::{Course, CourseInput, CourseQuery};
 use langcamp_core::dashboard::{Dashboard, DashboardQuery};
-use langcamp_core::materials::{AssignInput, Material};
+use langcamp_core::domain::Id;
+use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, TestFilter, TestPatch, TestResult};
 use langcamp_core::settings::{Setting, SettingInput};
 use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
@@ -84,14 +85,14 @@ pub enum Job {
         page: u32,
     },
     AssignMaterial {
-        id: String,
+        id: Id<Material>,
         title: String,
-        user_ids: Vec<String>,
+        user_ids: Vec<Id<User>>,
     },
     UnassignMaterial {
-        id: String,
+        id: Id<Material>,
         title: String,
-        user_id: String,
+        user_id: Id<User>,
         email: String,
     },
     Courses,
@@ -253,10 +254,8 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             title,
             user_ids,
         } => {
-            let input = AssignInput {
-                user_ids: Some(user_ids),
-            };
-            let result = core.assign_material(op, &id, input).await?;
+            let assignment = Assignment::new(user_ids)?;
+            let result = core.assign_material(op, &id, &assignment).await?;
             let mut text = format!(
                 "assigned \"{title}\" to {} {}",
                 result.assigned,

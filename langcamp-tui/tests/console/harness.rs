@@ -9,7 +9,7 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use langcamp_core::contacts::{ContactInput, ContactStatusInput, ReplyInput};
 use langcamp_core::courses::CourseInput;
-use langcamp_core::materials::MaterialInput;
+use langcamp_core::materials::{MaterialInput, NewMaterial};
 use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
@@ -282,7 +282,8 @@ impl Console {
             }),
         ] {
             let input: MaterialInput = serde_json::from_value(material).expect("material");
-            core.create_material(op, input, Vec::new())
+            let new = NewMaterial::try_from(input).expect("a valid material");
+            core.create_material(op, new, Vec::new())
                 .await
                 .expect("create material");
             self.tick();

@@ -99,7 +99,7 @@ async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<Str
         .expect("user");
     console
         .core
-        .user_materials(op, &user.id)
+        .user_materials(op, &langcamp_core::domain::Id::from(&user.id))
         .await
         .expect("materials")
         .into_iter()
