@@ -9,9 +9,11 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
-use langcamp_core::contacts::{ContactFilter, ContactInput, ContactStatusInput, ReplyInput};
+use langcamp_core::contacts::{
+    ContactSearch, ContactStatus, Message, Name, NewContact, Phone, ReplyText, Source,
+};
 use langcamp_core::courses::{CourseInput, CourseQuery};
-use langcamp_core::domain::{CefrLevel, HttpUrl, Id, LanguageTag};
+use langcamp_core::domain::{CefrLevel, Email, HttpUrl, Id, LanguageTag};
 use langcamp_core::materials::{Assignment, Description, NewMaterial, Title, Video, VideoTitle};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, SubmitInput, TestFilter, TestInput};
 use langcamp_core::settings::SettingInput;
@@ -710,7 +712,7 @@ impl Seeder {
                 "marta.reis@example.com",
                 "Do you offer evening classes for adults in Lisbon?",
                 "website",
-                "PENDING",
+                ContactStatus::Pending,
                 2,
             ),
             (
@@ -719,7 +721,7 @@ impl Seeder {
                 "jonas.weber@example.com",
                 "Can my company book a private German course for five people?",
                 "linkedin",
-                "IN_PROGRESS",
+                ContactStatus::InProgress,
                 9,
             ),
             (
@@ -728,7 +730,7 @@ impl Seeder {
                 "chloe.bernard@example.com",
                 "Is the Spanish summer camp suitable for a 16-year-old?",
                 "instagram",
-                "REPLIED",
+                ContactStatus::Replied,
                 20,
             ),
             (
@@ -737,7 +739,7 @@ impl Seeder {
                 "peter.novak@example.com",
                 "I took the placement test twice; which result counts?",
                 "website",
-                "REPLIED",
+                ContactStatus::Replied,
                 45,
             ),
             (
@@ -746,7 +748,7 @@ impl Seeder {
                 "aisha.khan@example.com",
                 "Please remove my data from your newsletter.",
                 "email",
-                "CLOSED",
+                ContactStatus::Closed,
                 70,
             ),
             (
@@ -755,7 +757,7 @@ impl Seeder {
                 "giulia.bianchi@example.com",
                 "Do you have scholarships for the Italian course?",
                 "website",
-                "PENDING",
+                ContactStatus::Pending,
                 100,
             ),
             (
@@ -764,7 +766,7 @@ impl Seeder {
                 "oliver.smith@example.com",
                 "What materials do I need for the business English course?",
                 "google",
-                "REPLIED",
+                ContactStatus::Replied,
                 130,
             ),
             (
@@ -773,7 +775,7 @@ impl Seeder {
                 "hana.sato@example.com",
                 "Can I switch from A2 to B1 after the first week?",
                 "website",
-                "IN_PROGRESS",
+                ContactStatus::InProgress,
                 160,
             ),
         ];
@@ -782,8 +784,8 @@ impl Seeder {
                 .app
                 .list_contacts(
                     &OP,
-                    &ContactFilter {
-                        q: Some(email.to_owned()),
+                    &ContactSearch {
+                        text: Some(email.to_owned()),
                         status: None,
                     },
                     PageRequest::default(),
@@ -797,26 +799,34 @@ impl Seeder {
                 .app
                 .create_contact(
                     &OP,
-                    input::<ContactInput>(json!({
-                        "firstName": first, "lastName": last, "email": email, "message": message,
-                        "phone": "+351 912 000 000", "source": source
-                    }))?,
+                    NewContact {
+                        first_name: valid(Name::parse("firstName", first))?,
+                        last_name: valid(Name::parse("lastName", last))?,
+                        email: valid(Email::parse("email", email))?,
+                        phone: valid(Phone::parse_optional("+351 912 000 000"))?,
+                        message: valid(Message::parse("message", message))?,
+                        source: valid(Source::parse_optional("source", source))?,
+                    },
                 )
                 .await?;
             self.created.contacts += 1;
             self.at(days_ago, 30);
             match status {
-                "REPLIED" => {
-                    let reply: ReplyInput = input(json!({
-                        "replyMessage": format!("Dear {first},\n\nthank you for your message. Our office will be happy to help: yes, that works. Kind regards,\nLangcamp")
-                    }))?;
-                    self.app.reply_to_contact(&OP, &contact.id, reply).await?;
-                }
-                "PENDING" => {}
-                other => {
-                    let change: ContactStatusInput = input(json!({ "status": other }))?;
+                ContactStatus::Replied => {
+                    let reply = valid(ReplyText::parse(
+                        "replyMessage",
+                        &format!(
+                            "Dear {first},\n\nthank you for your message. Our office will be happy to help: yes, that works. Kind regards,\nLangcamp"
+                        ),
+                    ))?;
                     self.app
-                        .set_contact_status(&OP, &contact.id, change)
+                        .reply_to_contact(&OP, &contact.typed_id(), &reply)
+                        .await?;
+                }
+                ContactStatus::Pending => {}
+                other => {
+                    self.app
+                        .set_contact_status(&OP, &contact.typed_id(), other)
                         .await?;
                 }
             }

@@ -2,9 +2,7 @@
 //! task with [`execute`] and sends the [`Done`] back through the one event channel.
 //! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
 
-use langcamp_core::contacts::{
-    Contact, ContactFilter, ContactStatus, ContactStatusInput, ReplyInput,
-};
+use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseInput, CourseQuery};
 use langcamp_core::dashboard::{Dashboard, DashboardQuery};
 use langcamp_core::domain::Id;
@@ -189,28 +187,24 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Written(format!("deleted {email}"))
         }
         Job::Contacts { q, status, page } => {
-            let filter = ContactFilter {
-                status: status.map(|s| s.as_str().to_owned()),
-                q: Some(q),
+            let q = q.trim();
+            let search = ContactSearch {
+                status,
+                text: (!q.is_empty()).then(|| q.to_owned()),
             };
-            Data::Contacts(core.list_contacts(op, &filter, page_request(page)).await?)
+            Data::Contacts(core.list_contacts(op, &search, page_request(page)).await?)
         }
         Job::ReplyContact { id, email, text } => {
-            let input = ReplyInput {
-                reply_message: Some(text),
-            };
-            core.reply_to_contact(op, &id, input).await?;
+            let reply = ReplyText::parse("replyMessage", &text).map_err(Error::invalid)?;
+            core.reply_to_contact(op, &Id::from(id), &reply).await?;
             Data::Written(format!("reply saved; the mail to {email} is queued"))
         }
         Job::SetContactStatus { id, status } => {
-            let input = ContactStatusInput {
-                status: Some(status.as_str().to_owned()),
-            };
-            core.set_contact_status(op, &id, input).await?;
+            core.set_contact_status(op, &Id::from(id), status).await?;
             Data::Written(format!("status set to {status}"))
         }
         Job::DeleteContact { id, who } => {
-            core.delete_contact(op, &id).await?;
+            core.delete_contact(op, &Id::from(id)).await?;
             Data::Written(format!("deleted the request from {who}"))
         }
         Job::Tests { page } => {

@@ -13,6 +13,8 @@ mod language;
 mod text;
 mod url;
 
+/// E-mail addresses are parsed in [`crate::validate`], beside the character rule.
+pub use crate::validate::Email;
 pub use cefr::CefrLevel;
 pub use contact_status::ContactStatus;
 pub use id::Id;
