@@ -12,7 +12,7 @@ use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
 use langcamp_core::contacts::{
     ContactSearch, ContactStatus, Message, Name, NewContact, Phone, ReplyText, Source,
 };
-use langcamp_core::courses::{CourseInput, CourseQuery};
+use langcamp_core::courses::{CourseFilter, CourseInput};
 use langcamp_core::domain::{CefrLevel, Email, HttpUrl, Id, LanguageTag};
 use langcamp_core::materials::{Assignment, Description, NewMaterial, Title, Video, VideoTitle};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, SubmitInput, TestFilter, TestInput};
@@ -359,7 +359,7 @@ impl Seeder {
     async fn courses(&mut self) -> Result<(), Error> {
         let existing: HashSet<String> = self
             .app
-            .list_courses(&OP, &CourseQuery::default())
+            .list_courses(&OP, &CourseFilter::default())
             .await?
             .iter()
             .map(|c| c.title.clone())

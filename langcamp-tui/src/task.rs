@@ -3,7 +3,7 @@
 //! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
 
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
-use langcamp_core::courses::{Course, CourseInput, CourseQuery};
+use langcamp_core::courses::{Course, CourseFilter, CourseInput};
 use langcamp_core::dashboard::{Dashboard, DashboardQuery};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::{Assignment, Material};
@@ -277,7 +277,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Written(format!("unassigned \"{title}\" from {email}"))
         }
         Job::Courses => {
-            let courses = core.list_courses(op, &CourseQuery::default()).await?;
+            let courses = core.list_courses(op, &CourseFilter::default()).await?;
             Data::Courses(courses.as_ref().clone())
         }
         Job::PublishCourse { id, title, publish } => {
@@ -285,16 +285,16 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
                 is_published: Patch::Value(publish),
                 ..CourseInput::default()
             };
-            core.update_course(op, &id, input).await?;
+            core.update_course(op, &Id::from(id), input).await?;
             let done = if publish { "published" } else { "unpublished" };
             Data::Written(format!("{done} \"{title}\""))
         }
         Job::DuplicateCourse { id, title } => {
-            let copy = core.duplicate_course(op, &id).await?;
+            let copy = core.duplicate_course(op, &Id::from(id)).await?;
             Data::Written(format!("duplicated \"{title}\" as \"{}\"", copy.title))
         }
         Job::DeleteCourse { id, title } => {
-            core.delete_course(op, &id).await?;
+            core.delete_course(op, &Id::from(id)).await?;
             Data::Written(format!("deleted \"{title}\""))
         }
         Job::Settings => Data::Settings(core.list_settings(op).await?),
