@@ -74,6 +74,30 @@ fn price_minor(v: &CourseValues) -> Result<Option<i64>> {
         .transpose()
 }
 
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+/// Binds the editable columns, `title` to `sort_order`, in the order INSERT and UPDATE
+/// list them.
+fn bind_values<'q>(query: AnyQuery<'q>, v: &'q CourseValues) -> Result<AnyQuery<'q>> {
+    let price = price_minor(v)?;
+    Ok(query
+        .bind(&v.title)
+        .bind(v.summary.as_deref())
+        .bind(v.description.as_deref())
+        .bind(v.target_language.as_deref())
+        .bind(v.level.as_deref())
+        .bind(v.locale.as_deref())
+        .bind(v.image_url.as_deref())
+        .bind(v.location.as_deref())
+        .bind(v.start_date.as_deref())
+        .bind(v.end_date.as_deref())
+        .bind(price)
+        .bind(v.currency.as_deref())
+        .bind(v.capacity)
+        .bind(bit(v.is_published))
+        .bind(v.sort_order))
+}
+
 pub(super) fn not_found() -> Error {
     Error::not_found("course")
 }
@@ -97,32 +121,14 @@ pub(super) async fn require(conn: &mut AnyConnection, id: &Id<Course>) -> Result
 /// A new course with these values.
 pub(super) async fn insert(conn: &mut AnyConnection, v: &CourseValues, now: i64) -> Result<Course> {
     let id: Id<Course> = Id::new();
-    let price = price_minor(v)?;
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO courses (id, title, summary, description, target_language, level, locale,
                 image_url, location, start_date, end_date, price_minor, currency, capacity,
                 is_published, sort_order, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)",
     )
-    .bind(id.as_str())
-    .bind(&v.title)
-    .bind(v.summary.as_deref())
-    .bind(v.description.as_deref())
-    .bind(v.target_language.as_deref())
-    .bind(v.level.as_deref())
-    .bind(v.locale.as_deref())
-    .bind(v.image_url.as_deref())
-    .bind(v.location.as_deref())
-    .bind(v.start_date.as_deref())
-    .bind(v.end_date.as_deref())
-    .bind(price)
-    .bind(v.currency.as_deref())
-    .bind(v.capacity)
-    .bind(bit(v.is_published))
-    .bind(v.sort_order)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
+    .bind(id.as_str());
+    bind_values(query, v)?.bind(now).execute(&mut *conn).await?;
     require(conn, &id).await
 }
 
@@ -133,33 +139,18 @@ pub(super) async fn update(
     v: &CourseValues,
     now: i64,
 ) -> Result<()> {
-    let price = price_minor(v)?;
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE courses SET title = $1, summary = $2, description = $3, target_language = $4,
                 level = $5, locale = $6, image_url = $7, location = $8, start_date = $9,
                 end_date = $10, price_minor = $11, currency = $12, capacity = $13, is_published = $14,
                 sort_order = $15, updated_at = $16
          WHERE id = $17",
-    )
-    .bind(&v.title)
-    .bind(v.summary.as_deref())
-    .bind(v.description.as_deref())
-    .bind(v.target_language.as_deref())
-    .bind(v.level.as_deref())
-    .bind(v.locale.as_deref())
-    .bind(v.image_url.as_deref())
-    .bind(v.location.as_deref())
-    .bind(v.start_date.as_deref())
-    .bind(v.end_date.as_deref())
-    .bind(price)
-    .bind(v.currency.as_deref())
-    .bind(v.capacity)
-    .bind(bit(v.is_published))
-    .bind(v.sort_order)
-    .bind(now)
-    .bind(id.as_str())
-    .execute(conn)
-    .await?;
+    );
+    bind_values(query, v)?
+        .bind(now)
+        .bind(id.as_str())
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
