@@ -143,6 +143,7 @@ impl Langcamp {
     #[tracing::instrument(skip_all)]
     pub async fn delete_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
+        // A malformed id is 404 without opening a write transaction.
         if !id.is_well_formed() {
             return Err(store::not_found());
         }
@@ -151,9 +152,6 @@ impl Langcamp {
             return Err(store::not_found());
         }
         tx.commit().await?;
-        Ok(Deleted {
-            id: id.as_str().to_owned(),
-            deleted: true,
-        })
+        Ok(Deleted::from(id))
     }
 }

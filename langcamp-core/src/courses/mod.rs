@@ -183,6 +183,7 @@ impl Langcamp {
     #[tracing::instrument(skip_all)]
     pub async fn delete_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
+        // A malformed id is 404 without opening a write transaction.
         if !id.is_well_formed() {
             return Err(store::not_found());
         }
@@ -191,9 +192,6 @@ impl Langcamp {
             return Err(store::not_found());
         }
         self.commit_courses(tx).await?;
-        Ok(Deleted {
-            id: id.as_str().to_owned(),
-            deleted: true,
-        })
+        Ok(Deleted::from(id))
     }
 }

@@ -106,6 +106,16 @@ impl<T> AsRef<str> for Id<T> {
     }
 }
 
+/// What a delete answers: the id of the record that is gone.
+impl<T> From<&Id<T>> for crate::users::Deleted {
+    fn from(id: &Id<T>) -> crate::users::Deleted {
+        crate::users::Deleted {
+            id: id.as_str().to_owned(),
+            deleted: true,
+        }
+    }
+}
+
 impl<T> Serialize for Id<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.raw.serialize(serializer)

@@ -315,10 +315,7 @@ impl Langcamp {
         let keys = store::delete(&mut tx, id).await?;
         tx.commit().await?;
         self.remove_stored_bytes(keys).await;
-        Ok(Deleted {
-            id: id.as_str().to_owned(),
-            deleted: true,
-        })
+        Ok(Deleted::from(id))
     }
 
     /// `GET /education-materials` (admin): newest first, optionally of one locale.
