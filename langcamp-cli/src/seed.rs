@@ -9,9 +9,12 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
-use langcamp_core::contacts::{ContactFilter, ContactInput, ContactStatusInput, ReplyInput};
-use langcamp_core::courses::{CourseInput, CourseQuery};
-use langcamp_core::materials::MaterialInput;
+use langcamp_core::contacts::{
+    ContactSearch, ContactStatus, Message, Name, NewContact, Phone, ReplyText, Source,
+};
+use langcamp_core::courses::{CourseFilter, CourseInput};
+use langcamp_core::domain::{CefrLevel, Email, HttpUrl, Id, LanguageTag};
+use langcamp_core::materials::{Assignment, Description, NewMaterial, Title, Video, VideoTitle};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, SubmitInput, TestFilter, TestInput};
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
@@ -104,6 +107,11 @@ const OP: Actor = Actor::Operator;
 fn input<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, Error> {
     serde_json::from_value(value)
         .map_err(|e| Error::internal(format!("demo data does not fit its input type: {e}")))
+}
+
+/// A value of the demo data, checked by the rule clients' values pass.
+fn valid<T>(parsed: Result<T, String>) -> Result<T, Error> {
+    parsed.map_err(|message| Error::internal(format!("demo data breaks a rule: {message}")))
 }
 
 impl Seeder {
@@ -351,7 +359,7 @@ impl Seeder {
     async fn courses(&mut self) -> Result<(), Error> {
         let existing: HashSet<String> = self
             .app
-            .list_courses(&OP, &CourseQuery::default())
+            .list_courses(&OP, &CourseFilter::default())
             .await?
             .iter()
             .map(|c| c.title.clone())
@@ -628,25 +636,25 @@ impl Seeder {
             (
                 "Everyday English, unit 1",
                 "en",
-                "A2",
+                CefrLevel::A2,
                 "Greetings, small talk and directions.",
             ),
             (
                 "German cases explained",
                 "de",
-                "B1",
+                CefrLevel::B1,
                 "Nominative, accusative, dative and genitive with examples.",
             ),
             (
                 "Spanish for the kitchen",
                 "es",
-                "A1",
+                CefrLevel::A1,
                 "Food, recipes and ordering at a restaurant.",
             ),
             (
                 "French business e-mails",
                 "fr",
-                "B2",
+                CefrLevel::B2,
                 "Formal openings, requests and polite closings.",
             ),
         ];
@@ -655,27 +663,40 @@ impl Seeder {
                 continue;
             }
             self.at(150 - 30 * m as i64, 11);
-            let material: MaterialInput = input(json!({
-                "title": title, "description": description, "locale": "en",
-                "targetLanguage": language, "level": level,
-                "videos": [
-                    { "title": "Lesson video", "url": format!("https://videos.langcamp.example/{language}/{m}/lesson.mp4") },
-                    { "title": "Pronunciation drill", "url": format!("https://videos.langcamp.example/{language}/{m}/drill.mp4") }
-                ]
-            }))?;
-            let material = self.app.create_material(&OP, material, Vec::new()).await?;
+            let video = |title: &str, file: &str| -> Result<Video, Error> {
+                Ok(Video {
+                    id: None,
+                    title: Some(valid(VideoTitle::parse("title", title))?),
+                    url: valid(HttpUrl::parse(
+                        "url",
+                        &format!("https://videos.langcamp.example/{language}/{m}/{file}"),
+                    ))?,
+                })
+            };
+            let new = NewMaterial {
+                title: valid(Title::parse("title", title))?,
+                description: Some(valid(Description::parse("description", description))?),
+                locale: Some(valid(LanguageTag::parse("locale", "en"))?),
+                target_language: Some(valid(LanguageTag::parse("targetLanguage", language))?),
+                level: Some(*level),
+                videos: vec![
+                    video("Lesson video", "lesson.mp4")?,
+                    video("Pronunciation drill", "drill.mp4")?,
+                ],
+            };
+            let material = self.app.create_material(&OP, new, Vec::new()).await?;
             self.created.materials += 1;
-            let picked: Vec<String> = students
+            let picked = students
                 .iter()
                 .skip(m)
                 .step_by(3)
                 .take(4)
-                .cloned()
+                .map(Id::from)
                 .collect();
             self.at(140 - 30 * m as i64, 12);
             let assigned = self
                 .app
-                .assign_material(&OP, &material.id, input(json!({ "userIds": picked }))?)
+                .assign_material(&OP, &material.typed_id(), &Assignment::new(picked)?)
                 .await?;
             self.created.assignments += usize::try_from(assigned.assigned).unwrap_or(0);
         }
@@ -691,7 +712,7 @@ impl Seeder {
                 "marta.reis@example.com",
                 "Do you offer evening classes for adults in Lisbon?",
                 "website",
-                "PENDING",
+                ContactStatus::Pending,
                 2,
             ),
             (
@@ -700,7 +721,7 @@ impl Seeder {
                 "jonas.weber@example.com",
                 "Can my company book a private German course for five people?",
                 "linkedin",
-                "IN_PROGRESS",
+                ContactStatus::InProgress,
                 9,
             ),
             (
@@ -709,7 +730,7 @@ impl Seeder {
                 "chloe.bernard@example.com",
                 "Is the Spanish summer camp suitable for a 16-year-old?",
                 "instagram",
-                "REPLIED",
+                ContactStatus::Replied,
                 20,
             ),
             (
@@ -718,7 +739,7 @@ impl Seeder {
                 "peter.novak@example.com",
                 "I took the placement test twice; which result counts?",
                 "website",
-                "REPLIED",
+                ContactStatus::Replied,
                 45,
             ),
             (
@@ -727,7 +748,7 @@ impl Seeder {
                 "aisha.khan@example.com",
                 "Please remove my data from your newsletter.",
                 "email",
-                "CLOSED",
+                ContactStatus::Closed,
                 70,
             ),
             (
@@ -736,7 +757,7 @@ impl Seeder {
                 "giulia.bianchi@example.com",
                 "Do you have scholarships for the Italian course?",
                 "website",
-                "PENDING",
+                ContactStatus::Pending,
                 100,
             ),
             (
@@ -745,7 +766,7 @@ impl Seeder {
                 "oliver.smith@example.com",
                 "What materials do I need for the business English course?",
                 "google",
-                "REPLIED",
+                ContactStatus::Replied,
                 130,
             ),
             (
@@ -754,7 +775,7 @@ impl Seeder {
                 "hana.sato@example.com",
                 "Can I switch from A2 to B1 after the first week?",
                 "website",
-                "IN_PROGRESS",
+                ContactStatus::InProgress,
                 160,
             ),
         ];
@@ -763,8 +784,8 @@ impl Seeder {
                 .app
                 .list_contacts(
                     &OP,
-                    &ContactFilter {
-                        q: Some(email.to_owned()),
+                    &ContactSearch {
+                        text: Some(email.to_owned()),
                         status: None,
                     },
                     PageRequest::default(),
@@ -778,26 +799,34 @@ impl Seeder {
                 .app
                 .create_contact(
                     &OP,
-                    input::<ContactInput>(json!({
-                        "firstName": first, "lastName": last, "email": email, "message": message,
-                        "phone": "+351 912 000 000", "source": source
-                    }))?,
+                    NewContact {
+                        first_name: valid(Name::parse("firstName", first))?,
+                        last_name: valid(Name::parse("lastName", last))?,
+                        email: valid(Email::parse("email", email))?,
+                        phone: valid(Phone::parse_optional("+351 912 000 000"))?,
+                        message: valid(Message::parse("message", message))?,
+                        source: valid(Source::parse_optional("source", source))?,
+                    },
                 )
                 .await?;
             self.created.contacts += 1;
             self.at(days_ago, 30);
             match status {
-                "REPLIED" => {
-                    let reply: ReplyInput = input(json!({
-                        "replyMessage": format!("Dear {first},\n\nthank you for your message. Our office will be happy to help: yes, that works. Kind regards,\nLangcamp")
-                    }))?;
-                    self.app.reply_to_contact(&OP, &contact.id, reply).await?;
-                }
-                "PENDING" => {}
-                other => {
-                    let change: ContactStatusInput = input(json!({ "status": other }))?;
+                ContactStatus::Replied => {
+                    let reply = valid(ReplyText::parse(
+                        "replyMessage",
+                        &format!(
+                            "Dear {first},\n\nthank you for your message. Our office will be happy to help: yes, that works. Kind regards,\nLangcamp"
+                        ),
+                    ))?;
                     self.app
-                        .set_contact_status(&OP, &contact.id, change)
+                        .reply_to_contact(&OP, &contact.typed_id(), &reply)
+                        .await?;
+                }
+                ContactStatus::Pending => {}
+                other => {
+                    self.app
+                        .set_contact_status(&OP, &contact.typed_id(), other)
                         .await?;
                 }
             }

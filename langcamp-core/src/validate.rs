@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
+use crate::domain::LanguageTag;
 use crate::error::{Error, Result};
 
 /// The messages gathered while parsing one input.
@@ -261,43 +262,10 @@ fn optional_lines(
     }
 }
 
-/// A BCP 47 language tag such as `en`, `de-AT` or `zh-Hant-TW` (shape only).
+/// A BCP 47 language tag such as `en`, `de-AT` or `zh-Hant-TW` (shape only), normalized;
+/// the rule lives in [`LanguageTag`].
 pub fn language_tag(field: &str, raw: &str) -> std::result::Result<String, String> {
-    let tag = raw.trim();
-    let mut parts = tag.split('-');
-    let primary = parts.next().unwrap_or("");
-    let primary_ok =
-        (2..=3).contains(&primary.len()) && primary.chars().all(|c| c.is_ascii_alphabetic());
-    let rest_ok =
-        parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
-    if primary_ok && rest_ok && tag.len() <= 35 {
-        Ok(normalize_tag(tag))
-    } else {
-        Err(format!(
-            "{field} must be a language code such as \"en\" or \"de-AT\""
-        ))
-    }
-}
-
-/// `EN-us` -> `en-US`: lower-case language, upper-case two-letter region.
-fn normalize_tag(tag: &str) -> String {
-    tag.split('-')
-        .enumerate()
-        .map(|(i, p)| {
-            if i == 0 {
-                p.to_ascii_lowercase()
-            } else if p.len() == 2 {
-                p.to_ascii_uppercase()
-            } else if p.len() == 4 {
-                let mut s = p.to_ascii_lowercase();
-                s[..1].make_ascii_uppercase();
-                s
-            } else {
-                p.to_ascii_lowercase()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("-")
+    LanguageTag::parse(field, raw).map(LanguageTag::into_string)
 }
 
 /// The first language of an `Accept-Language` header, if it is a valid tag.

@@ -2,12 +2,11 @@
 //! task with [`execute`] and sends the [`Done`] back through the one event channel.
 //! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
 
-use langcamp_core::contacts::{
-    Contact, ContactFilter, ContactStatus, ContactStatusInput, ReplyInput,
-};
-use langcamp_core::courses::{Course, CourseInput, CourseQuery};
+use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
+use langcamp_core::courses::{Course, CourseFilter, CourseInput};
 use langcamp_core::dashboard::{Dashboard, DashboardQuery};
-use langcamp_core::materials::{AssignInput, Material};
+use langcamp_core::domain::Id;
+use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, TestFilter, TestPatch, TestResult};
 use langcamp_core::settings::{Setting, SettingInput};
 use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
@@ -84,14 +83,14 @@ pub enum Job {
         page: u32,
     },
     AssignMaterial {
-        id: String,
+        id: Id<Material>,
         title: String,
-        user_ids: Vec<String>,
+        user_ids: Vec<Id<User>>,
     },
     UnassignMaterial {
-        id: String,
+        id: Id<Material>,
         title: String,
-        user_id: String,
+        user_id: Id<User>,
         email: String,
     },
     Courses,
@@ -188,28 +187,24 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Written(format!("deleted {email}"))
         }
         Job::Contacts { q, status, page } => {
-            let filter = ContactFilter {
-                status: status.map(|s| s.as_str().to_owned()),
-                q: Some(q),
+            let q = q.trim();
+            let search = ContactSearch {
+                status,
+                text: (!q.is_empty()).then(|| q.to_owned()),
             };
-            Data::Contacts(core.list_contacts(op, &filter, page_request(page)).await?)
+            Data::Contacts(core.list_contacts(op, &search, page_request(page)).await?)
         }
         Job::ReplyContact { id, email, text } => {
-            let input = ReplyInput {
-                reply_message: Some(text),
-            };
-            core.reply_to_contact(op, &id, input).await?;
+            let reply = ReplyText::parse("replyMessage", &text).map_err(Error::invalid)?;
+            core.reply_to_contact(op, &Id::from(id), &reply).await?;
             Data::Written(format!("reply saved; the mail to {email} is queued"))
         }
         Job::SetContactStatus { id, status } => {
-            let input = ContactStatusInput {
-                status: Some(status.as_str().to_owned()),
-            };
-            core.set_contact_status(op, &id, input).await?;
+            core.set_contact_status(op, &Id::from(id), status).await?;
             Data::Written(format!("status set to {status}"))
         }
         Job::DeleteContact { id, who } => {
-            core.delete_contact(op, &id).await?;
+            core.delete_contact(op, &Id::from(id)).await?;
             Data::Written(format!("deleted the request from {who}"))
         }
         Job::Tests { page } => {
@@ -253,10 +248,8 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             title,
             user_ids,
         } => {
-            let input = AssignInput {
-                user_ids: Some(user_ids),
-            };
-            let result = core.assign_material(op, &id, input).await?;
+            let assignment = Assignment::new(user_ids)?;
+            let result = core.assign_material(op, &id, &assignment).await?;
             let mut text = format!(
                 "assigned \"{title}\" to {} {}",
                 result.assigned,
@@ -284,7 +277,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Written(format!("unassigned \"{title}\" from {email}"))
         }
         Job::Courses => {
-            let courses = core.list_courses(op, &CourseQuery::default()).await?;
+            let courses = core.list_courses(op, &CourseFilter::default()).await?;
             Data::Courses(courses.as_ref().clone())
         }
         Job::PublishCourse { id, title, publish } => {
@@ -292,16 +285,16 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
                 is_published: Patch::Value(publish),
                 ..CourseInput::default()
             };
-            core.update_course(op, &id, input).await?;
+            core.update_course(op, &Id::from(id), input).await?;
             let done = if publish { "published" } else { "unpublished" };
             Data::Written(format!("{done} \"{title}\""))
         }
         Job::DuplicateCourse { id, title } => {
-            let copy = core.duplicate_course(op, &id).await?;
+            let copy = core.duplicate_course(op, &Id::from(id)).await?;
             Data::Written(format!("duplicated \"{title}\" as \"{}\"", copy.title))
         }
         Job::DeleteCourse { id, title } => {
-            core.delete_course(op, &id).await?;
+            core.delete_course(op, &Id::from(id)).await?;
             Data::Written(format!("deleted \"{title}\""))
         }
         Job::Settings => Data::Settings(core.list_settings(op).await?),

@@ -1,8 +1,10 @@
 //! Contact desk (CONTRACT §8): the public form and the admins' inbox.
 
 use langcamp_core::contacts::{
-    Contact, ContactFilter, ContactInput, ContactStatusInput, ReplyInput,
+    Contact, ContactFilter, ContactInput, ContactSearch, ContactStatus, ContactStatusInput,
+    NewContact, ReplyInput, ReplyText,
 };
+use langcamp_core::domain::Id;
 use langcamp_core::users::Deleted;
 use langcamp_core::{Page, Result};
 
@@ -31,10 +33,8 @@ pub fn routes(r: &mut Routes) {
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.optional_actor().await?;
-    let input = ctx.json().await?;
-    Ok(Reply::created(
-        &ctx.app.create_contact(&actor, input).await?,
-    ))
+    let new = NewContact::try_from(ctx.json::<ContactInput>().await?)?;
+    Ok(Reply::created(&ctx.app.create_contact(&actor, new).await?))
 }
 
 /// List contact requests, newest first.
@@ -51,12 +51,12 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let page = ctx.page()?;
-    let filter = ContactFilter {
+    let search = ContactSearch::try_from(&ContactFilter {
         status: ctx.query("status").map(str::to_owned),
         q: ctx.query("q").map(str::to_owned),
-    };
+    })?;
     Ok(Reply::ok(
-        &ctx.app.list_contacts(&actor, &filter, page).await?,
+        &ctx.app.list_contacts(&actor, &search, page).await?,
     ))
 }
 
@@ -72,7 +72,9 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.get_contact(&actor, ctx.param("id")).await?,
+        &ctx.app
+            .get_contact(&actor, &Id::from(ctx.param("id")))
+            .await?,
     ))
 }
 
@@ -90,10 +92,10 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let reply = ReplyText::try_from(ctx.json::<ReplyInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .reply_to_contact(&actor, ctx.param("id"), input)
+            .reply_to_contact(&actor, &Id::from(ctx.param("id")), &reply)
             .await?,
     ))
 }
@@ -111,10 +113,10 @@ pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let status = ContactStatus::try_from(ctx.json::<ContactStatusInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .set_contact_status(&actor, ctx.param("id"), input)
+            .set_contact_status(&actor, &Id::from(ctx.param("id")), status)
             .await?,
     ))
 }
@@ -131,6 +133,8 @@ pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.delete_contact(&actor, ctx.param("id")).await?,
+        &ctx.app
+            .delete_contact(&actor, &Id::from(ctx.param("id")))
+            .await?,
     ))
 }

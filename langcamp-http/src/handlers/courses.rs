@@ -1,7 +1,8 @@
 //! Courses (CONTRACT §5): the public catalogue and its administration.
 
 use langcamp_core::Result;
-use langcamp_core::courses::{Course, CourseInput, CourseQuery};
+use langcamp_core::courses::{Course, CourseFilter, CourseInput, CourseQuery};
+use langcamp_core::domain::Id;
 use langcamp_core::users::Deleted;
 
 use crate::limits::RateRule;
@@ -40,7 +41,8 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
         locale: ctx.query("locale").map(str::to_owned),
         target_language: ctx.query("targetLanguage").map(str::to_owned),
     };
-    let courses = ctx.app.list_courses(&actor, &query).await?;
+    let filter = CourseFilter::try_from(&query)?;
+    let courses = ctx.app.list_courses(&actor, &filter).await?;
     if actor.is_admin() {
         return Ok(Reply::ok(&*courses));
     }
@@ -61,7 +63,9 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.get_course(&actor, ctx.param("id")).await?,
+        &ctx.app
+            .get_course(&actor, &Id::from(ctx.param("id")))
+            .await?,
     ))
 }
 
@@ -99,7 +103,9 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::created(
-        &ctx.app.duplicate_course(&actor, ctx.param("id")).await?,
+        &ctx.app
+            .duplicate_course(&actor, &Id::from(ctx.param("id")))
+            .await?,
     ))
 }
 
@@ -123,7 +129,7 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let input = ctx.json().await?;
     Ok(Reply::ok(
         &ctx.app
-            .update_course(&actor, ctx.param("id"), input)
+            .update_course(&actor, &Id::from(ctx.param("id")), input)
             .await?,
     ))
 }
@@ -140,6 +146,8 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.delete_course(&actor, ctx.param("id")).await?,
+        &ctx.app
+            .delete_course(&actor, &Id::from(ctx.param("id")))
+            .await?,
     ))
 }

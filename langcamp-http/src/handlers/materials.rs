@@ -1,9 +1,10 @@
 //! Education materials (CONTRACT §7). Create and update take either JSON or a multipart
 //! form whose `pdfs` parts are streamed into the file store as they arrive.
 
+use langcamp_core::domain::{Id, LanguageTag};
 use langcamp_core::materials::{
-    AssignInput, AssignResult, AssignedMaterial, MAX_PDFS, Material, MaterialInput, MaterialUpdate,
-    Unassigned,
+    AssignInput, AssignResult, AssignedMaterial, Assignment, MAX_PDFS, Material, MaterialChange,
+    MaterialInput, MaterialUpdate, NewMaterial, Unassigned,
 };
 use langcamp_core::storage::{Accept, StagedFile};
 use langcamp_core::users::Deleted;
@@ -159,6 +160,22 @@ async fn read_form<T: DeserializeOwned>(
     }
 }
 
+/// The command a form's fields make, with its staged PDFs; when the fields are invalid,
+/// the PDFs are removed again and the error is the answer.
+async fn parsed<C>(
+    app: &Langcamp,
+    command: Result<C>,
+    pdfs: Vec<StagedFile>,
+) -> Result<(C, Vec<StagedFile>)> {
+    match command {
+        Ok(command) => Ok((command, pdfs)),
+        Err(e) => {
+            app.discard_staged(pdfs).await;
+            Err(e)
+        }
+    }
+}
+
 fn neither_json_nor_form() -> Error {
     Error::UnsupportedMediaType(
         "expected Content-Type: multipart/form-data or application/json".into(),
@@ -185,8 +202,8 @@ fn neither_json_nor_form() -> Error {
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     if ctx.has_content_type("application/json") {
-        let input = ctx.json().await?;
-        let material = ctx.app.create_material(&actor, input, Vec::new()).await?;
+        let new = NewMaterial::try_from(ctx.json::<MaterialInput>().await?)?;
+        let material = ctx.app.create_material(&actor, new, Vec::new()).await?;
         return Ok(Reply::created(&material));
     }
     if !is_multipart(&ctx) {
@@ -196,8 +213,9 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let read = read_form::<MaterialInput>(&ctx.app, &actor, &mut form, &CREATE_FIELDS).await;
     form.linger();
     let (input, pdfs) = read?;
+    let (new, pdfs) = parsed(&ctx.app, NewMaterial::try_from(input), pdfs).await?;
     Ok(Reply::created(
-        &ctx.app.create_material(&actor, input, pdfs).await?,
+        &ctx.app.create_material(&actor, new, pdfs).await?,
     ))
 }
 
@@ -218,9 +236,13 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let page = ctx.page()?;
+    let locale = match ctx.query("locale") {
+        None => None,
+        Some(raw) => LanguageTag::parse_optional("locale", raw).map_err(Error::invalid)?,
+    };
     Ok(Reply::ok(
         &ctx.app
-            .list_materials(&actor, ctx.query("locale"), page)
+            .list_materials(&actor, locale.as_ref(), page)
             .await?,
     ))
 }
@@ -250,7 +272,9 @@ pub async fn mine(ctx: Ctx) -> Result<Reply> {
 pub async fn of_user(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.user_materials(&actor, ctx.param("userId")).await?,
+        &ctx.app
+            .user_materials(&actor, &Id::from(ctx.param("userId")))
+            .await?,
     ))
 }
 
@@ -266,7 +290,9 @@ pub async fn of_user(ctx: Ctx) -> Result<Reply> {
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.get_material(&actor, ctx.param("id")).await?,
+        &ctx.app
+            .get_material(&actor, &Id::from(ctx.param("id")))
+            .await?,
     ))
 }
 
@@ -292,12 +318,12 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let id = ctx.param("id").to_owned();
+    let id: Id<Material> = Id::from(ctx.param("id"));
     if ctx.has_content_type("application/json") {
-        let input = ctx.json().await?;
+        let change = MaterialChange::try_from(ctx.json::<MaterialUpdate>().await?)?;
         let material = ctx
             .app
-            .update_material(&actor, &id, input, Vec::new())
+            .update_material(&actor, &id, change, Vec::new())
             .await?;
         return Ok(Reply::ok(&material));
     }
@@ -308,8 +334,9 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let read = read_form::<MaterialUpdate>(&ctx.app, &actor, &mut form, &UPDATE_FIELDS).await;
     form.linger();
     let (input, pdfs) = read?;
+    let (change, pdfs) = parsed(&ctx.app, MaterialChange::try_from(input), pdfs).await?;
     Ok(Reply::ok(
-        &ctx.app.update_material(&actor, &id, input, pdfs).await?,
+        &ctx.app.update_material(&actor, &id, change, pdfs).await?,
     ))
 }
 
@@ -326,7 +353,9 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.delete_material(&actor, ctx.param("id")).await?,
+        &ctx.app
+            .delete_material(&actor, &Id::from(ctx.param("id")))
+            .await?,
     ))
 }
 
@@ -348,10 +377,10 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn assign(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let assignment = Assignment::try_from(ctx.json::<AssignInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .assign_material(&actor, ctx.param("id"), input)
+            .assign_material(&actor, &Id::from(ctx.param("id")), &assignment)
             .await?,
     ))
 }
@@ -373,7 +402,11 @@ pub async fn unassign(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
         &ctx.app
-            .unassign_material(&actor, ctx.param("id"), ctx.param("userId"))
+            .unassign_material(
+                &actor,
+                &Id::from(ctx.param("id")),
+                &Id::from(ctx.param("userId")),
+            )
             .await?,
     ))
 }

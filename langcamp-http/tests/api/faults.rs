@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use langcamp_core::Actor;
-use langcamp_core::contacts::{ContactInput, ReplyInput};
+use langcamp_core::contacts::{ContactInput, NewContact, ReplyInput, ReplyText};
 use langcamp_http::ServeOptions;
 use serde_json::json;
 use sqlx::Row;
@@ -396,23 +396,25 @@ async fn refused_mail_is_retried_until_its_code_expires_or_a_day_passes_never_fo
         .core
         .create_contact(
             &Actor::Anonymous,
-            ContactInput {
+            NewContact::try_from(ContactInput {
                 first_name: Some("Ana".into()),
                 last_name: Some("Silva".into()),
                 email: Some("reply@example.com".into()),
                 message: Some("Evening classes?".into()),
                 ..ContactInput::default()
-            },
+            })
+            .expect("a valid contact request"),
         )
         .await
         .expect("create the contact request");
     app.core
         .reply_to_contact(
             &Actor::Operator,
-            &contact.id,
-            ReplyInput {
+            &contact.typed_id(),
+            &ReplyText::try_from(ReplyInput {
                 reply_message: Some("Yes, on Tuesdays.".into()),
-            },
+            })
+            .expect("a valid reply"),
         )
         .await
         .expect("the reply is stored whatever the SMTP server says");

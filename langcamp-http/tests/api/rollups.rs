@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use futures_util::future::join_all;
 use langcamp_core::Actor;
 use langcamp_core::dashboard::{Dashboard, DashboardQuery, Drift};
-use langcamp_core::materials::AssignInput;
+use langcamp_core::domain::Id;
+use langcamp_core::materials::Assignment;
 
 use crate::dashboard::{NOW, at, seed};
 use crate::helpers::TestApp;
@@ -148,10 +149,9 @@ async fn concurrent_writers_keep_the_rollups_exact() {
     let assign = |material: &String, users: Vec<String>| {
         let (core, material) = (app.core.clone(), material.clone());
         async move {
-            let input = AssignInput {
-                user_ids: Some(users),
-            };
-            core.assign_material(&Actor::Operator, &material, input)
+            let assignment =
+                Assignment::new(users.into_iter().map(Id::from).collect()).expect("user ids");
+            core.assign_material(&Actor::Operator, &Id::from(material), &assignment)
                 .await
         }
     };
@@ -216,7 +216,7 @@ async fn concurrent_writers_keep_the_rollups_exact() {
             let core = app.core.clone();
             let (student, material) = (student.clone(), material.clone());
             async move {
-                core.unassign_material(&Actor::Operator, &material, &student)
+                core.unassign_material(&Actor::Operator, &Id::from(material), &Id::from(student))
                     .await
             }
         })
@@ -257,11 +257,12 @@ async fn assigning_while_a_user_is_deleted_never_deadlocks() {
         } else {
             vec![ids[1].clone(), ids[0].clone()]
         };
-        let input = AssignInput {
-            user_ids: Some(users),
-        };
+        let assignment =
+            Assignment::new(users.into_iter().map(Id::from).collect()).expect("user ids");
+        let material_id = Id::from(&material);
         let (assigned, deleted) = tokio::join!(
-            app.core.assign_material(&Actor::Operator, &material, input),
+            app.core
+                .assign_material(&Actor::Operator, &material_id, &assignment),
             app.core.delete_user(&Actor::Operator, &ids[1]),
         );
         deleted.expect("delete");

@@ -3,6 +3,7 @@
 //! user.
 
 use langcamp_core::Page;
+use langcamp_core::domain::Id;
 use langcamp_core::materials::Material;
 use langcamp_core::users::User;
 use ratatui::Frame;
@@ -148,16 +149,16 @@ pub(crate) fn picker_action(
             } else {
                 let job = if picker.assign {
                     Job::AssignMaterial {
-                        id: picker.material_id.clone(),
+                        id: Id::from(&picker.material_id),
                         title: picker.material_title.clone(),
-                        user_ids: users.into_iter().map(|(id, _)| id).collect(),
+                        user_ids: users.into_iter().map(|(id, _)| Id::from(id)).collect(),
                     }
                 } else {
                     let (user_id, email) = users.remove(0);
                     Job::UnassignMaterial {
-                        id: picker.material_id.clone(),
+                        id: Id::from(&picker.material_id),
                         title: picker.material_title.clone(),
-                        user_id,
+                        user_id: Id::from(user_id),
                         email,
                     }
                 };

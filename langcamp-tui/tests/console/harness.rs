@@ -5,9 +5,9 @@
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use langcamp_core::contacts::{ContactInput, ContactStatusInput, ReplyInput};
+use langcamp_core::contacts::{ContactInput, ContactStatus, NewContact, ReplyInput, ReplyText};
 use langcamp_core::courses::CourseInput;
-use langcamp_core::materials::MaterialInput;
+use langcamp_core::materials::{MaterialInput, NewMaterial};
 use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
@@ -136,25 +136,21 @@ impl Console {
                 message: Some(message.into()),
                 source: source.map(str::to_owned),
             };
-            let contact = core.create_contact(op, input).await.expect("contact");
-            contact_ids.push(contact.id);
+            let new = NewContact::try_from(input).expect("a valid contact request");
+            let contact = core.create_contact(op, new).await.expect("contact");
+            contact_ids.push(contact.typed_id());
             self.tick();
         }
-        core.set_contact_status(
-            op,
-            &contact_ids[0],
-            ContactStatusInput {
-                status: Some("IN_PROGRESS".into()),
-            },
-        )
-        .await
-        .expect("status");
+        core.set_contact_status(op, &contact_ids[0], ContactStatus::InProgress)
+            .await
+            .expect("status");
         core.reply_to_contact(
             op,
             &contact_ids[1],
-            ReplyInput {
+            &ReplyText::try_from(ReplyInput {
                 reply_message: Some("Yes: 20% off with a student card.".into()),
-            },
+            })
+            .expect("a valid reply"),
         )
         .await
         .expect("reply");
@@ -270,7 +266,8 @@ impl Console {
             }),
         ] {
             let input: MaterialInput = serde_json::from_value(material).expect("material");
-            core.create_material(op, input, Vec::new())
+            let new = NewMaterial::try_from(input).expect("a valid material");
+            core.create_material(op, new, Vec::new())
                 .await
                 .expect("create material");
             self.tick();

@@ -2,7 +2,7 @@
 //! screen usable.
 
 use crossterm::event::KeyCode;
-use langcamp_core::contacts::{ContactFilter, ContactStatus};
+use langcamp_core::contacts::{ContactSearch, ContactStatus};
 use langcamp_core::{Actor, PageRequest};
 use langcamp_tui::view::View;
 use sqlx::Row;
@@ -28,9 +28,9 @@ async fn a_reply_typed_in_the_console_is_stored_and_its_mail_queued() {
         .core
         .list_contacts(
             &Actor::Operator,
-            &ContactFilter {
+            &ContactSearch {
                 status: None,
-                q: Some("marta".into()),
+                text: Some("marta".into()),
             },
             PageRequest::default(),
         )
@@ -99,7 +99,7 @@ async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<Str
         .expect("user");
     console
         .core
-        .user_materials(op, &user.id)
+        .user_materials(op, &langcamp_core::domain::Id::from(&user.id))
         .await
         .expect("materials")
         .into_iter()

@@ -1,113 +1,18 @@
-//! Courses (CONTRACT §5): the public catalogue and its administration.
+//! What clients send about courses (the wire inputs, with their OpenAPI schemas), the
+//! list filter they become, and the parse of a course body into the columns it sets.
 //!
-//! The public list of published courses is served from [`crate::cache`]; every write here
-//! invalidates it after its transaction commits, so a change is visible on the next read.
+//! A body is checked field by field and then against the course it changes (the rules that
+//! span fields, such as a price and its currency, see the stored values on update), so
+//! every problem gets one message in one answer.
 
-use std::sync::Arc;
-
-use serde::{Deserialize, Serialize};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::Langcamp;
-use crate::actor::{Actor, Role};
-use crate::db::{bit, flag};
+use super::{COPY_SUFFIX, Course, DESCRIPTION_MAX, LOCATION_MAX, SUMMARY_MAX, TITLE_MAX};
+use crate::domain::{CefrLevel, LanguageTag};
 use crate::error::{Error, Result};
-use crate::id::{looks_like_id, new_id};
 use crate::money::{self, Price, PriceError, PriceText};
-use crate::page::UNPAGED_CAP;
-use crate::time::Timestamp;
-use crate::users::Deleted;
 use crate::validate::{self, Patch, Problems};
-
-/// The longest title; a duplicate's title is shortened to stay within it.
-pub const TITLE_MAX: usize = 200;
-pub const SUMMARY_MAX: usize = 1000;
-pub const DESCRIPTION_MAX: usize = 20_000;
-pub const LOCATION_MAX: usize = 200;
-/// The CEFR levels, lowest first.
-pub const LEVELS: [&str; 6] = ["A1", "A2", "B1", "B2", "C1", "C2"];
-const COPY_SUFFIX: &str = " (copy)";
-
-/// Every query that returns courses selects these columns, in this order.
-macro_rules! select_courses {
-    ($rest:literal) => {
-        concat!(
-            "SELECT id, title, summary, description, target_language, level, locale, image_url, \
-             location, start_date, end_date, price_minor, currency, capacity, is_published, \
-             sort_order, created_at, updated_at FROM courses ",
-            $rest
-        )
-    };
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Course {
-    pub id: String,
-    #[schema(example = "German for beginners")]
-    pub title: String,
-    pub summary: Option<String>,
-    pub description: Option<String>,
-    /// The language taught (a language code).
-    #[schema(example = "de")]
-    pub target_language: Option<String>,
-    /// CEFR level: `A1`, `A2`, `B1`, `B2`, `C1` or `C2`.
-    #[schema(example = "A1")]
-    pub level: Option<String>,
-    /// The language the course is described and held in (a language code).
-    #[schema(example = "en")]
-    pub locale: Option<String>,
-    pub image_url: Option<String>,
-    pub location: Option<String>,
-    /// `YYYY-MM-DD`.
-    #[schema(example = "2026-09-01")]
-    pub start_date: Option<String>,
-    /// `YYYY-MM-DD`, not before `startDate`.
-    #[schema(example = "2026-12-18")]
-    pub end_date: Option<String>,
-    /// In `currency`, exact: at least 0, with no more decimal places than the currency's
-    /// minor unit (EUR 2, JPY 0, KWD 3). Stored as integer minor units, never as a float.
-    #[schema(value_type = Option<f64>, example = 490.5)]
-    pub price: Option<Price>,
-    /// ISO 4217 code, upper-case.
-    #[schema(example = "EUR")]
-    pub currency: Option<String>,
-    /// Seats; at least 0.
-    pub capacity: Option<i64>,
-    pub is_published: bool,
-    /// Lists are ordered by this, then by creation time.
-    pub sort_order: i64,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-impl Course {
-    fn from_row(row: &AnyRow) -> std::result::Result<Course, sqlx::Error> {
-        let currency: Option<String> = row.try_get("currency")?;
-        Ok(Course {
-            id: row.try_get("id")?,
-            title: row.try_get("title")?,
-            summary: row.try_get("summary")?,
-            description: row.try_get("description")?,
-            target_language: row.try_get("target_language")?,
-            level: row.try_get("level")?,
-            locale: row.try_get("locale")?,
-            image_url: row.try_get("image_url")?,
-            location: row.try_get("location")?,
-            start_date: row.try_get("start_date")?,
-            end_date: row.try_get("end_date")?,
-            price: stored_price(row.try_get("price_minor")?, currency.as_deref())?,
-            currency,
-            capacity: row.try_get("capacity")?,
-            is_published: flag(row.try_get("is_published")?),
-            sort_order: row.try_get("sort_order")?,
-            created_at: Timestamp::from_millis(row.try_get("created_at")?),
-            updated_at: Timestamp::from_millis(row.try_get("updated_at")?),
-        })
-    }
-}
 
 /// The body of `POST /courses` and `PATCH /courses/{id}`.
 ///
@@ -197,20 +102,25 @@ pub struct CourseQuery {
 /// A validated [`CourseQuery`]; the key of the public list cache.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CourseFilter {
-    pub locale: Option<String>,
-    pub target_language: Option<String>,
+    pub locale: Option<LanguageTag>,
+    pub target_language: Option<LanguageTag>,
 }
 
-impl CourseQuery {
-    fn parse(&self) -> Result<CourseFilter> {
+impl TryFrom<&CourseQuery> for CourseFilter {
+    type Error = Error;
+
+    fn try_from(query: &CourseQuery) -> Result<CourseFilter> {
         let mut problems = Problems::new();
-        let mut tag = |field: &str, raw: Option<&str>| match raw.map(str::trim) {
-            None | Some("") => None,
-            Some(v) => problems.take(validate::language_tag(field, v)),
+        let mut tag = |field: &str, raw: Option<&str>| {
+            raw.and_then(|raw| {
+                problems
+                    .take(LanguageTag::parse_optional(field, raw))
+                    .flatten()
+            })
         };
         let filter = CourseFilter {
-            locale: tag("locale", self.locale.as_deref()),
-            target_language: tag("targetLanguage", self.target_language.as_deref()),
+            locale: tag("locale", query.locale.as_deref()),
+            target_language: tag("targetLanguage", query.target_language.as_deref()),
         };
         problems.finish()?;
         Ok(filter)
@@ -311,15 +221,9 @@ fn non_empty(
 }
 
 fn check_level(raw: &str) -> std::result::Result<String, String> {
-    let level = raw.trim().to_ascii_uppercase();
-    if LEVELS.contains(&level.as_str()) {
-        Ok(level)
-    } else {
-        Err(format!(
-            "level must be one of {} or null",
-            LEVELS.join(", ")
-        ))
-    }
+    CefrLevel::parse("level", raw)
+        .map(|level| level.as_str().to_owned())
+        .map_err(|message| format!("{message} or null"))
 }
 
 fn check_currency(raw: &str) -> std::result::Result<String, String> {
@@ -346,32 +250,6 @@ fn check_date(field: &str, raw: &str) -> std::result::Result<String, String> {
     }
 }
 
-/// The price of a stored row: minor units of its currency (a legacy row without a
-/// currency counts in hundredths, as the migration converted it).
-fn stored_price(
-    minor: Option<i64>,
-    currency: Option<&str>,
-) -> std::result::Result<Option<Price>, sqlx::Error> {
-    minor
-        .map(|m| {
-            Price::from_minor(m, currency.map_or(2, money::decimals)).ok_or_else(|| {
-                sqlx::Error::Decode(format!("course price_minor {m} is negative").into())
-            })
-        })
-        .transpose()
-}
-
-/// The price to store: minor units of the currency (checked by [`CourseChange::apply`]).
-fn price_minor(v: &CourseValues) -> Result<Option<i64>> {
-    v.price
-        .map(|p| {
-            let decimals = v.currency.as_deref().map_or(2, money::decimals);
-            p.to_minor(decimals)
-                .ok_or_else(|| Error::internal("a checked price does not fit its currency"))
-        })
-        .transpose()
-}
-
 fn check_capacity(capacity: i64) -> std::result::Result<i64, String> {
     if capacity >= 0 {
         Ok(capacity)
@@ -382,22 +260,22 @@ fn check_capacity(capacity: i64) -> std::result::Result<i64, String> {
 
 /// The editable columns of a course.
 #[derive(Clone, Debug, Default)]
-struct CourseValues {
-    title: String,
-    summary: Option<String>,
-    description: Option<String>,
-    target_language: Option<String>,
-    level: Option<String>,
-    locale: Option<String>,
-    image_url: Option<String>,
-    location: Option<String>,
-    start_date: Option<String>,
-    end_date: Option<String>,
-    price: Option<Price>,
-    currency: Option<String>,
-    capacity: Option<i64>,
-    is_published: bool,
-    sort_order: i64,
+pub(super) struct CourseValues {
+    pub(super) title: String,
+    pub(super) summary: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) target_language: Option<String>,
+    pub(super) level: Option<String>,
+    pub(super) locale: Option<String>,
+    pub(super) image_url: Option<String>,
+    pub(super) location: Option<String>,
+    pub(super) start_date: Option<String>,
+    pub(super) end_date: Option<String>,
+    pub(super) price: Option<Price>,
+    pub(super) currency: Option<String>,
+    pub(super) capacity: Option<i64>,
+    pub(super) is_published: bool,
+    pub(super) sort_order: i64,
 }
 
 impl From<&Course> for CourseValues {
@@ -424,7 +302,7 @@ impl From<&Course> for CourseValues {
 
 /// A parsed course body: each field kept, set or refused.
 #[derive(Debug)]
-struct CourseChange {
+pub(super) struct CourseChange {
     title: Field<String>,
     summary: Field<Option<String>>,
     description: Field<Option<String>>,
@@ -445,7 +323,7 @@ struct CourseChange {
 }
 
 impl CourseInput {
-    fn parse(self, problems: &mut Problems) -> CourseChange {
+    pub(super) fn parse(self, problems: &mut Problems) -> CourseChange {
         let p = problems;
         let mut price_too_precise = false;
         CourseChange {
@@ -501,7 +379,7 @@ impl CourseInput {
 
 impl CourseChange {
     /// Applies the change to `values` and checks the rules that span fields.
-    fn apply(self, values: &mut CourseValues, problems: &mut Problems) {
+    pub(super) fn apply(self, values: &mut CourseValues, problems: &mut Problems) {
         self.title.apply(&mut values.title);
         self.summary.apply(&mut values.summary);
         self.description.apply(&mut values.description);
@@ -559,226 +437,6 @@ pub fn copy_title(title: &str) -> String {
     let room = TITLE_MAX - COPY_SUFFIX.chars().count();
     let kept: String = title.chars().take(room).collect();
     format!("{}{COPY_SUFFIX}", kept.trim_end())
-}
-
-async fn find_course(conn: &mut AnyConnection, id: &str) -> Result<Option<Course>> {
-    if !looks_like_id(id) {
-        return Ok(None);
-    }
-    let row = sqlx::query(select_courses!("WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
-    Ok(row.as_ref().map(Course::from_row).transpose()?)
-}
-
-async fn require_course(conn: &mut AnyConnection, id: &str) -> Result<Course> {
-    find_course(conn, id)
-        .await?
-        .ok_or_else(|| Error::not_found("course"))
-}
-
-async fn insert_course(conn: &mut AnyConnection, v: &CourseValues, now: i64) -> Result<Course> {
-    let id = new_id();
-    let price = price_minor(v)?;
-    sqlx::query(
-        "INSERT INTO courses (id, title, summary, description, target_language, level, locale,
-                image_url, location, start_date, end_date, price_minor, currency, capacity,
-                is_published, sort_order, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)",
-    )
-    .bind(&id)
-    .bind(&v.title)
-    .bind(v.summary.as_deref())
-    .bind(v.description.as_deref())
-    .bind(v.target_language.as_deref())
-    .bind(v.level.as_deref())
-    .bind(v.locale.as_deref())
-    .bind(v.image_url.as_deref())
-    .bind(v.location.as_deref())
-    .bind(v.start_date.as_deref())
-    .bind(v.end_date.as_deref())
-    .bind(price)
-    .bind(v.currency.as_deref())
-    .bind(v.capacity)
-    .bind(bit(v.is_published))
-    .bind(v.sort_order)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
-    require_course(conn, &id).await
-}
-
-async fn load_courses(
-    conn: &mut AnyConnection,
-    published_only: bool,
-    filter: &CourseFilter,
-) -> Result<Vec<Course>> {
-    let published = published_only.then_some(bit(true));
-    let rows = sqlx::query(select_courses!(
-        "WHERE ($1 IS NULL OR is_published = $1)
-           AND ($2 IS NULL OR locale = $2)
-           AND ($3 IS NULL OR target_language = $3)
-         ORDER BY sort_order, created_at, id LIMIT $4"
-    ))
-    .bind(published)
-    .bind(filter.locale.as_deref())
-    .bind(filter.target_language.as_deref())
-    .bind(UNPAGED_CAP)
-    .fetch_all(conn)
-    .await?;
-    Ok(rows
-        .iter()
-        .map(Course::from_row)
-        .collect::<std::result::Result<_, _>>()?)
-}
-
-impl Langcamp {
-    /// Commits a course change and drops the cached lists, whatever the outcome of the
-    /// commit (a failed commit may still have been applied).
-    async fn commit_courses(&self, tx: crate::db::Tx) -> Result<()> {
-        self.commit_change(tx, crate::changes::Change::Courses)
-            .await
-    }
-
-    /// `GET /courses`: published courses (every course for admins), by `sortOrder` then
-    /// creation time, at most [`UNPAGED_CAP`]. The public list comes from the cache.
-    #[tracing::instrument(skip_all)]
-    pub async fn list_courses(
-        &self,
-        actor: &Actor,
-        query: &CourseQuery,
-    ) -> Result<Arc<Vec<Course>>> {
-        let filter = query.parse()?;
-        if actor.is_admin() {
-            let mut conn = self.db().reader().acquire().await?;
-            return Ok(Arc::new(load_courses(&mut conn, false, &filter).await?));
-        }
-        let now = self.clock().now_ms();
-        self.caches()
-            .courses
-            .get_or_load(filter.clone(), now, || async {
-                let mut conn = self.db().reader().acquire().await?;
-                Ok(Arc::new(load_courses(&mut conn, true, &filter).await?))
-            })
-            .await
-    }
-
-    /// `GET /courses/{id}`: an unpublished course is not found unless the caller is an admin.
-    #[tracing::instrument(skip_all)]
-    pub async fn get_course(&self, actor: &Actor, id: &str) -> Result<Course> {
-        let mut conn = self.db().reader().acquire().await?;
-        match find_course(&mut conn, id).await? {
-            Some(course) if course.is_published || actor.is_admin() => Ok(course),
-            _ => Err(Error::not_found("course")),
-        }
-    }
-
-    /// `POST /courses`.
-    #[tracing::instrument(skip_all)]
-    pub async fn create_course(&self, actor: &Actor, input: CourseInput) -> Result<Course> {
-        actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        if input.title.is_absent() {
-            problems.add("title is required");
-        }
-        let change = input.parse(&mut problems);
-        let mut values = CourseValues::default();
-        change.apply(&mut values, &mut problems);
-        problems.finish()?;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let course = insert_course(&mut tx, &values, now).await?;
-        self.commit_courses(tx).await?;
-        Ok(course)
-    }
-
-    /// `POST /courses/{id}/duplicate`: an unpublished copy titled `<title> (copy)`.
-    #[tracing::instrument(skip_all)]
-    pub async fn duplicate_course(&self, actor: &Actor, id: &str) -> Result<Course> {
-        actor.require(Role::Admin)?;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let original = require_course(&mut tx, id).await?;
-        let mut values = CourseValues::from(&original);
-        values.title = copy_title(&original.title);
-        values.is_published = false;
-        let copy = insert_course(&mut tx, &values, now).await?;
-        self.commit_courses(tx).await?;
-        Ok(copy)
-    }
-
-    /// `PATCH /courses/{id}`.
-    #[tracing::instrument(skip_all)]
-    pub async fn update_course(
-        &self,
-        actor: &Actor,
-        id: &str,
-        input: CourseInput,
-    ) -> Result<Course> {
-        actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        let change = input.parse(&mut problems);
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let course = require_course(&mut tx, id).await?;
-        let mut v = CourseValues::from(&course);
-        change.apply(&mut v, &mut problems);
-        problems.finish()?;
-        let price = price_minor(&v)?;
-        sqlx::query(
-            "UPDATE courses SET title = $1, summary = $2, description = $3, target_language = $4,
-                    level = $5, locale = $6, image_url = $7, location = $8, start_date = $9,
-                    end_date = $10, price_minor = $11, currency = $12, capacity = $13, is_published = $14,
-                    sort_order = $15, updated_at = $16
-             WHERE id = $17",
-        )
-        .bind(&v.title)
-        .bind(v.summary.as_deref())
-        .bind(v.description.as_deref())
-        .bind(v.target_language.as_deref())
-        .bind(v.level.as_deref())
-        .bind(v.locale.as_deref())
-        .bind(v.image_url.as_deref())
-        .bind(v.location.as_deref())
-        .bind(v.start_date.as_deref())
-        .bind(v.end_date.as_deref())
-        .bind(price)
-        .bind(v.currency.as_deref())
-        .bind(v.capacity)
-        .bind(bit(v.is_published))
-        .bind(v.sort_order)
-        .bind(now)
-        .bind(&course.id)
-        .execute(&mut *tx)
-        .await?;
-        let course = require_course(&mut tx, &course.id).await?;
-        self.commit_courses(tx).await?;
-        Ok(course)
-    }
-
-    /// `DELETE /courses/{id}`.
-    #[tracing::instrument(skip_all)]
-    pub async fn delete_course(&self, actor: &Actor, id: &str) -> Result<Deleted> {
-        actor.require(Role::Admin)?;
-        if !looks_like_id(id) {
-            return Err(Error::not_found("course"));
-        }
-        let mut tx = self.db().begin().await?;
-        let deleted = sqlx::query("DELETE FROM courses WHERE id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-        if deleted == 0 {
-            return Err(Error::not_found("course"));
-        }
-        self.commit_courses(tx).await?;
-        Ok(Deleted {
-            id: id.to_owned(),
-            deleted: true,
-        })
-    }
 }
 
 #[cfg(test)]

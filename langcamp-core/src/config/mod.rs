@@ -1,0 +1,358 @@
+//! Configuration: one typed struct, read once from the environment (and `.env`).
+//!
+//! Every front end builds a [`Config`] and passes it explicitly; nothing else reads
+//! environment variables. A bad value stops start-up with a message naming the variable.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::net::{IpNet, parse_networks};
+
+/// `TRUSTED_PROXIES` when unset: a proxy on the same host.
+pub const DEFAULT_TRUSTED_PROXIES: &str = "127.0.0.0/8,::1/128";
+
+/// A secret string whose `Debug` never shows the value.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(\"[redacted]\")")
+    }
+}
+
+/// How the SMTP connection is secured (`MAIL_SECURE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailSecurity {
+    StartTls,
+    Tls,
+    None,
+}
+
+/// Outgoing mail settings. `host: None` writes `.eml` files under the data directory.
+#[derive(Clone, Debug)]
+pub struct MailConfig {
+    pub host: Option<String>,
+    pub port: u16,
+    pub user: Option<String>,
+    pub pass: Option<Secret>,
+    pub security: MailSecurity,
+    pub from_name: String,
+    pub from_address: String,
+    /// Longest time one delivery attempt may take, connecting included (`MAIL_TIMEOUT`).
+    /// A server that accepts but never answers costs one attempt this long, then a retry.
+    pub timeout: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub host: IpAddr,
+    pub port: u16,
+    /// `sqlite://...` or `postgres://...`; may carry a password, hence a secret.
+    pub database_url: Secret,
+    /// `DATABASE_MAX_CONNECTIONS`: the most connections of the PostgreSQL pool, or of the
+    /// SQLite reader pool (SQLite writes always use one). Unset: the built-in defaults.
+    pub database_max_connections: Option<u32>,
+    /// Signs access tokens and keys every derived secret (OTP hashes, outbox encryption).
+    pub jwt_secret: Secret,
+    /// True when `JWT_SECRET` was unset and a random one was generated for this start.
+    pub jwt_secret_generated: bool,
+    pub jwt_expiration: Duration,
+    pub jwt_refresh_expiration: Duration,
+    pub otp_ttl: Duration,
+    /// `METRICS_TOKEN`: the bearer token `GET /metrics` requires; unset, there is no
+    /// `/metrics` at all (contract §15).
+    pub metrics_token: Option<Secret>,
+    pub mail: MailConfig,
+    pub frontend_base_url: String,
+    pub public_base_url: String,
+    pub data_dir: PathBuf,
+    pub upload_max_bytes: u64,
+    /// Bounds the bytes of all stored files together (`FILE_STORE_MAX_BYTES`); `None`: no quota.
+    pub file_store_max_bytes: Option<u64>,
+    /// Peers whose `X-Forwarded-For` is believed (`TRUSTED_PROXIES`, see [`crate::net`]).
+    pub trusted_proxies: Vec<IpNet>,
+    /// Where uploaded files' bytes live (`FILE_STORE` and `S3_*`).
+    pub file_store: FileStoreConfig,
+}
+
+mod file_store;
+pub use file_store::{FileStoreConfig, S3Config};
+
+/// A configuration value that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {variable}: {message}")]
+pub struct ConfigError {
+    pub variable: &'static str,
+    pub message: String,
+}
+
+impl Config {
+    /// Reads `.env` (if present) and then the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        // A missing .env is normal; a malformed one is reported like any bad value.
+        match dotenvy::dotenv() {
+            Ok(_) => {}
+            Err(e) if e.not_found() => {}
+            Err(e) => {
+                return Err(ConfigError {
+                    variable: ".env",
+                    message: e.to_string(),
+                });
+            }
+        }
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Builds the configuration from any variable lookup (tests pass a map).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let get = |name: &str| {
+            lookup(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+
+        let port = parse_or("PORT", get("PORT"), 3000u16, |v| v.parse().ok())?;
+        let host = parse_or("HOST", get("HOST"), IpAddr::from([0, 0, 0, 0]), |v| {
+            v.parse().ok()
+        })?;
+        let data_dir = PathBuf::from(get("DATA_DIR").unwrap_or_else(|| "./data".to_owned()));
+        let database_url = match get("DATABASE_URL") {
+            Some(url) => {
+                if !(url.starts_with("sqlite:") || is_postgres_url(&url)) {
+                    return Err(ConfigError {
+                        variable: "DATABASE_URL",
+                        message: "expected a sqlite: or postgres:// URL".into(),
+                    });
+                }
+                url
+            }
+            None => default_sqlite_url(&data_dir),
+        };
+        let database_max_connections = get("DATABASE_MAX_CONNECTIONS")
+            .map(|v| {
+                v.parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_POOL_CONNECTIONS).contains(n))
+                    .ok_or_else(|| ConfigError {
+                        variable: "DATABASE_MAX_CONNECTIONS",
+                        message: format!(
+                            "cannot use {v:?}: expected a whole number from 1 to {MAX_POOL_CONNECTIONS}"
+                        ),
+                    })
+            })
+            .transpose()?;
+        let (jwt_secret, jwt_secret_generated) = match get("JWT_SECRET") {
+            Some(secret) if secret.len() < 16 => {
+                return Err(ConfigError {
+                    variable: "JWT_SECRET",
+                    message: "must be at least 16 characters".into(),
+                });
+            }
+            Some(secret) => (secret, false),
+            None => (random_secret(), true),
+        };
+        let duration = |name: &'static str, default: Duration| {
+            parse_or(name, get(name), default, parse_duration)
+        };
+        let jwt_expiration = duration("JWT_EXPIRATION", Duration::from_secs(15 * 60))?;
+        let jwt_refresh_expiration =
+            duration("JWT_REFRESH_EXPIRATION", Duration::from_secs(7 * 24 * 3600))?;
+        let otp_ttl = duration("OTP_TTL", Duration::from_secs(10 * 60))?;
+
+        let security = parse_or(
+            "MAIL_SECURE",
+            get("MAIL_SECURE"),
+            MailSecurity::StartTls,
+            |v| match v.to_ascii_lowercase().as_str() {
+                "starttls" => Some(MailSecurity::StartTls),
+                "tls" | "true" => Some(MailSecurity::Tls),
+                "none" | "false" => Some(MailSecurity::None),
+                _ => None,
+            },
+        )?;
+        let from_address =
+            get("MAIL_FROM_ADDRESS").unwrap_or_else(|| "no-reply@langcamp.local".into());
+        if !from_address.contains('@') {
+            return Err(ConfigError {
+                variable: "MAIL_FROM_ADDRESS",
+                message: "expected an e-mail address".into(),
+            });
+        }
+        let mail = MailConfig {
+            host: get("MAIL_HOST"),
+            port: parse_or("MAIL_PORT", get("MAIL_PORT"), 587u16, |v| v.parse().ok())?,
+            user: get("MAIL_USER"),
+            pass: get("MAIL_PASS").map(Secret::new),
+            security,
+            from_name: get("MAIL_FROM_NAME").unwrap_or_else(|| "Langcamp".into()),
+            from_address,
+            timeout: duration("MAIL_TIMEOUT", Duration::from_secs(30))?,
+        };
+
+        let frontend_base_url = get("FRONTEND_BASE_URL")
+            .map(|v| v.trim_end_matches('/').to_owned())
+            .unwrap_or_default();
+        let public_base_url = get("PUBLIC_BASE_URL")
+            .map(|v| v.trim_end_matches('/').to_owned())
+            .unwrap_or_else(|| format!("http://localhost:{port}"));
+        let upload_max_bytes = parse_or(
+            "UPLOAD_MAX_BYTES",
+            get("UPLOAD_MAX_BYTES"),
+            20 * 1024 * 1024,
+            |v| v.parse().ok().filter(|n| *n > 0),
+        )?;
+        let file_store_max_bytes = match get("FILE_STORE_MAX_BYTES") {
+            None => None,
+            Some(v) => {
+                Some(
+                    v.parse::<u64>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| ConfigError {
+                            variable: "FILE_STORE_MAX_BYTES",
+                            message: format!(
+                                "cannot use {v:?}: expected a number of bytes above 0"
+                            ),
+                        })?,
+                )
+            }
+        };
+        // The old switch trusted every peer's header; refuse it rather than ignore it, so
+        // nobody believes they still have the behaviour they configured.
+        if lookup("TRUST_FORWARDED_FOR").is_some() {
+            return Err(ConfigError {
+                variable: "TRUST_FORWARDED_FOR",
+                message: format!(
+                    "was removed; list the proxies whose X-Forwarded-For is believed in \
+                     TRUSTED_PROXIES instead (comma-separated CIDRs, default \
+                     {DEFAULT_TRUSTED_PROXIES}; empty trusts no proxy)"
+                ),
+            });
+        }
+        // Set but empty means "trust nobody", so this one is not read through `get`.
+        let trusted_proxies = match lookup("TRUSTED_PROXIES") {
+            None => parse_networks(DEFAULT_TRUSTED_PROXIES).unwrap_or_default(),
+            Some(v) => parse_networks(&v).map_err(|item| ConfigError {
+                variable: "TRUSTED_PROXIES",
+                message: format!("{item:?} is not an IP address or CIDR network"),
+            })?,
+        };
+
+        let file_store = FileStoreConfig::parse(lookup("FILE_STORE").as_deref(), &lookup)?;
+
+        Ok(Config {
+            host,
+            port,
+            database_url: Secret::new(database_url),
+            database_max_connections,
+            jwt_secret: Secret::new(jwt_secret),
+            jwt_secret_generated,
+            jwt_expiration,
+            jwt_refresh_expiration,
+            otp_ttl,
+            metrics_token: get("METRICS_TOKEN").map(Secret::new),
+            mail,
+            frontend_base_url,
+            public_base_url,
+            data_dir,
+            upload_max_bytes,
+            file_store_max_bytes,
+            trusted_proxies,
+            file_store,
+        })
+    }
+
+    /// A configuration for tests and tools: SQLite under `data_dir`, mail to files.
+    pub fn for_data_dir(data_dir: impl Into<PathBuf>) -> Config {
+        let data_dir = data_dir.into();
+        let dir = data_dir.to_string_lossy().into_owned();
+        Config::from_lookup(|name| match name {
+            "DATA_DIR" => Some(dir.clone()),
+            "JWT_SECRET" => Some("langcamp-test-secret-0123456789".into()),
+            _ => None,
+        })
+        .unwrap_or_else(|e| unreachable!("the built-in defaults are valid: {e}"))
+    }
+
+    /// The size of a connection pool: `DATABASE_MAX_CONNECTIONS`, else `default`.
+    pub fn pool_size(&self, default: u32) -> u32 {
+        self.database_max_connections.unwrap_or(default)
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        is_postgres_url(self.database_url.expose())
+    }
+}
+
+/// The largest `DATABASE_MAX_CONNECTIONS`: PostgreSQL's own default limit is 100 for all
+/// clients together, so more than this per instance is a typo.
+const MAX_POOL_CONNECTIONS: u32 = 1000;
+
+fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+fn default_sqlite_url(data_dir: &std::path::Path) -> String {
+    format!(
+        "sqlite://{}?mode=rwc",
+        data_dir.join("langcamp.db").display()
+    )
+}
+
+fn random_secret() -> String {
+    let bytes: [u8; 32] = rand::random();
+    crate::crypto::hex(&bytes)
+}
+
+fn parse_or<T>(
+    variable: &'static str,
+    value: Option<String>,
+    default: T,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<T, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(v) => parse(&v).ok_or_else(|| ConfigError {
+            variable,
+            message: format!("cannot use {v:?}"),
+        }),
+    }
+}
+
+/// Parses `ms`-style durations: `900` (seconds), `500ms`, `30s`, `15m`, `12h`, `7d`.
+///
+/// A bare number means seconds, as `jsonwebtoken`'s `expiresIn` does for numbers.
+pub fn parse_duration(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    let split = value
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(value.len());
+    let (number, unit) = value.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let millis = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => number.checked_mul(1000)?,
+        "ms" => number,
+        "m" | "min" | "mins" | "minute" | "minutes" => number.checked_mul(60_000)?,
+        "h" | "hr" | "hrs" | "hour" | "hours" => number.checked_mul(3_600_000)?,
+        "d" | "day" | "days" => number.checked_mul(86_400_000)?,
+        "w" | "week" | "weeks" => number.checked_mul(604_800_000)?,
+        _ => return None,
+    };
+    (millis > 0).then(|| Duration::from_millis(millis))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,157 @@
+//! Contact desk: the public contact form, and the admins' inbox with replies by e-mail.
+//!
+//! A reply and its mail commit together: the visitor gets exactly the text that is stored
+//! (the mail is in `mail`). Here: the operations and what they answer; [`input`] holds
+//! what clients send and the validated commands, `store` the SQL.
+
+mod input;
+mod mail;
+mod store;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+pub use self::input::{
+    ContactFilter, ContactInput, ContactSearch, ContactStatusInput, MESSAGE_MAX, Message, NAME_MAX,
+    Name, NewContact, PHONE_MAX, PHONE_MIN, Phone, REPLY_MAX, ReplyInput, ReplyText, SOURCE_MAX,
+    Source,
+};
+use crate::Langcamp;
+use crate::actor::{Actor, Role};
+pub use crate::domain::ContactStatus;
+use crate::domain::Id;
+use crate::error::Result;
+use crate::mail::MailKind;
+use crate::page::{Page, PageRequest};
+use crate::time::Timestamp;
+use crate::users::Deleted;
+
+/// A contact request. Unset optional fields are `null`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Contact {
+    pub id: String,
+    #[schema(example = "Ana")]
+    pub first_name: String,
+    #[schema(example = "Silva")]
+    pub last_name: String,
+    #[schema(example = "ana.silva@example.com")]
+    pub email: String,
+    #[schema(example = "+351 912 345 678")]
+    pub phone: Option<String>,
+    /// The visitor's text.
+    pub message: String,
+    pub status: ContactStatus,
+    /// The latest admin reply.
+    pub reply_message: Option<String>,
+    /// Where the visitor came from.
+    #[schema(example = "pricing-page")]
+    pub source: Option<String>,
+    /// When the latest reply was sent.
+    pub replied_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Contact {
+    /// The request's id, typed.
+    pub fn typed_id(&self) -> Id<Contact> {
+        Id::from(&self.id)
+    }
+}
+
+impl Langcamp {
+    /// `POST /contact`: anyone may write to the school.
+    #[tracing::instrument(skip_all)]
+    pub async fn create_contact(&self, _actor: &Actor, new: NewContact) -> Result<Contact> {
+        let now = self.clock().now_ms();
+        let id = Id::new();
+        let mut tx = self.db().begin().await?;
+        store::insert(&mut tx, &id, &new, now).await?;
+        let contact = store::require(&mut tx, &id).await?;
+        tx.commit().await?;
+        Ok(contact)
+    }
+
+    /// `GET /contact/admin`: newest first, filtered by status and text.
+    #[tracing::instrument(skip_all)]
+    pub async fn list_contacts(
+        &self,
+        actor: &Actor,
+        search: &ContactSearch,
+        page: PageRequest,
+    ) -> Result<Page<Contact>> {
+        actor.require(Role::Admin)?;
+        let mut conn = self.db().reader().acquire().await?;
+        let (list, total) = store::list(&mut conn, search, page).await?;
+        Ok(Page::new(list, page, total))
+    }
+
+    /// `GET /contact/admin/{id}`.
+    #[tracing::instrument(skip_all)]
+    pub async fn get_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Contact> {
+        actor.require(Role::Admin)?;
+        let mut conn = self.db().reader().acquire().await?;
+        store::require(&mut conn, id).await
+    }
+
+    /// `POST /contact/admin/{id}/reply`: stores the reply, marks the request `REPLIED` and
+    /// mails the reply to the visitor, all in one transaction. A later reply replaces the
+    /// stored text and sends another mail.
+    #[tracing::instrument(skip_all)]
+    pub async fn reply_to_contact(
+        &self,
+        actor: &Actor,
+        id: &Id<Contact>,
+        reply: &ReplyText,
+    ) -> Result<Contact> {
+        actor.require(Role::Admin)?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        store::require(&mut tx, id).await?;
+        store::record_reply(&mut tx, id, reply, now).await?;
+        let contact = store::require(&mut tx, id).await?;
+        let mail = mail::reply_mail(&contact, reply.as_str());
+        crate::mail::enqueue(&mut tx, self, MailKind::ContactReply, &mail, None).await?;
+        tx.commit().await?;
+        self.wake_mail_worker();
+        Ok(contact)
+    }
+
+    /// `PATCH /contact/admin/{id}/status`: any of the four values, from any state.
+    #[tracing::instrument(skip_all)]
+    pub async fn set_contact_status(
+        &self,
+        actor: &Actor,
+        id: &Id<Contact>,
+        status: ContactStatus,
+    ) -> Result<Contact> {
+        actor.require(Role::Admin)?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        // The row is not read before the write: setting a status is also how an admin
+        // repairs one this build cannot read (see `store::contact_from_row`).
+        if !store::set_status(&mut tx, id, status, now).await? {
+            return Err(store::not_found());
+        }
+        let contact = store::require(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(contact)
+    }
+
+    /// `DELETE /contact/admin/{id}`.
+    #[tracing::instrument(skip_all)]
+    pub async fn delete_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Deleted> {
+        actor.require(Role::Admin)?;
+        // A malformed id is 404 without opening a write transaction.
+        if !id.is_well_formed() {
+            return Err(store::not_found());
+        }
+        let mut tx = self.db().begin().await?;
+        if !store::delete(&mut tx, id).await? {
+            return Err(store::not_found());
+        }
+        tx.commit().await?;
+        Ok(Deleted::from(id))
+    }
+}

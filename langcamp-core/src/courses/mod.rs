@@ -1,0 +1,197 @@
+//! Courses (CONTRACT §5): the public catalogue and its administration.
+//!
+//! The public list of published courses is served from [`crate::cache`]; every write here
+//! invalidates it after its transaction commits, so a change is visible on the next read.
+//!
+//! Here: the operations and what they answer; [`input`] holds what clients send and the
+//! parse of a course body, `store` the SQL.
+
+mod input;
+mod store;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+pub use self::input::{CourseFilter, CourseInput, CourseQuery, copy_title};
+use crate::Langcamp;
+use crate::actor::{Actor, Role};
+use crate::domain::Id;
+use crate::error::Result;
+use crate::money::Price;
+use crate::time::Timestamp;
+use crate::users::Deleted;
+use crate::validate::Problems;
+
+/// The longest title; a duplicate's title is shortened to stay within it.
+pub const TITLE_MAX: usize = 200;
+pub const SUMMARY_MAX: usize = 1000;
+pub const DESCRIPTION_MAX: usize = 20_000;
+pub const LOCATION_MAX: usize = 200;
+const COPY_SUFFIX: &str = " (copy)";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Course {
+    pub id: String,
+    #[schema(example = "German for beginners")]
+    pub title: String,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    /// The language taught (a language code).
+    #[schema(example = "de")]
+    pub target_language: Option<String>,
+    /// CEFR level: `A1`, `A2`, `B1`, `B2`, `C1` or `C2`.
+    #[schema(example = "A1")]
+    pub level: Option<String>,
+    /// The language the course is described and held in (a language code).
+    #[schema(example = "en")]
+    pub locale: Option<String>,
+    pub image_url: Option<String>,
+    pub location: Option<String>,
+    /// `YYYY-MM-DD`.
+    #[schema(example = "2026-09-01")]
+    pub start_date: Option<String>,
+    /// `YYYY-MM-DD`, not before `startDate`.
+    #[schema(example = "2026-12-18")]
+    pub end_date: Option<String>,
+    /// In `currency`, exact: at least 0, with no more decimal places than the currency's
+    /// minor unit (EUR 2, JPY 0, KWD 3). Stored as integer minor units, never as a float.
+    #[schema(value_type = Option<f64>, example = 490.5)]
+    pub price: Option<Price>,
+    /// ISO 4217 code, upper-case.
+    #[schema(example = "EUR")]
+    pub currency: Option<String>,
+    /// Seats; at least 0.
+    pub capacity: Option<i64>,
+    pub is_published: bool,
+    /// Lists are ordered by this, then by creation time.
+    pub sort_order: i64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Course {
+    /// The course's id, typed.
+    pub fn typed_id(&self) -> Id<Course> {
+        Id::from(&self.id)
+    }
+}
+
+impl Langcamp {
+    /// Commits a course change and drops the cached lists, whatever the outcome of the
+    /// commit (a failed commit may still have been applied).
+    async fn commit_courses(&self, tx: crate::db::Tx) -> Result<()> {
+        self.commit_change(tx, crate::changes::Change::Courses)
+            .await
+    }
+
+    /// `GET /courses`: published courses (every course for admins), by `sortOrder` then
+    /// creation time, at most [`crate::page::UNPAGED_CAP`]. The public list comes from the
+    /// cache.
+    #[tracing::instrument(skip_all)]
+    pub async fn list_courses(
+        &self,
+        actor: &Actor,
+        filter: &CourseFilter,
+    ) -> Result<Arc<Vec<Course>>> {
+        if actor.is_admin() {
+            let mut conn = self.db().reader().acquire().await?;
+            return Ok(Arc::new(store::list(&mut conn, false, filter).await?));
+        }
+        let now = self.clock().now_ms();
+        self.caches()
+            .courses
+            .get_or_load(filter.clone(), now, || async {
+                let mut conn = self.db().reader().acquire().await?;
+                Ok(Arc::new(store::list(&mut conn, true, filter).await?))
+            })
+            .await
+    }
+
+    /// `GET /courses/{id}`: an unpublished course is not found unless the caller is an admin.
+    #[tracing::instrument(skip_all)]
+    pub async fn get_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Course> {
+        let mut conn = self.db().reader().acquire().await?;
+        match store::find(&mut conn, id).await? {
+            Some(course) if course.is_published || actor.is_admin() => Ok(course),
+            _ => Err(store::not_found()),
+        }
+    }
+
+    /// `POST /courses`.
+    #[tracing::instrument(skip_all)]
+    pub async fn create_course(&self, actor: &Actor, input: CourseInput) -> Result<Course> {
+        actor.require(Role::Admin)?;
+        let mut problems = Problems::new();
+        if input.title.is_absent() {
+            problems.add("title is required");
+        }
+        let change = input.parse(&mut problems);
+        let mut values = input::CourseValues::default();
+        change.apply(&mut values, &mut problems);
+        problems.finish()?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let course = store::insert(&mut tx, &values, now).await?;
+        self.commit_courses(tx).await?;
+        Ok(course)
+    }
+
+    /// `POST /courses/{id}/duplicate`: an unpublished copy titled `<title> (copy)`.
+    #[tracing::instrument(skip_all)]
+    pub async fn duplicate_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Course> {
+        actor.require(Role::Admin)?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let original = store::require(&mut tx, id).await?;
+        let mut values = input::CourseValues::from(&original);
+        values.title = copy_title(&original.title);
+        values.is_published = false;
+        let copy = store::insert(&mut tx, &values, now).await?;
+        self.commit_courses(tx).await?;
+        Ok(copy)
+    }
+
+    /// `PATCH /courses/{id}`. The body's fields are checked first, then against the stored
+    /// course (an unknown course is 404 whatever the body), so the rules that span fields
+    /// see the values the course will have.
+    #[tracing::instrument(skip_all)]
+    pub async fn update_course(
+        &self,
+        actor: &Actor,
+        id: &Id<Course>,
+        input: CourseInput,
+    ) -> Result<Course> {
+        actor.require(Role::Admin)?;
+        let mut problems = Problems::new();
+        let change = input.parse(&mut problems);
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let course = store::require(&mut tx, id).await?;
+        let mut values = input::CourseValues::from(&course);
+        change.apply(&mut values, &mut problems);
+        problems.finish()?;
+        store::update(&mut tx, id, &values, now).await?;
+        let course = store::require(&mut tx, id).await?;
+        self.commit_courses(tx).await?;
+        Ok(course)
+    }
+
+    /// `DELETE /courses/{id}`.
+    #[tracing::instrument(skip_all)]
+    pub async fn delete_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Deleted> {
+        actor.require(Role::Admin)?;
+        // A malformed id is 404 without opening a write transaction.
+        if !id.is_well_formed() {
+            return Err(store::not_found());
+        }
+        let mut tx = self.db().begin().await?;
+        if !store::delete(&mut tx, id).await? {
+            return Err(store::not_found());
+        }
+        self.commit_courses(tx).await?;
+        Ok(Deleted::from(id))
+    }
+}
