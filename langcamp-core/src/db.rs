@@ -432,6 +432,15 @@ pub fn sqlite_file(url: &str) -> Option<&str> {
     (!path.is_empty() && path != ":memory:").then_some(path)
 }
 
+/// The backend a connection talks to.
+pub fn backend_of(conn: &AnyConnection) -> Backend {
+    if conn.backend_name().eq_ignore_ascii_case("sqlite") {
+        Backend::Sqlite
+    } else {
+        Backend::Postgres
+    }
+}
+
 /// Converts a stored 0/1 to a boolean.
 pub fn flag(value: i64) -> bool {
     value != 0

@@ -103,11 +103,7 @@ impl WriteConn for AnyConnection {
     type Row = AnyRow;
 
     fn backend(&self) -> Backend {
-        if self.backend_name().eq_ignore_ascii_case("sqlite") {
-            Backend::Sqlite
-        } else {
-            Backend::Postgres
-        }
+        super::backend_of(self)
     }
 
     async fn exec(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64> {
