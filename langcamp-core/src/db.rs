@@ -371,6 +371,11 @@ fn sqlite_pool(max: u32) -> AnyPoolOptions {
         .max_connections(max)
         .min_connections(0)
         .acquire_timeout(ACQUIRE_TIMEOUT)
+        // sqlx pings an idle connection before handing it out, by default: on SQLite that
+        // is a round trip to the connection's worker thread on every acquire, and it can
+        // find nothing wrong (there is no server to lose). What can go wrong with a file,
+        // a storage fault, is handled on release (`release_check`).
+        .test_before_acquire(false)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
                 conn.execute(sqlite_conn::CONNECTION_PRAGMAS).await?;
