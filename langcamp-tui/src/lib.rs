@@ -15,6 +15,7 @@
 pub mod app;
 pub mod input;
 pub mod keymap;
+pub mod listing;
 pub mod task;
 mod terminal;
 pub mod ui;
