@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use langcamp_core::Page;
 use langcamp_core::contacts::ContactStatus;
 
 use crate::input::{LineInput, TextArea};
@@ -461,16 +462,28 @@ impl App {
                     return Vec::new();
                 }
                 match page {
-                    Some(page) => views::users::loaded(self, done.id, page),
+                    Some(page) => {
+                        self.page_loaded(View::Users, done.id, page, |a| &mut a.users.list)
+                    }
                     None => Vec::new(),
                 }
             }
-            Ok(Data::Materials(page)) => views::materials::loaded(self, done.id, page),
+            Ok(Data::Materials(page)) => {
+                self.page_loaded(View::Materials, done.id, page, |a| &mut a.materials.list)
+            }
             Ok(Data::Tests(page)) => views::placement::tests_loaded(self, done.id, page),
             Ok(Data::Results(page)) => views::placement::results_loaded(self, done.id, page),
-            Ok(Data::Contacts(page)) => views::contacts::loaded(self, done.id, page),
-            Ok(Data::Courses(list)) => views::courses::loaded(self, done.id, list),
-            Ok(Data::Settings(list)) => views::settings::loaded(self, done.id, list),
+            Ok(Data::Contacts(page)) => {
+                self.page_loaded(View::Contacts, done.id, page, |a| &mut a.contacts.list)
+            }
+            Ok(Data::Courses(list)) => {
+                self.courses.list.answer(done.id, list);
+                Vec::new()
+            }
+            Ok(Data::Settings(list)) => {
+                self.settings.list.answer(done.id, list);
+                Vec::new()
+            }
             Err(text) => {
                 if self.awaiting() == Some(done.id) {
                     self.clear_awaiting();
@@ -479,6 +492,22 @@ impl App {
                 self.error(text);
                 Vec::new()
             }
+        }
+    }
+
+    /// Takes a page of the list of `view`; when the page is past the end (a delete
+    /// emptied it), loads the one before.
+    fn page_loaded<T>(
+        &mut self,
+        view: View,
+        id: u64,
+        page: Page<T>,
+        list: fn(&mut App) -> &mut Listing<T>,
+    ) -> Vec<Task> {
+        if list(self).answer_page(id, page) {
+            self.load(view)
+        } else {
+            Vec::new()
         }
     }
 

@@ -3,6 +3,7 @@
 use langcamp_core::{Page, Pagination};
 
 use crate::input::LineInput;
+use crate::task::Task;
 
 /// A view's search box.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,6 +84,26 @@ impl<T> Listing<T> {
     pub fn first_page(&mut self) {
         self.page = 1;
         self.selected = 0;
+    }
+
+    /// Makes `task` the load under way (answers of older loads are then dropped), and
+    /// returns it to run.
+    pub fn loading(&mut self, task: Task) -> Vec<Task> {
+        self.load_id = Some(task.id);
+        vec![task]
+    }
+
+    /// Takes the answer of load `id` when it is the one under way. Returns true when the
+    /// page is now past the end and the previous one should be loaded.
+    pub fn answer_page(&mut self, id: u64, page: Page<T>) -> bool {
+        self.load_id == Some(id) && self.fill_page(page)
+    }
+
+    /// Takes the whole list of load `id` when it is the one under way.
+    pub fn answer(&mut self, id: u64, items: Vec<T>) {
+        if self.load_id == Some(id) {
+            self.fill(items);
+        }
     }
 
     /// Takes a page of answers. Returns true when the page is now past the end (after a
