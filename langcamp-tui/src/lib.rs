@@ -16,6 +16,7 @@ pub mod app;
 pub mod input;
 pub mod keymap;
 pub mod listing;
+pub mod overlay;
 pub mod task;
 mod terminal;
 pub mod ui;
