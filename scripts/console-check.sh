@@ -7,6 +7,7 @@
 #
 # Exits non-zero, with a message and the last screen, on any failure.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 binary="${1:-target/debug/langcamp}"
 fail() {
@@ -18,15 +19,7 @@ fail() {
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
 
 if ! command -v tmux >/dev/null 2>&1; then
-    if [ "${CI:-}" = "true" ] && command -v apt-get >/dev/null 2>&1; then
-        echo "console-check: installing tmux"
-        sudo_cmd=""
-        [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-        $sudo_cmd apt-get update -qq >/dev/null
-        $sudo_cmd apt-get install -y -qq tmux >/dev/null
-    else
-        fail "tmux is not installed"
-    fi
+    install_on_ci console-check tmux tmux || fail "tmux is not installed"
 fi
 
 work="$(mktemp -d)"

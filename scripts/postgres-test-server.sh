@@ -17,6 +17,7 @@ CLUSTER=ci
 URL="postgres://postgres@127.0.0.1:${PORT}/postgres"
 
 log() { echo "postgres-test-server: $*" >&2; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 ready() { pg_isready -q -h 127.0.0.1 -p "$PORT" -U postgres >/dev/null 2>&1; }
 
@@ -72,15 +73,8 @@ else
         -- --auth-host=trust --auth-local=trust >&2 9>&-
 fi
 
-for _ in $(seq 1 60); do
-    if ready; then
-        log "ready"
-        echo "$URL"
-        exit 0
-    fi
-    sleep 0.5
-done
-
-log "PostgreSQL did not answer on 127.0.0.1:$PORT within 30 s"
-log "see /var/log/postgresql/postgresql-$VERSION-$CLUSTER.log"
-exit 1
+serve_when_ready 60 || {
+    log "PostgreSQL did not answer on 127.0.0.1:$PORT within 30 s"
+    log "see /var/log/postgresql/postgresql-$VERSION-$CLUSTER.log"
+    exit 1
+}

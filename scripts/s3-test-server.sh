@@ -17,6 +17,7 @@ URL="http://127.0.0.1:${PORT}"
 LOG="/tmp/langcamp-s3-test-server.log"
 
 log() { echo "s3-test-server: $*" >&2; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 # moto answers `GET /moto-api/` on its own port: that tells it apart from any
 # other program that may hold the port.
@@ -46,14 +47,7 @@ fi
 log "starting moto_server on 127.0.0.1:$PORT (log: $LOG)"
 nohup "$VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" >"$LOG" 2>&1 9>&- &
 
-for _ in $(seq 1 120); do
-    if ready; then
-        log "ready"
-        echo "$URL"
-        exit 0
-    fi
-    sleep 0.5
-done
-
-log "moto_server did not answer on $URL within 60 s; see $LOG"
-exit 1
+serve_when_ready 120 || {
+    log "moto_server did not answer on $URL within 60 s; see $LOG"
+    exit 1
+}

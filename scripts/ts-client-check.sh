@@ -7,20 +7,15 @@
 #   scripts/ts-client-check.sh [path/to/langcamp]     (default: target/debug/langcamp)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/lib/common.sh
 
 bin="${1:-target/debug/langcamp}"
 
 if ! command -v npm >/dev/null 2>&1; then
-  if [ "${CI:-}" = "true" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ts-client-check: installing Node.js and npm (Debian packages)"
-    sudo_cmd=""
-    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-    $sudo_cmd apt-get update -qq >/dev/null
-    $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
-  else
+  install_on_ci ts-client-check "Node.js and npm (Debian packages)" nodejs npm || {
     echo "ts-client-check: npm is not installed (Node.js 18 or later)" >&2
     exit 1
-  fi
+  }
 fi
 mkdir -p target
 # The document the server serves at /swagger/json, printed without a server.

@@ -24,6 +24,7 @@ pub mod mail;
 pub mod materials;
 pub mod money;
 pub mod net;
+pub mod operator;
 pub mod page;
 pub mod placement;
 pub mod sessions;

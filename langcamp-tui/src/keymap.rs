@@ -196,68 +196,71 @@ pub fn bindings(cx: KeyContext) -> Vec<Binding> {
             bind(&[key(Enter)], "Enter", "apply", Action::Submit),
             bind(&[key(Esc)], "Esc", "cancel", Action::Back),
         ],
-        Mode::Line => vec![
-            bind(&[key(Enter)], "Enter", "done", Action::Submit),
-            bind(&[key(Esc)], "Esc", "cancel", Action::Back),
-            more(
-                &[key(Backspace)],
-                "Backspace",
-                "delete left",
-                Action::Backspace,
-            ),
-            more(&[key(Delete)], "Del", "delete right", Action::DeleteChar),
-            more(&[key(Left)], "←", "left", Action::Left),
-            more(&[key(Right)], "→", "right", Action::Right),
-            more(&[key(Home), ctrl('a')], "Home", "start", Action::Home),
-            more(&[key(End), ctrl('e')], "End", "end", Action::End),
-        ],
-        Mode::Picker => vec![
-            bind(&[key(Enter)], "Enter", "apply", Action::Submit),
-            bind(&[key(Char(' '))], "Space", "mark", Action::Toggle),
-            bind(&[key(Up)], "↑↓", "select", Action::Up),
-            more(&[key(Down)], "↓", "down", Action::Down),
-            bind(&[key(Esc)], "Esc", "cancel", Action::Back),
-            more(
-                &[key(Backspace)],
-                "Backspace",
-                "delete left",
-                Action::Backspace,
-            ),
-            more(&[key(Delete)], "Del", "delete right", Action::DeleteChar),
-            more(&[key(Left)], "←", "left", Action::Left),
-            more(&[key(Right)], "→", "right", Action::Right),
-            more(&[key(Home)], "Home", "start", Action::Home),
-            more(&[key(End)], "End", "end", Action::End),
-        ],
-        Mode::Editor => vec![
-            bind(
-                &[ctrl('s')],
-                "Ctrl-S",
-                if cx.view == View::Contacts {
-                    "send"
-                } else {
-                    "save"
-                },
-                Action::Submit,
-            ),
-            bind(&[key(Esc)], "Esc", "cancel", Action::Back),
-            bind(&[key(Enter)], "Enter", "new line", Action::Newline),
-            more(
-                &[key(Backspace)],
-                "Backspace",
-                "delete left",
-                Action::Backspace,
-            ),
-            more(&[key(Delete)], "Del", "delete right", Action::DeleteChar),
-            more(&[key(Up)], "↑", "up", Action::Up),
-            more(&[key(Down)], "↓", "down", Action::Down),
-            more(&[key(Left)], "←", "left", Action::Left),
-            more(&[key(Right)], "→", "right", Action::Right),
-            more(&[key(Home)], "Home", "line start", Action::Home),
-            more(&[key(End)], "End", "line end", Action::End),
-        ],
+        Mode::Line => with_editing_keys(
+            vec![
+                bind(&[key(Enter)], "Enter", "done", Action::Submit),
+                bind(&[key(Esc)], "Esc", "cancel", Action::Back),
+            ],
+            [&[key(Home), ctrl('a')], &[key(End), ctrl('e')]],
+            ["start", "end"],
+        ),
+        Mode::Picker => with_editing_keys(
+            vec![
+                bind(&[key(Enter)], "Enter", "apply", Action::Submit),
+                bind(&[key(Char(' '))], "Space", "mark", Action::Toggle),
+                bind(&[key(Up)], "↑↓", "select", Action::Up),
+                more(&[key(Down)], "↓", "down", Action::Down),
+                bind(&[key(Esc)], "Esc", "cancel", Action::Back),
+            ],
+            [&[key(Home)], &[key(End)]],
+            ["start", "end"],
+        ),
+        Mode::Editor => with_editing_keys(
+            vec![
+                bind(
+                    &[ctrl('s')],
+                    "Ctrl-S",
+                    if cx.view == View::Contacts {
+                        "send"
+                    } else {
+                        "save"
+                    },
+                    Action::Submit,
+                ),
+                bind(&[key(Esc)], "Esc", "cancel", Action::Back),
+                bind(&[key(Enter)], "Enter", "new line", Action::Newline),
+                more(&[key(Up)], "↑", "up", Action::Up),
+                more(&[key(Down)], "↓", "down", Action::Down),
+            ],
+            [&[key(Home)], &[key(End)]],
+            ["line start", "line end"],
+        ),
     };
     list.push(more(&[ctrl('c')], "Ctrl-C", "quit at once", Action::Quit));
+    list
+}
+
+/// `list` and then the keys that edit text in a field (the full help lists them, the
+/// footer does not): `home_end` are the keys to the start and the end, `home_end_help`
+/// what help calls them.
+fn with_editing_keys(
+    mut list: Vec<Binding>,
+    home_end: [&[Key]; 2],
+    home_end_help: [&'static str; 2],
+) -> Vec<Binding> {
+    list.extend([
+        more(
+            &[key(Backspace)],
+            "Backspace",
+            "delete left",
+            Action::Backspace,
+        ),
+        more(&[key(Delete)], "Del", "delete right", Action::DeleteChar),
+        more(&[key(Left)], "←", "left", Action::Left),
+        more(&[key(Right)], "→", "right", Action::Right),
+        more(home_end[0], "Home", home_end_help[0], Action::Home),
+        more(home_end[1], "End", home_end_help[1], Action::End),
+    ]);
     list
 }
 
@@ -285,45 +288,55 @@ fn page_keys() -> [Binding; 2] {
     ]
 }
 
+/// How a view moves through what it shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Moves {
+    /// Nothing to select (the dashboard).
+    None,
+    /// A list: up and down.
+    List,
+    /// A list shown page by page.
+    Pages,
+}
+
 fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
-    let mut list = Vec::new();
-    match view {
-        View::Dashboard => list.extend([
-            bind(
-                &[key(Char('+')), key(Char('='))],
-                "+/-",
-                "months",
-                Action::MoreMonths,
-            ),
-            more(&[key(Char('-'))], "-", "fewer months", Action::FewerMonths),
-        ]),
-        View::Users => {
-            list.extend(list_keys());
-            list.extend(page_keys());
-            list.extend([
+    let (moves, own) = match view {
+        View::Dashboard => (
+            Moves::None,
+            vec![
+                bind(
+                    &[key(Char('+')), key(Char('='))],
+                    "+/-",
+                    "months",
+                    Action::MoreMonths,
+                ),
+                more(&[key(Char('-'))], "-", "fewer months", Action::FewerMonths),
+            ],
+        ),
+        View::Users => (
+            Moves::Pages,
+            vec![
                 bind(&[key(Char('/'))], "/", "search", Action::Search),
                 bind(&[key(Char('f'))], "f", "role", Action::CycleFilter),
                 bind(&[key(Char('c'))], "c", "registration", Action::CycleFilter2),
                 bind(&[key(Char('s'))], "s", "set role", Action::SetRole),
                 bind(&[key(Char('e'))], "e", "e-mail", Action::EditEmail),
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
-            ]);
-        }
-        View::Contacts => {
-            list.extend(list_keys());
-            list.extend(page_keys());
-            list.extend([
+            ],
+        ),
+        View::Contacts => (
+            Moves::Pages,
+            vec![
                 bind(&[key(Enter)], "Enter", "reply", Action::Open),
                 bind(&[key(Char('s'))], "s", "status", Action::SetStatus),
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
                 bind(&[key(Char('f'))], "f", "filter", Action::CycleFilter),
                 bind(&[key(Char('/'))], "/", "search", Action::Search),
-            ]);
-        }
-        View::Placement if focus == Focus::Main => {
-            list.extend(list_keys());
-            list.extend(page_keys());
-            list.extend([
+            ],
+        ),
+        View::Placement if focus == Focus::Main => (
+            Moves::Pages,
+            vec![
                 bind(&[key(Enter)], "Enter", "to results", Action::Open),
                 bind(
                     &[key(Char('a'))],
@@ -337,20 +350,18 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                     "results of a user",
                     Action::ResultsByUser,
                 ),
-            ]);
-        }
-        View::Placement => {
-            list.extend(list_keys());
-            list.extend(page_keys());
-            list.extend([
+            ],
+        ),
+        View::Placement => (
+            Moves::Pages,
+            vec![
                 bind(&[key(Char('d'))], "d", "delete result", Action::Delete),
                 bind(&[key(Esc)], "Esc", "to tests", Action::Back),
-            ]);
-        }
-        View::Materials => {
-            list.extend(list_keys());
-            list.extend(page_keys());
-            list.extend([
+            ],
+        ),
+        View::Materials => (
+            Moves::Pages,
+            vec![
                 bind(&[key(Char('a'))], "a", "assign to users", Action::Assign),
                 bind(
                     &[key(Char('u'))],
@@ -358,11 +369,11 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                     "unassign from a user",
                     Action::Unassign,
                 ),
-            ]);
-        }
-        View::Courses => {
-            list.extend(list_keys());
-            list.extend([
+            ],
+        ),
+        View::Courses => (
+            Moves::List,
+            vec![
                 bind(
                     &[key(Char('p'))],
                     "p",
@@ -371,18 +382,26 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 ),
                 bind(&[key(Char('c'))], "c", "duplicate", Action::Duplicate),
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
-            ]);
-        }
-        View::Settings => {
-            list.extend(list_keys());
-            list.push(bind(
+            ],
+        ),
+        View::Settings => (
+            Moves::List,
+            vec![bind(
                 &[key(Enter), key(Char('e'))],
                 "Enter/e",
                 "edit value",
                 Action::Open,
-            ));
-        }
+            )],
+        ),
+    };
+    let mut list = Vec::new();
+    if moves != Moves::None {
+        list.extend(list_keys());
     }
+    if moves == Moves::Pages {
+        list.extend(page_keys());
+    }
+    list.extend(own);
     list
 }
 
@@ -418,189 +437,4 @@ pub fn map_key(cx: KeyContext, event: KeyEvent) -> Option<Action> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn press(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
-    }
-
-    fn normal(view: View) -> KeyContext {
-        KeyContext {
-            mode: Mode::Normal,
-            view,
-            focus: Focus::Main,
-        }
-    }
-
-    #[test]
-    fn number_keys_and_tab_switch_views_in_normal_mode() {
-        let cx = normal(View::Users);
-        assert_eq!(
-            map_key(cx, press(Char('1'))),
-            Some(Action::SwitchTo(View::ALL[0]))
-        );
-        assert_eq!(map_key(cx, press(Char('9'))), None);
-        assert_eq!(map_key(cx, press(Tab)), Some(Action::NextView));
-        assert_eq!(
-            map_key(cx, KeyEvent::new(BackTab, KeyModifiers::SHIFT)),
-            Some(Action::PrevView)
-        );
-    }
-
-    #[test]
-    fn q_quits_in_normal_mode_but_is_typed_in_a_text_field() {
-        assert_eq!(
-            map_key(normal(View::Users), press(Char('q'))),
-            Some(Action::Quit)
-        );
-        for mode in [Mode::Line, Mode::Editor] {
-            let cx = KeyContext {
-                mode,
-                view: View::Users,
-                focus: Focus::Main,
-            };
-            assert_eq!(map_key(cx, press(Char('q'))), Some(Action::Type('q')));
-            assert_eq!(map_key(cx, press(Char('1'))), Some(Action::Type('1')));
-        }
-    }
-
-    #[test]
-    fn ctrl_c_quits_in_every_mode() {
-        for mode in [
-            Mode::Normal,
-            Mode::Help,
-            Mode::Confirm,
-            Mode::Choice,
-            Mode::Line,
-            Mode::Editor,
-            Mode::Picker,
-        ] {
-            let cx = KeyContext {
-                mode,
-                view: View::Users,
-                focus: Focus::Main,
-            };
-            assert_eq!(
-                map_key(cx, KeyEvent::new(Char('c'), KeyModifiers::CONTROL)),
-                Some(Action::Quit),
-                "{mode:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_editor_sends_with_ctrl_s_and_breaks_lines_with_enter() {
-        let cx = KeyContext {
-            mode: Mode::Editor,
-            view: View::Users,
-            focus: Focus::Main,
-        };
-        assert_eq!(
-            map_key(cx, KeyEvent::new(Char('s'), KeyModifiers::CONTROL)),
-            Some(Action::Submit)
-        );
-        assert_eq!(map_key(cx, press(Enter)), Some(Action::Newline));
-        assert_eq!(map_key(cx, press(Char('s'))), Some(Action::Type('s')));
-        assert_eq!(map_key(cx, press(Esc)), Some(Action::Back));
-    }
-
-    #[test]
-    fn user_view_keys_map_to_their_actions() {
-        let cx = normal(View::Users);
-        for (code, action) in [
-            (Char('j'), Action::Down),
-            (Down, Action::Down),
-            (Char('k'), Action::Up),
-            (Char(']'), Action::NextPage),
-            (PageUp, Action::PrevPage),
-            (Char('/'), Action::Search),
-            (Char('f'), Action::CycleFilter),
-            (Char('c'), Action::CycleFilter2),
-            (Char('s'), Action::SetRole),
-            (Char('e'), Action::EditEmail),
-            (Char('d'), Action::Delete),
-            (Char('r'), Action::Reload),
-            (Char('?'), Action::ToggleHelp),
-        ] {
-            assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
-        }
-        assert_eq!(map_key(cx, press(Char('x'))), None);
-    }
-
-    #[test]
-    fn plus_and_minus_change_the_dashboard_months_only_on_the_dashboard() {
-        let cx = normal(View::Dashboard);
-        assert_eq!(map_key(cx, press(Char('+'))), Some(Action::MoreMonths));
-        assert_eq!(map_key(cx, press(Char('='))), Some(Action::MoreMonths));
-        assert_eq!(map_key(cx, press(Char('-'))), Some(Action::FewerMonths));
-        assert_eq!(map_key(normal(View::Users), press(Char('+'))), None);
-    }
-
-    #[test]
-    fn placement_keys_follow_the_pane_that_has_the_focus() {
-        let tests = normal(View::Placement);
-        let results = KeyContext {
-            focus: Focus::Secondary,
-            ..tests
-        };
-        assert_eq!(map_key(tests, press(Char('a'))), Some(Action::ToggleActive));
-        assert_eq!(map_key(tests, press(Enter)), Some(Action::Open));
-        assert_eq!(map_key(tests, press(Char('d'))), None);
-        assert_eq!(map_key(results, press(Char('d'))), Some(Action::Delete));
-        assert_eq!(map_key(results, press(Char('a'))), None);
-        assert_eq!(map_key(results, press(Esc)), Some(Action::Back));
-    }
-
-    #[test]
-    fn the_picker_types_letters_and_marks_with_space() {
-        let cx = KeyContext {
-            mode: Mode::Picker,
-            view: View::Materials,
-            focus: Focus::Main,
-        };
-        assert_eq!(map_key(cx, press(Char('j'))), Some(Action::Type('j')));
-        assert_eq!(map_key(cx, press(Char(' '))), Some(Action::Toggle));
-        assert_eq!(map_key(cx, press(Down)), Some(Action::Down));
-        assert_eq!(map_key(cx, press(Enter)), Some(Action::Submit));
-    }
-
-    #[test]
-    fn confirmation_takes_only_yes_or_no() {
-        let cx = KeyContext {
-            mode: Mode::Confirm,
-            view: View::Users,
-            focus: Focus::Main,
-        };
-        assert_eq!(map_key(cx, press(Char('y'))), Some(Action::Yes));
-        assert_eq!(map_key(cx, press(Esc)), Some(Action::No));
-        assert_eq!(map_key(cx, press(Char('d'))), None);
-        assert_eq!(map_key(cx, press(Char('q'))), None);
-    }
-
-    #[test]
-    fn key_releases_are_ignored() {
-        let mut event = press(Char('q'));
-        event.kind = KeyEventKind::Release;
-        assert_eq!(map_key(normal(View::Users), event), None);
-    }
-
-    #[test]
-    fn every_footer_key_of_every_view_is_bound_once() {
-        for view in View::ALL {
-            for focus in [Focus::Main, Focus::Secondary] {
-                let list = bindings(KeyContext {
-                    focus,
-                    ..normal(view)
-                });
-                for (i, a) in list.iter().enumerate() {
-                    for b in &list[i + 1..] {
-                        for k in &a.keys {
-                            assert!(!b.keys.contains(k), "{view:?}: {k:?} bound twice");
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -15,6 +15,8 @@
 pub mod app;
 pub mod input;
 pub mod keymap;
+pub mod listing;
+pub mod overlay;
 pub mod task;
 mod terminal;
 pub mod ui;

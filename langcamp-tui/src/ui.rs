@@ -376,57 +376,107 @@ pub fn page_summary<T>(list: &Listing<T>, one: &str, many: &str) -> String {
     }
 }
 
-/// A table pane with the selected row highlighted, or a placeholder when it is empty.
-#[allow(clippy::too_many_arguments)]
-pub fn render_table<'a, T>(
-    frame: &mut Frame,
-    area: Rect,
-    title: &str,
-    header: Row<'a>,
-    rows: impl IntoIterator<Item = Row<'a>>,
-    widths: &[Constraint],
-    list: &Listing<T>,
-    empty: &str,
-) {
-    render_table_focused(frame, area, title, header, rows, widths, list, empty, true);
+/// A column of a table pane: its header and its width.
+pub type Column = (&'static str, Constraint);
+
+/// A table pane over a [`Listing`]: its title, its columns and what it says when the list
+/// is empty.
+pub struct TablePane<'a> {
+    pub title: &'a str,
+    pub columns: &'a [Column],
+    pub empty: &'a str,
 }
 
-/// A table pane of a view with two: the one with the keys has a bright border and shows
-/// its selection; the other shows a dim selection.
-#[allow(clippy::too_many_arguments)]
-pub fn render_table_focused<'a, T>(
-    frame: &mut Frame,
-    area: Rect,
-    title: &str,
-    header: Row<'a>,
-    rows: impl IntoIterator<Item = Row<'a>>,
-    widths: &[Constraint],
-    list: &Listing<T>,
-    empty: &str,
-    focused: bool,
-) {
-    let block = if focused {
-        block(title)
-    } else {
-        block(title).border_style(dim())
-    };
-    if list.items.is_empty() {
-        let text = if list.loaded { empty } else { "Loading…" };
-        frame.render_widget(
-            Paragraph::new(Span::styled(text.to_owned(), dim())).block(block),
-            area,
-        );
-        return;
+impl TablePane<'_> {
+    /// Draws `list`, a row per item, with the selected row highlighted, or the placeholder
+    /// when it is empty.
+    pub fn render<'r, T>(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        list: &'r Listing<T>,
+        row: impl Fn(&'r T) -> Row<'r>,
+    ) {
+        self.render_focused(frame, area, list, row, true);
     }
-    let table = Table::new(rows, widths.to_vec())
-        .header(header.style(Style::new().add_modifier(Modifier::BOLD)))
-        .block(block)
-        .row_highlight_style(if focused {
-            selected_style()
+
+    /// The same for a pane of a view with two: the one with the keys has a bright border
+    /// and shows its selection; the other shows a dim selection.
+    pub fn render_focused<'r, T>(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        list: &'r Listing<T>,
+        row: impl Fn(&'r T) -> Row<'r>,
+        focused: bool,
+    ) {
+        let block = if focused {
+            block(self.title)
         } else {
-            Style::new().add_modifier(Modifier::BOLD)
-        })
-        .highlight_symbol(if focused { "▶ " } else { "› " });
-    let mut state = TableState::default().with_selected(Some(list.selected));
-    frame.render_stateful_widget(table, area, &mut state);
+            block(self.title).border_style(dim())
+        };
+        if list.items.is_empty() {
+            let text = if list.loaded {
+                self.empty
+            } else {
+                "Loading…"
+            };
+            frame.render_widget(
+                Paragraph::new(Span::styled(text.to_owned(), dim())).block(block),
+                area,
+            );
+            return;
+        }
+        let header = Row::new(self.columns.iter().map(|(name, _)| *name));
+        let widths = self.columns.iter().map(|(_, width)| *width);
+        let table = Table::new(list.items.iter().map(row), widths)
+            .header(header.style(Style::new().add_modifier(Modifier::BOLD)))
+            .block(block)
+            .row_highlight_style(if focused {
+                selected_style()
+            } else {
+                Style::new().add_modifier(Modifier::BOLD)
+            })
+            .highlight_symbol(if focused { "▶ " } else { "› " });
+        let mut state = TableState::default().with_selected(Some(list.selected));
+        frame.render_stateful_widget(table, area, &mut state);
+    }
+}
+
+/// A view's list beside the selected item's details: `table_percent` of the width for
+/// the list.
+pub fn list_and_detail(area: Rect, table_percent: u16) -> [Rect; 2] {
+    Layout::horizontal([
+        Constraint::Percentage(table_percent),
+        Constraint::Percentage(100 - table_percent),
+    ])
+    .areas(area)
+}
+
+/// The detail pane: `lines` wrapped at the pane's width.
+pub fn render_detail(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>) {
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block(title)),
+        area,
+    );
+}
+
+/// A filter of a view's bar: `   Label: value`.
+pub fn filter_spans(label: &str, value: &str) -> [Span<'static>; 2] {
+    [
+        Span::styled(format!("   {label}: "), dim()),
+        Span::raw(value.to_owned()),
+    ]
+}
+
+/// An optional text of a detail pane, `—` when absent.
+pub fn or_dash(value: &Option<String>) -> String {
+    value.clone().unwrap_or_else(|| "—".into())
+}
+
+/// `yes` or `no`.
+pub fn yes_no(value: bool) -> &'static str {
+    if value { "yes" } else { "no" }
 }

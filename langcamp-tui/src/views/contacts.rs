@@ -2,12 +2,11 @@
 //! (core stores the reply and queues the mail in one transaction, as over HTTP), change
 //! the status, delete.
 
-use langcamp_core::Page;
 use langcamp_core::contacts::{Contact, ContactStatus};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+use ratatui::widgets::{Cell, Row};
 
 use crate::app::{App, ChoicePurpose, EditorPurpose, Listing, Overlay, Search};
 use crate::input::TextArea;
@@ -32,18 +31,7 @@ pub(crate) fn load(app: &mut App) -> Vec<Task> {
         page: s.list.page,
     };
     let task = app.task(View::Contacts, "Loading contact requests…", job);
-    app.contacts.list.load_id = Some(task.id);
-    vec![task]
-}
-
-pub(crate) fn loaded(app: &mut App, id: u64, page: Page<Contact>) -> Vec<Task> {
-    if app.contacts.list.load_id != Some(id) {
-        return Vec::new();
-    }
-    if app.contacts.list.fill_page(page) {
-        return load(app);
-    }
-    Vec::new()
+    app.contacts.list.loading(task)
 }
 
 fn full_name(c: &Contact) -> String {
@@ -155,57 +143,49 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.contacts;
     let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     let mut spans = ui::search_spans(&s.search, frame, bar);
-    spans.push(Span::styled("   Status: ", ui::dim()));
-    spans.push(Span::raw(s.status.map_or("all", ContactStatus::as_str)));
+    spans.extend(ui::filter_spans(
+        "Status",
+        s.status.map_or("all", ContactStatus::as_str),
+    ));
     frame.render_widget(Line::from(spans), bar);
 
-    let [table_area, detail_area] =
-        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(body);
+    let [table_area, detail_area] = ui::list_and_detail(body, 55);
     let title = format!(
         " Contacts · {} ",
         ui::page_summary(&s.list, "request", "requests")
     );
-    let rows = s.list.items.iter().map(|c| {
+    let pane = ui::TablePane {
+        title: &title,
+        columns: &[
+            ("FROM", Constraint::Fill(1)),
+            ("STATUS", Constraint::Length(11)),
+            ("RECEIVED", Constraint::Length(10)),
+        ],
+        empty: "No contact requests match.",
+    };
+    pane.render(frame, table_area, &s.list, |c| {
         Row::new([
             Cell::from(full_name(c)),
             Cell::from(c.status.as_str()),
             Cell::from(ui::date(c.created_at)),
         ])
     });
-    ui::render_table(
-        frame,
-        table_area,
-        &title,
-        Row::new(["FROM", "STATUS", "RECEIVED"]),
-        rows,
-        &[
-            Constraint::Fill(1),
-            Constraint::Length(11),
-            Constraint::Length(10),
-        ],
-        &s.list,
-        "No contact requests match.",
-    );
-
     let detail = s.list.selected().map(detail).unwrap_or_default();
-    frame.render_widget(
-        Paragraph::new(detail)
-            .wrap(Wrap { trim: false })
-            .block(ui::block(" Request ")),
-        detail_area,
-    );
+    ui::render_detail(frame, detail_area, " Request ", detail);
 }
 
 fn detail(c: &Contact) -> Vec<Line<'static>> {
-    let dash = || "—".to_owned();
     let mut lines = vec![
         ui::field("From", full_name(c)),
         ui::field("E-mail", c.email.clone()),
-        ui::field("Phone", c.phone.clone().unwrap_or_else(dash)),
-        ui::field("Source", c.source.clone().unwrap_or_else(dash)),
+        ui::field("Phone", ui::or_dash(&c.phone)),
+        ui::field("Source", ui::or_dash(&c.source)),
         ui::field("Status", c.status.as_str()),
         ui::field("Received", ui::date_time(c.created_at)),
-        ui::field("Replied", c.replied_at.map_or_else(dash, ui::date_time)),
+        ui::field(
+            "Replied",
+            c.replied_at.map_or_else(|| "—".to_owned(), ui::date_time),
+        ),
         Line::default(),
     ];
     lines.extend(c.message.lines().map(|l| Line::from(l.to_owned())));

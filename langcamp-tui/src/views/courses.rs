@@ -3,9 +3,9 @@
 use langcamp_core::courses::Course;
 use langcamp_core::money;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+use ratatui::widgets::{Cell, Row};
 
 use crate::app::{App, Listing, Overlay};
 use crate::keymap::Action;
@@ -20,15 +20,7 @@ pub struct CoursesState {
 
 pub(crate) fn load(app: &mut App) -> Vec<Task> {
     let task = app.task(View::Courses, "Loading courses…", Job::Courses);
-    app.courses.list.load_id = Some(task.id);
-    vec![task]
-}
-
-pub(crate) fn loaded(app: &mut App, id: u64, courses: Vec<Course>) -> Vec<Task> {
-    if app.courses.list.load_id == Some(id) {
-        app.courses.list.fill(courses);
-    }
-    Vec::new()
+    app.courses.list.loading(task)
 }
 
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
@@ -74,48 +66,37 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.courses;
-    let [table_area, detail_area] =
-        Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(area);
+    let [table_area, detail_area] = ui::list_and_detail(area, 62);
     let title = format!(
         " Courses · {} ",
         ui::page_summary(&s.list, "course", "courses")
     );
-    let rows = s.list.items.iter().map(|c| {
+    let pane = ui::TablePane {
+        title: &title,
+        columns: &[
+            ("TITLE", Constraint::Fill(1)),
+            ("LANG", Constraint::Length(5)),
+            ("LEVEL", Constraint::Length(5)),
+            ("STARTS", Constraint::Length(10)),
+            ("PUBLISHED", Constraint::Length(9)),
+        ],
+        empty: "No courses yet.",
+    };
+    pane.render(frame, table_area, &s.list, |c| {
         Row::new([
             Cell::from(c.title.clone()),
             Cell::from(c.target_language.clone().unwrap_or_default()),
             Cell::from(c.level.clone().unwrap_or_default()),
             Cell::from(c.start_date.clone().unwrap_or_default()),
-            Cell::from(if c.is_published { "yes" } else { "no" }),
+            Cell::from(ui::yes_no(c.is_published)),
         ])
     });
-    ui::render_table(
-        frame,
-        table_area,
-        &title,
-        Row::new(["TITLE", "LANG", "LEVEL", "STARTS", "PUBLISHED"]),
-        rows,
-        &[
-            Constraint::Fill(1),
-            Constraint::Length(5),
-            Constraint::Length(5),
-            Constraint::Length(10),
-            Constraint::Length(9),
-        ],
-        &s.list,
-        "No courses yet.",
-    );
     let detail = s.list.selected().map(detail).unwrap_or_default();
-    frame.render_widget(
-        Paragraph::new(detail)
-            .wrap(Wrap { trim: false })
-            .block(ui::block(" Course ")),
-        detail_area,
-    );
+    ui::render_detail(frame, detail_area, " Course ", detail);
 }
 
 fn detail(c: &Course) -> Vec<Line<'static>> {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    let opt = ui::or_dash;
     // Exact, with the currency's own decimal places: 1299.50 EUR, 12000 JPY, 12.500 KWD.
     let price = match (c.price, &c.currency) {
         (Some(p), Some(cur)) => format!("{} {cur}", p.format_places(money::decimals(cur))),
@@ -130,7 +111,7 @@ fn detail(c: &Course) -> Vec<Line<'static>> {
     };
     let mut lines = vec![
         ui::field("Title", c.title.clone()),
-        ui::field("Published", if c.is_published { "yes" } else { "no" }),
+        ui::field("Published", ui::yes_no(c.is_published)),
         ui::field("Language", opt(&c.target_language)),
         ui::field("Level", opt(&c.level)),
         ui::field("Locale", opt(&c.locale)),

@@ -122,6 +122,14 @@ fn growth(rate: f64) -> String {
     format!("{rate:+.1}%")
 }
 
+fn percent(rate: f64) -> String {
+    format!("{rate:.0}%")
+}
+
+fn two_places(x: f64) -> String {
+    format!("{x:.2}")
+}
+
 /// A heading, its number, and `label value` lines.
 type OverviewColumn = (&'static str, i64, Vec<(String, String)>);
 
@@ -145,10 +153,7 @@ fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
             vec![
                 ("admins".into(), count(o.users.admins)),
                 ("registered".into(), count(o.users.registration_completed)),
-                (
-                    "completion".into(),
-                    format!("{:.0}%", o.users.completion_rate),
-                ),
+                ("completion".into(), percent(o.users.completion_rate)),
                 ("new 30 days".into(), count(o.users.new_last30_days)),
                 ("growth".into(), growth(o.users.monthly_growth_rate)),
             ],
@@ -158,7 +163,7 @@ fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
             o.tests.total_tests,
             vec![
                 ("taken".into(), count(o.tests.total_submissions)),
-                ("avg score".into(), format!("{:.2}", o.tests.average_score)),
+                ("avg score".into(), two_places(o.tests.average_score)),
                 (
                     "last 30 days".into(),
                     count(o.tests.submissions_last30_days),
@@ -172,10 +177,7 @@ fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
             vec![
                 ("pending".into(), count(o.contacts.pending)),
                 ("replied".into(), count(o.contacts.replied)),
-                (
-                    "reply rate".into(),
-                    format!("{:.0}%", o.contacts.reply_rate),
-                ),
+                ("reply rate".into(), percent(o.contacts.reply_rate)),
                 ("new 30 days".into(), count(o.contacts.new_last30_days)),
             ],
         ),
@@ -187,7 +189,7 @@ fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
                 ("to users".into(), count(o.materials.assigned_users)),
                 (
                     "per user".into(),
-                    format!("{:.2}", o.materials.avg_assignments_per_user),
+                    two_places(o.materials.avg_assignments_per_user),
                 ),
                 (
                     "last 30 days".into(),

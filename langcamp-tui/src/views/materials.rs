@@ -9,7 +9,7 @@ use langcamp_core::users::User;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Clear, Paragraph, Row, Wrap};
+use ratatui::widgets::{Cell, Clear, Row};
 
 use crate::app::{App, Listing, Overlay, edit_line};
 use crate::input::LineInput;
@@ -41,18 +41,7 @@ pub(crate) fn load(app: &mut App) -> Vec<Task> {
         page: app.materials.list.page,
     };
     let task = app.task(View::Materials, "Loading materials…", job);
-    app.materials.list.load_id = Some(task.id);
-    vec![task]
-}
-
-pub(crate) fn loaded(app: &mut App, id: u64, page: Page<Material>) -> Vec<Task> {
-    if app.materials.list.load_id != Some(id) {
-        return Vec::new();
-    }
-    if app.materials.list.fill_page(page) {
-        return load(app);
-    }
-    Vec::new()
+    app.materials.list.loading(task)
 }
 
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
@@ -183,13 +172,23 @@ pub(crate) fn picker_action(
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.materials;
-    let [table_area, detail_area] =
-        Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(area);
+    let [table_area, detail_area] = ui::list_and_detail(area, 58);
     let title = format!(
         " Materials · {} ",
         ui::page_summary(&s.list, "material", "materials")
     );
-    let rows = s.list.items.iter().map(|m| {
+    let pane = ui::TablePane {
+        title: &title,
+        columns: &[
+            ("TITLE", Constraint::Fill(1)),
+            ("LANG", Constraint::Length(5)),
+            ("LEVEL", Constraint::Length(5)),
+            ("PDFS", Constraint::Length(4)),
+            ("VIDEOS", Constraint::Length(6)),
+        ],
+        empty: "No materials yet.",
+    };
+    pane.render(frame, table_area, &s.list, |m| {
         Row::new([
             Cell::from(m.title.clone()),
             Cell::from(m.target_language.clone().unwrap_or_default()),
@@ -198,33 +197,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Cell::from(m.videos.len().to_string()),
         ])
     });
-    ui::render_table(
-        frame,
-        table_area,
-        &title,
-        Row::new(["TITLE", "LANG", "LEVEL", "PDFS", "VIDEOS"]),
-        rows,
-        &[
-            Constraint::Fill(1),
-            Constraint::Length(5),
-            Constraint::Length(5),
-            Constraint::Length(4),
-            Constraint::Length(6),
-        ],
-        &s.list,
-        "No materials yet.",
-    );
     let detail = s.list.selected().map(detail).unwrap_or_default();
-    frame.render_widget(
-        Paragraph::new(detail)
-            .wrap(Wrap { trim: false })
-            .block(ui::block(" Material ")),
-        detail_area,
-    );
+    ui::render_detail(frame, detail_area, " Material ", detail);
 }
 
 fn detail(m: &Material) -> Vec<Line<'static>> {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    let opt = ui::or_dash;
     let mut lines = vec![
         ui::field("Title", m.title.clone()),
         ui::field("Language", opt(&m.target_language)),
@@ -307,7 +285,24 @@ pub fn render_picker(picker: &Picker, awaiting: bool, frame: &mut Frame, area: R
         "Enter unassigns the material from the highlighted user"
     };
     frame.render_widget(Span::styled(help, ui::dim()), hint);
-    let rows = picker.users.items.iter().map(|u| {
+    let title = match &picker.users.pagination {
+        Some(p) => format!(
+            " Matching users · {} of {} ",
+            picker.users.items.len(),
+            p.total_items
+        ),
+        None => " Matching users ".to_owned(),
+    };
+    let pane = ui::TablePane {
+        title: &title,
+        columns: &[
+            ("", Constraint::Length(if picker.assign { 3 } else { 0 })),
+            ("E-MAIL", Constraint::Fill(3)),
+            ("NAME", Constraint::Fill(2)),
+        ],
+        empty: "No users match.",
+    };
+    pane.render(frame, list, &picker.users, |u| {
         let mark = if picker.marked.iter().any(|(id, _)| *id == u.id) {
             "[x]"
         } else {
@@ -320,26 +315,4 @@ pub fn render_picker(picker: &Picker, awaiting: bool, frame: &mut Frame, area: R
             Cell::from(u.name.clone().unwrap_or_default()),
         ])
     });
-    let title = match &picker.users.pagination {
-        Some(p) => format!(
-            " Matching users · {} of {} ",
-            picker.users.items.len(),
-            p.total_items
-        ),
-        None => " Matching users ".to_owned(),
-    };
-    ui::render_table(
-        frame,
-        list,
-        &title,
-        Row::new(["", "E-MAIL", "NAME"]),
-        rows,
-        &[
-            Constraint::Length(if picker.assign { 3 } else { 0 }),
-            Constraint::Fill(3),
-            Constraint::Fill(2),
-        ],
-        &picker.users,
-        "No users match.",
-    );
 }

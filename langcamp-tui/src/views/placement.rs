@@ -40,8 +40,7 @@ pub(crate) fn load(app: &mut App) -> Vec<Task> {
         page: app.placement.tests.page,
     };
     let task = app.task(View::Placement, "Loading tests…", job);
-    app.placement.tests.load_id = Some(task.id);
-    let mut tasks = vec![task];
+    let mut tasks = app.placement.tests.loading(task);
     tasks.extend(load_results(app));
     tasks
 }
@@ -55,8 +54,7 @@ fn load_results(app: &mut App) -> Vec<Task> {
         page: app.placement.results.page,
     };
     let task = app.task(View::Placement, "Loading results…", job);
-    app.placement.results.load_id = Some(task.id);
-    vec![task]
+    app.placement.results.loading(task)
 }
 
 /// Shows the results of `scope` from its first page.
@@ -99,11 +97,7 @@ pub(crate) fn tests_loaded(app: &mut App, id: u64, page: Page<ProficiencyTest>) 
 }
 
 pub(crate) fn results_loaded(app: &mut App, id: u64, page: Page<TestResult>) -> Vec<Task> {
-    let s = &mut app.placement;
-    if s.results.load_id != Some(id) {
-        return Vec::new();
-    }
-    if s.results.fill_page(page) {
+    if app.placement.results.answer_page(id, page) {
         return load_results(app);
     }
     Vec::new()
@@ -205,39 +199,33 @@ pub(crate) fn results_of_user(app: &mut App, email: &str) -> Vec<Task> {
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.placement;
     let [top, bottom] = Layout::vertical([Constraint::Fill(1), Constraint::Fill(1)]).areas(area);
-    let [tests_area, levels_area] =
-        Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(top);
+    let [tests_area, levels_area] = ui::list_and_detail(top, 60);
 
     let title = format!(
         " Placement · {} ",
         ui::page_summary(&s.tests, "test", "tests")
     );
-    let rows = s.tests.items.iter().map(|t| {
+    let pane = ui::TablePane {
+        title: &title,
+        columns: &[
+            ("TEST", Constraint::Fill(1)),
+            ("LANG", Constraint::Length(5)),
+            ("QS", Constraint::Length(3)),
+            ("MAX", Constraint::Length(4)),
+            ("ACTIVE", Constraint::Length(6)),
+        ],
+        empty: "No tests yet.",
+    };
+    let test_row = |t: &ProficiencyTest| {
         Row::new([
             Cell::from(t.title.clone()),
             Cell::from(t.target_language.clone().unwrap_or_default()),
             Cell::from(t.question_count.to_string()),
             Cell::from(t.max_score.to_string()),
-            Cell::from(if t.is_active { "yes" } else { "no" }),
+            Cell::from(ui::yes_no(t.is_active)),
         ])
-    });
-    ui::render_table_focused(
-        frame,
-        tests_area,
-        &title,
-        Row::new(["TEST", "LANG", "QS", "MAX", "ACTIVE"]),
-        rows,
-        &[
-            Constraint::Fill(1),
-            Constraint::Length(5),
-            Constraint::Length(3),
-            Constraint::Length(4),
-            Constraint::Length(6),
-        ],
-        &s.tests,
-        "No tests yet.",
-        !s.results_focused,
-    );
+    };
+    pane.render_focused(frame, tests_area, &s.tests, test_row, !s.results_focused);
     let levels = s.tests.selected().map(levels).unwrap_or_default();
     frame.render_widget(
         Paragraph::new(levels).block(ui::block(" Level ranges ")),
@@ -253,7 +241,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         " Results of {whose} · {} ",
         ui::page_summary(&s.results, "result", "results")
     );
-    let rows = s.results.items.iter().map(|r| {
+    let pane = ui::TablePane {
+        title: &title,
+        columns: &[
+            ("USER", Constraint::Fill(3)),
+            ("TEST", Constraint::Fill(2)),
+            ("LEVEL", Constraint::Length(5)),
+            ("SCORE", Constraint::Length(7)),
+            ("COMPLETED", Constraint::Length(16)),
+        ],
+        empty: "No results.",
+    };
+    let result_row = |r: &TestResult| {
         Row::new([
             Cell::from(r.user.email.clone()),
             Cell::from(r.test.title.clone()),
@@ -261,24 +260,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Cell::from(format!("{}/{}", r.total_score, r.max_score)),
             Cell::from(ui::date_time(r.completed_at)),
         ])
-    });
-    ui::render_table_focused(
-        frame,
-        bottom,
-        &title,
-        Row::new(["USER", "TEST", "LEVEL", "SCORE", "COMPLETED"]),
-        rows,
-        &[
-            Constraint::Fill(3),
-            Constraint::Fill(2),
-            Constraint::Length(5),
-            Constraint::Length(7),
-            Constraint::Length(16),
-        ],
-        &s.results,
-        "No results.",
-        s.results_focused,
-    );
+    };
+    pane.render_focused(frame, bottom, &s.results, result_row, s.results_focused);
 }
 
 fn levels(t: &ProficiencyTest) -> Vec<Line<'static>> {

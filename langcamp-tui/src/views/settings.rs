@@ -21,15 +21,7 @@ pub struct SettingsState {
 
 pub(crate) fn load(app: &mut App) -> Vec<Task> {
     let task = app.task(View::Settings, "Loading settings…", Job::Settings);
-    app.settings.list.load_id = Some(task.id);
-    vec![task]
-}
-
-pub(crate) fn loaded(app: &mut App, id: u64, settings: Vec<Setting>) -> Vec<Task> {
-    if app.settings.list.load_id == Some(id) {
-        app.settings.list.fill(settings);
-    }
-    Vec::new()
+    app.settings.list.loading(task)
 }
 
 fn pretty(value: &serde_json::Value) -> String {
@@ -89,27 +81,22 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [table_area, detail_area] =
         Layout::vertical([Constraint::Fill(3), Constraint::Fill(2)]).areas(area);
     let title = format!(" Settings · {} ", ui::page_summary(&s.list, "key", "keys"));
-    let rows = s.list.items.iter().map(|setting| {
+    let pane = ui::TablePane {
+        title: &title,
+        columns: &[
+            ("KEY", Constraint::Length(28)),
+            ("VALUE", Constraint::Fill(1)),
+            ("UPDATED", Constraint::Length(16)),
+        ],
+        empty: "No settings yet.",
+    };
+    pane.render(frame, table_area, &s.list, |setting| {
         Row::new([
             Cell::from(setting.key.clone()),
             Cell::from(setting.value.to_string()),
             Cell::from(ui::date_time(setting.updated_at)),
         ])
     });
-    ui::render_table(
-        frame,
-        table_area,
-        &title,
-        Row::new(["KEY", "VALUE", "UPDATED"]),
-        rows,
-        &[
-            Constraint::Length(28),
-            Constraint::Fill(1),
-            Constraint::Length(16),
-        ],
-        &s.list,
-        "No settings yet.",
-    );
     let value: Vec<Line> = s
         .list
         .selected()

@@ -1,12 +1,12 @@
 //! Users: a searchable, filterable, paginated table with a detail pane; change a role,
 //! edit an e-mail address, delete (after confirmation).
 
+use langcamp_core::Role;
 use langcamp_core::users::User;
-use langcamp_core::{Page, Role};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Wrap};
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Row};
 
 use crate::app::{App, ChoicePurpose, Listing, Overlay, PromptPurpose, Search};
 use crate::input::LineInput;
@@ -34,18 +34,7 @@ pub(crate) fn load(app: &mut App) -> Vec<Task> {
         page: s.list.page,
     };
     let task = app.task(View::Users, "Loading users…", job);
-    app.users.list.load_id = Some(task.id);
-    vec![task]
-}
-
-pub(crate) fn loaded(app: &mut App, id: u64, page: Page<User>) -> Vec<Task> {
-    if app.users.list.load_id != Some(id) {
-        return Vec::new();
-    }
-    if app.users.list.fill_page(page) {
-        return load(app);
-    }
-    Vec::new()
+    app.users.list.loading(task)
 }
 
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
@@ -141,64 +130,44 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     render_filter_bar(s, frame, bar);
 
-    let [table_area, detail_area] =
-        Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(body);
+    let [table_area, detail_area] = ui::list_and_detail(body, 62);
     let title = format!(" Users · {} ", ui::page_summary(&s.list, "user", "users"));
-    let rows = s.list.items.iter().map(|u| {
+    let pane = ui::TablePane {
+        title: &title,
+        columns: &[
+            ("E-MAIL", Constraint::Fill(3)),
+            ("NAME", Constraint::Fill(2)),
+            ("ROLE", Constraint::Length(10)),
+            ("DONE", Constraint::Length(4)),
+        ],
+        empty: "No users match.",
+    };
+    pane.render(frame, table_area, &s.list, |u| {
         Row::new([
             Cell::from(u.email.clone()),
-            Cell::from(u.name.clone().unwrap_or_else(|| "—".into())),
+            Cell::from(ui::or_dash(&u.name)),
             Cell::from(u.role.as_str()),
-            Cell::from(if u.is_registration_complete {
-                "yes"
-            } else {
-                "no"
-            }),
+            Cell::from(ui::yes_no(u.is_registration_complete)),
         ])
     });
-    ui::render_table(
-        frame,
-        table_area,
-        &title,
-        Row::new(["E-MAIL", "NAME", "ROLE", "DONE"]),
-        rows,
-        &[
-            Constraint::Fill(3),
-            Constraint::Fill(2),
-            Constraint::Length(10),
-            Constraint::Length(4),
-        ],
-        &s.list,
-        "No users match.",
-    );
-
-    let detail = match s.list.selected() {
-        Some(u) => user_detail(u),
-        None => Vec::new(),
-    };
-    frame.render_widget(
-        Paragraph::new(detail)
-            .wrap(Wrap { trim: false })
-            .block(ui::block(" Details ")),
-        detail_area,
-    );
+    let detail = s.list.selected().map(user_detail).unwrap_or_default();
+    ui::render_detail(frame, detail_area, " Details ", detail);
 }
 
 fn render_filter_bar(s: &UsersState, frame: &mut Frame, area: Rect) {
     let mut spans = ui::search_spans(&s.search, frame, area);
-    spans.push(Span::styled("   Role: ", ui::dim()));
-    spans.push(Span::raw(s.role.map_or("all", Role::as_str)));
-    spans.push(Span::styled("   Registration: ", ui::dim()));
-    spans.push(Span::raw(match s.complete {
+    spans.extend(ui::filter_spans("Role", s.role.map_or("all", Role::as_str)));
+    let registration = match s.complete {
         None => "all",
         Some(true) => "complete",
         Some(false) => "incomplete",
-    }));
+    };
+    spans.extend(ui::filter_spans("Registration", registration));
     frame.render_widget(Line::from(spans), area);
 }
 
 fn user_detail(u: &User) -> Vec<Line<'static>> {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    let opt = ui::or_dash;
     let phone = match (&u.country_code, &u.phone_number) {
         (Some(c), Some(p)) => format!("{c} {p}"),
         (None, Some(p)) => p.clone(),

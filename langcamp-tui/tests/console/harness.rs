@@ -12,7 +12,7 @@ use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
 use langcamp_core::validate::Patch;
-use langcamp_core::{Actor, Caller, Clock, Config, Langcamp, Role};
+use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::TestDatabase;
 use langcamp_tui::app::App;
 use langcamp_tui::keymap::map_key;
@@ -225,13 +225,7 @@ impl Console {
             ("ana.silva@example.com", &german.id, vec![1, 0, 1, 1]),
         ] {
             let user = core.get_user_by_email(op, email).await.expect("user");
-            let taker = Actor::User(Caller {
-                user_id: user.id,
-                role: Role::User,
-                session_id: "session".into(),
-                token_id: "token".into(),
-                token_expires_at: 0,
-            });
+            let taker = core.act_as(op, &user.id).await.expect("act as");
             let answers: Vec<_> = picks
                 .iter()
                 .enumerate()

@@ -3,7 +3,7 @@
 
 use crossterm::event::KeyCode;
 use langcamp_core::contacts::{ContactSearch, ContactStatus};
-use langcamp_core::{Actor, PageRequest};
+use langcamp_core::{Actor, Error, PageRequest, Role};
 use langcamp_tui::view::View;
 use sqlx::Row;
 
@@ -443,4 +443,31 @@ async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
     assert_eq!(message.text, "user not found");
     assert!(scores(&console).is_empty());
     assert!(!console.app.placement.results.is_loading());
+}
+
+/// The harness (like the demo seed) takes placement tests as a student through
+/// `act_as`: only the operator may, and it acts with the role the user has now.
+#[tokio::test]
+async fn only_the_operator_acts_in_a_users_place() {
+    let console = crate::harness::Console::empty().await;
+    let (core, op) = (&console.core, &Actor::Operator);
+    let admin = core
+        .create_user(op, "maria@langcamp.example", Role::Admin, Some("Maria"))
+        .await
+        .expect("create");
+    let as_admin = core.act_as(op, &admin.id).await.expect("act as");
+    assert_eq!(as_admin.role(), Some(Role::Admin));
+    assert_eq!(as_admin.user_id(), Some(admin.id.as_str()));
+    assert!(matches!(
+        core.act_as(&as_admin, &admin.id).await,
+        Err(Error::Forbidden(_))
+    ));
+    assert!(matches!(
+        core.act_as(&Actor::Anonymous, &admin.id).await,
+        Err(Error::Unauthorized)
+    ));
+    assert!(matches!(
+        core.act_as(op, "no-such-user").await,
+        Err(Error::NotFound(_))
+    ));
 }

@@ -1,0 +1,61 @@
+//! The operator acting on a user's behalf. A few operations belong to a signed-in user
+//! (taking a placement test); the demo seed and the console's tests need them done for a
+//! student, so the operator (and only the operator) may take a student's place.
+
+use crate::{Actor, Caller, Error, Langcamp, Result};
+
+/// The session of the operator acting as a user. No sign-in has this id, so the cache of
+/// live sessions never answers for it and each operation reads the user's row itself.
+pub const OPERATOR_SESSION: &str = "operator";
+
+/// Refuses every actor but the operator: a signed-in superadmin does not get to act as
+/// another user (that would let one account write in another's name over HTTP).
+fn require_operator(actor: &Actor) -> Result<()> {
+    match actor {
+        Actor::Operator => Ok(()),
+        Actor::Anonymous => Err(Error::Unauthorized),
+        Actor::User(_) => Err(Error::forbidden()),
+    }
+}
+
+impl Langcamp {
+    /// The operator in the place of the user `user_id`, with the role the user has now;
+    /// 404 when there is no such user.
+    pub async fn act_as(&self, actor: &Actor, user_id: &str) -> Result<Actor> {
+        require_operator(actor)?;
+        let user = self.get_user(actor, user_id).await?;
+        Ok(Actor::User(Caller {
+            user_id: user.id,
+            role: user.role,
+            session_id: OPERATOR_SESSION.to_owned(),
+            token_id: OPERATOR_SESSION.to_owned(),
+            token_expires_at: 0,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Role;
+
+    #[test]
+    fn only_the_operator_may_act_as_a_user() {
+        assert!(require_operator(&Actor::Operator).is_ok());
+        assert!(matches!(
+            require_operator(&Actor::Anonymous),
+            Err(Error::Unauthorized)
+        ));
+        let superadmin = Actor::User(Caller {
+            user_id: "u".into(),
+            role: Role::Superadmin,
+            session_id: "s".into(),
+            token_id: "t".into(),
+            token_expires_at: 0,
+        });
+        assert!(matches!(
+            require_operator(&superadmin),
+            Err(Error::Forbidden(_))
+        ));
+    }
+}

@@ -1,0 +1,323 @@
+use langcamp_core::settings::Setting;
+use langcamp_core::users::User;
+use langcamp_core::{Page, PageRequest, Role, Timestamp};
+
+use super::*;
+
+fn user(n: i64, role: Role) -> User {
+    User {
+        id: format!("id-{n}"),
+        email: format!("u{n}@example.com"),
+        name: Some(format!("User {n}")),
+        role,
+        is_registration_complete: true,
+        age: None,
+        gender: None,
+        city: None,
+        country: None,
+        country_code: None,
+        phone_number: None,
+        locale: "en".into(),
+        created_at: Timestamp::from_millis(n),
+        updated_at: Timestamp::from_millis(n),
+    }
+}
+
+/// An app on the Users view showing `users` (answering the load it started).
+fn with_users(users: Vec<User>) -> App {
+    let mut app = App::new();
+    let tasks = app.switch(View::Users);
+    let total = i64::try_from(users.len()).unwrap_or(0);
+    let page = Page::new(users, PageRequest::default(), total);
+    let follow = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::Users(page)),
+    });
+    assert!(follow.is_empty());
+    app
+}
+
+fn jobs(tasks: &[Task]) -> Vec<&Job> {
+    tasks.iter().map(|t| &t.job).collect()
+}
+
+#[test]
+fn switching_to_a_view_loads_it_and_says_so() {
+    let mut app = App::new();
+    let tasks = app.update(Action::SwitchTo(View::Contacts));
+    assert_eq!(app.view, View::Contacts);
+    assert_eq!(
+        jobs(&tasks),
+        [&Job::Contacts {
+            q: String::new(),
+            status: None,
+            page: 1
+        }]
+    );
+    assert_eq!(app.activity(), Some("Loading contact requests…"));
+    assert!(app.contacts.list.is_loading());
+}
+
+#[test]
+fn the_answer_to_an_older_load_is_dropped() {
+    let mut app = App::new();
+    let first = app.update(Action::SwitchTo(View::Users));
+    let second = app.update(Action::Reload);
+    let page = |n| Page::new(vec![user(n, Role::User)], PageRequest::default(), 1);
+    app.finish(Done {
+        id: second[0].id,
+        outcome: Ok(Data::Users(page(2))),
+    });
+    app.finish(Done {
+        id: first[0].id,
+        outcome: Ok(Data::Users(page(1))),
+    });
+    assert_eq!(app.users.list.items[0].email, "u2@example.com");
+    assert!(app.busy.is_empty());
+    assert_eq!(app.activity(), None);
+}
+
+#[test]
+fn a_failed_load_shows_the_error_and_keeps_the_screen_usable() {
+    let mut app = with_users(vec![user(1, Role::User), user(2, Role::User)]);
+    let tasks = app.update(Action::Reload);
+    app.finish(Done {
+        id: tasks[0].id,
+        outcome: Err("the database is not answering".into()),
+    });
+    assert_eq!(
+        app.message,
+        Some(Message {
+            text: "the database is not answering".into(),
+            is_error: true
+        })
+    );
+    assert!(!app.users.list.is_loading());
+    assert_eq!(app.users.list.items.len(), 2, "what was shown stays");
+    app.update(Action::Down);
+    assert_eq!(app.users.list.selected, 1);
+    assert_eq!(app.message, None, "the next key clears the message");
+    assert_eq!(app.update(Action::Reload).len(), 1);
+}
+
+#[test]
+fn delete_asks_first_and_only_yes_deletes() {
+    let mut app = with_users(vec![user(1, Role::User), user(2, Role::Admin)]);
+    app.update(Action::Down);
+    assert!(app.update(Action::Delete).is_empty());
+    assert_eq!(app.mode(), Mode::Confirm);
+    assert!(app.update(Action::Delete).is_empty(), "other keys wait");
+    assert!(app.update(Action::No).is_empty());
+    assert_eq!(app.mode(), Mode::Normal);
+
+    app.update(Action::Delete);
+    let tasks = app.update(Action::Yes);
+    assert_eq!(
+        jobs(&tasks),
+        [&Job::DeleteUser {
+            id: "id-2".into(),
+            email: "u2@example.com".into()
+        }]
+    );
+    assert_eq!(app.activity(), Some("Deleting…"));
+}
+
+#[test]
+fn a_successful_write_reports_and_reloads_its_view() {
+    let mut app = with_users(vec![user(1, Role::User)]);
+    app.update(Action::Delete);
+    let tasks = app.update(Action::Yes);
+    let reload = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::Written("deleted u1@example.com".into())),
+    });
+    assert_eq!(
+        app.message,
+        Some(Message {
+            text: "deleted u1@example.com".into(),
+            is_error: false
+        })
+    );
+    assert!(matches!(jobs(&reload)[..], [Job::Users { .. }]));
+}
+
+#[test]
+fn an_emptied_last_page_loads_the_page_before() {
+    let mut app = with_users(vec![user(1, Role::User)]);
+    app.users.list.page = 2;
+    let tasks = app.update(Action::Reload);
+    let empty = Page::new(Vec::new(), PageRequest { page: 2, limit: 15 }, 15);
+    let follow = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::Users(empty)),
+    });
+    assert!(matches!(jobs(&follow)[..], [Job::Users { page: 1, .. }]));
+}
+
+#[test]
+fn a_prompt_stays_open_with_its_text_when_saving_fails() {
+    let mut app = with_users(vec![user(1, Role::User)]);
+    app.update(Action::EditEmail);
+    assert_eq!(app.mode(), Mode::Line);
+    for _ in 0.."example.com".len() {
+        app.update(Action::Backspace);
+    }
+    for c in "bad".chars() {
+        app.update(Action::Type(c));
+    }
+    let tasks = app.update(Action::Submit);
+    assert_eq!(
+        jobs(&tasks),
+        [&Job::SetEmail {
+            id: "id-1".into(),
+            email: "u1@bad".into()
+        }]
+    );
+    assert!(app.update(Action::Submit).is_empty(), "one save at a time");
+    app.finish(Done {
+        id: tasks[0].id,
+        outcome: Err("email must be a valid e-mail address".into()),
+    });
+    assert_eq!(app.mode(), Mode::Line);
+    assert!(app.message.as_ref().is_some_and(|m| m.is_error));
+    match &app.overlay {
+        Some(Overlay::Prompt {
+            input, awaiting, ..
+        }) => {
+            assert_eq!(input.text(), "u1@bad");
+            assert_eq!(*awaiting, None);
+        }
+        other => panic!("expected the prompt, got {other:?}"),
+    }
+    assert_eq!(app.update(Action::Submit).len(), 1, "it can be sent again");
+}
+
+#[test]
+fn typing_a_search_reloads_the_first_page_and_esc_clears_it() {
+    let mut app = with_users(vec![user(1, Role::User)]);
+    app.users.list.page = 3;
+    app.update(Action::Search);
+    assert_eq!(app.mode(), Mode::Line);
+    let tasks = app.update(Action::Type('a'));
+    assert_eq!(
+        jobs(&tasks),
+        [&Job::Users {
+            q: "a".into(),
+            role: None,
+            complete: None,
+            page: 1
+        }]
+    );
+    assert!(app.update(Action::Left).is_empty(), "no change, no load");
+    app.update(Action::Submit);
+    assert_eq!(app.mode(), Mode::Normal);
+    assert_eq!(app.users.search.query.text(), "a");
+    app.update(Action::Search);
+    let tasks = app.update(Action::Back);
+    assert!(matches!(&jobs(&tasks)[..], [Job::Users { q, .. }] if q.is_empty()));
+}
+
+#[test]
+fn the_filters_cycle_and_start_again_at_page_one() {
+    let mut app = with_users(vec![user(1, Role::User)]);
+    let roles: Vec<Option<Role>> = (0..4)
+        .map(|_| {
+            app.update(Action::CycleFilter);
+            app.users.role
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            Some(Role::User),
+            Some(Role::Admin),
+            Some(Role::Superadmin),
+            None
+        ]
+    );
+    let tasks = app.update(Action::CycleFilter2);
+    assert!(matches!(
+        jobs(&tasks)[..],
+        [Job::Users {
+            complete: Some(true),
+            page: 1,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn choosing_the_current_role_changes_nothing() {
+    let mut app = with_users(vec![user(1, Role::Admin)]);
+    app.update(Action::SetRole);
+    assert!(app.update(Action::Submit).is_empty());
+    assert_eq!(app.mode(), Mode::Normal);
+    app.update(Action::SetRole);
+    app.update(Action::Down);
+    let tasks = app.update(Action::Submit);
+    assert_eq!(
+        jobs(&tasks),
+        [&Job::SetRole {
+            id: "id-1".into(),
+            email: "u1@example.com".into(),
+            role: Role::Superadmin
+        }]
+    );
+}
+
+#[test]
+fn a_setting_value_that_is_not_json_is_not_sent() {
+    let mut app = App::new();
+    let tasks = app.update(Action::SwitchTo(View::Settings));
+    app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::Settings(vec![Setting {
+            key: "max_class_size".into(),
+            value: serde_json::json!(12),
+            updated_at: Timestamp::from_millis(0),
+        }])),
+    });
+    app.update(Action::Open);
+    assert_eq!(app.mode(), Mode::Editor);
+    app.update(Action::Type('x'));
+    assert!(app.update(Action::Submit).is_empty());
+    assert!(
+        app.message
+            .as_ref()
+            .is_some_and(|m| m.is_error && m.text.starts_with("not valid JSON"))
+    );
+    assert_eq!(app.mode(), Mode::Editor);
+    app.update(Action::Backspace);
+    app.update(Action::Backspace);
+    app.update(Action::Backspace);
+    for c in "null".chars() {
+        app.update(Action::Type(c));
+    }
+    assert!(app.update(Action::Submit).is_empty());
+    for _ in 0..4 {
+        app.update(Action::Backspace);
+    }
+    app.update(Action::Type('9'));
+    let tasks = app.update(Action::Submit);
+    assert_eq!(
+        jobs(&tasks),
+        [&Job::PutSetting {
+            key: "max_class_size".into(),
+            value: serde_json::json!(9)
+        }]
+    );
+}
+
+#[test]
+fn quit_works_with_a_dialog_open_and_help_toggles() {
+    let mut app = App::new();
+    app.update(Action::ToggleHelp);
+    assert_eq!(app.mode(), Mode::Help);
+    app.update(Action::Down);
+    assert_eq!(app.mode(), Mode::Help, "help stays until closed");
+    app.update(Action::ToggleHelp);
+    assert_eq!(app.mode(), Mode::Normal);
+    app.update(Action::ToggleHelp);
+    app.update(Action::Quit);
+    assert!(!app.running);
+}

@@ -1,0 +1,184 @@
+use super::*;
+
+fn press(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn normal(view: View) -> KeyContext {
+    KeyContext {
+        mode: Mode::Normal,
+        view,
+        focus: Focus::Main,
+    }
+}
+
+#[test]
+fn number_keys_and_tab_switch_views_in_normal_mode() {
+    let cx = normal(View::Users);
+    assert_eq!(
+        map_key(cx, press(Char('1'))),
+        Some(Action::SwitchTo(View::ALL[0]))
+    );
+    assert_eq!(map_key(cx, press(Char('9'))), None);
+    assert_eq!(map_key(cx, press(Tab)), Some(Action::NextView));
+    assert_eq!(
+        map_key(cx, KeyEvent::new(BackTab, KeyModifiers::SHIFT)),
+        Some(Action::PrevView)
+    );
+}
+
+#[test]
+fn q_quits_in_normal_mode_but_is_typed_in_a_text_field() {
+    assert_eq!(
+        map_key(normal(View::Users), press(Char('q'))),
+        Some(Action::Quit)
+    );
+    for mode in [Mode::Line, Mode::Editor] {
+        let cx = KeyContext {
+            mode,
+            view: View::Users,
+            focus: Focus::Main,
+        };
+        assert_eq!(map_key(cx, press(Char('q'))), Some(Action::Type('q')));
+        assert_eq!(map_key(cx, press(Char('1'))), Some(Action::Type('1')));
+    }
+}
+
+#[test]
+fn ctrl_c_quits_in_every_mode() {
+    for mode in [
+        Mode::Normal,
+        Mode::Help,
+        Mode::Confirm,
+        Mode::Choice,
+        Mode::Line,
+        Mode::Editor,
+        Mode::Picker,
+    ] {
+        let cx = KeyContext {
+            mode,
+            view: View::Users,
+            focus: Focus::Main,
+        };
+        assert_eq!(
+            map_key(cx, KeyEvent::new(Char('c'), KeyModifiers::CONTROL)),
+            Some(Action::Quit),
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn the_editor_sends_with_ctrl_s_and_breaks_lines_with_enter() {
+    let cx = KeyContext {
+        mode: Mode::Editor,
+        view: View::Users,
+        focus: Focus::Main,
+    };
+    assert_eq!(
+        map_key(cx, KeyEvent::new(Char('s'), KeyModifiers::CONTROL)),
+        Some(Action::Submit)
+    );
+    assert_eq!(map_key(cx, press(Enter)), Some(Action::Newline));
+    assert_eq!(map_key(cx, press(Char('s'))), Some(Action::Type('s')));
+    assert_eq!(map_key(cx, press(Esc)), Some(Action::Back));
+}
+
+#[test]
+fn user_view_keys_map_to_their_actions() {
+    let cx = normal(View::Users);
+    for (code, action) in [
+        (Char('j'), Action::Down),
+        (Down, Action::Down),
+        (Char('k'), Action::Up),
+        (Char(']'), Action::NextPage),
+        (PageUp, Action::PrevPage),
+        (Char('/'), Action::Search),
+        (Char('f'), Action::CycleFilter),
+        (Char('c'), Action::CycleFilter2),
+        (Char('s'), Action::SetRole),
+        (Char('e'), Action::EditEmail),
+        (Char('d'), Action::Delete),
+        (Char('r'), Action::Reload),
+        (Char('?'), Action::ToggleHelp),
+    ] {
+        assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
+    }
+    assert_eq!(map_key(cx, press(Char('x'))), None);
+}
+
+#[test]
+fn plus_and_minus_change_the_dashboard_months_only_on_the_dashboard() {
+    let cx = normal(View::Dashboard);
+    assert_eq!(map_key(cx, press(Char('+'))), Some(Action::MoreMonths));
+    assert_eq!(map_key(cx, press(Char('='))), Some(Action::MoreMonths));
+    assert_eq!(map_key(cx, press(Char('-'))), Some(Action::FewerMonths));
+    assert_eq!(map_key(normal(View::Users), press(Char('+'))), None);
+}
+
+#[test]
+fn placement_keys_follow_the_pane_that_has_the_focus() {
+    let tests = normal(View::Placement);
+    let results = KeyContext {
+        focus: Focus::Secondary,
+        ..tests
+    };
+    assert_eq!(map_key(tests, press(Char('a'))), Some(Action::ToggleActive));
+    assert_eq!(map_key(tests, press(Enter)), Some(Action::Open));
+    assert_eq!(map_key(tests, press(Char('d'))), None);
+    assert_eq!(map_key(results, press(Char('d'))), Some(Action::Delete));
+    assert_eq!(map_key(results, press(Char('a'))), None);
+    assert_eq!(map_key(results, press(Esc)), Some(Action::Back));
+}
+
+#[test]
+fn the_picker_types_letters_and_marks_with_space() {
+    let cx = KeyContext {
+        mode: Mode::Picker,
+        view: View::Materials,
+        focus: Focus::Main,
+    };
+    assert_eq!(map_key(cx, press(Char('j'))), Some(Action::Type('j')));
+    assert_eq!(map_key(cx, press(Char(' '))), Some(Action::Toggle));
+    assert_eq!(map_key(cx, press(Down)), Some(Action::Down));
+    assert_eq!(map_key(cx, press(Enter)), Some(Action::Submit));
+}
+
+#[test]
+fn confirmation_takes_only_yes_or_no() {
+    let cx = KeyContext {
+        mode: Mode::Confirm,
+        view: View::Users,
+        focus: Focus::Main,
+    };
+    assert_eq!(map_key(cx, press(Char('y'))), Some(Action::Yes));
+    assert_eq!(map_key(cx, press(Esc)), Some(Action::No));
+    assert_eq!(map_key(cx, press(Char('d'))), None);
+    assert_eq!(map_key(cx, press(Char('q'))), None);
+}
+
+#[test]
+fn key_releases_are_ignored() {
+    let mut event = press(Char('q'));
+    event.kind = KeyEventKind::Release;
+    assert_eq!(map_key(normal(View::Users), event), None);
+}
+
+#[test]
+fn every_footer_key_of_every_view_is_bound_once() {
+    for view in View::ALL {
+        for focus in [Focus::Main, Focus::Secondary] {
+            let list = bindings(KeyContext {
+                focus,
+                ..normal(view)
+            });
+            for (i, a) in list.iter().enumerate() {
+                for b in &list[i + 1..] {
+                    for k in &a.keys {
+                        assert!(!b.keys.contains(k), "{view:?}: {k:?} bound twice");
+                    }
+                }
+            }
+        }
+    }
+}

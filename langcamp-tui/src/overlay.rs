@@ -1,0 +1,77 @@
+//! The dialogs the console draws over a view, and what each is for.
+
+use langcamp_core::contacts::ContactStatus;
+
+use crate::input::{LineInput, TextArea};
+use crate::task::Job;
+use crate::view::View;
+use crate::views;
+
+/// Dialogs.
+#[derive(Debug)]
+pub enum Overlay {
+    Help,
+    /// Asks before a destructive job; `y` runs it.
+    Confirm {
+        question: String,
+        job: Job,
+        view: View,
+    },
+    /// Pick one option.
+    Choice {
+        title: String,
+        options: Vec<String>,
+        selected: usize,
+        purpose: ChoicePurpose,
+    },
+    /// One line of text.
+    Prompt {
+        title: String,
+        input: LineInput,
+        purpose: PromptPurpose,
+        /// The task that is saving it: the prompt closes when it succeeds, and stays
+        /// (with the error in the status line) when it fails.
+        awaiting: Option<u64>,
+    },
+    /// Users picked by search, for a material.
+    Picker {
+        picker: views::materials::Picker,
+        awaiting: Option<u64>,
+    },
+    /// Several lines of text.
+    Editor {
+        title: String,
+        /// Shown above the editor (e.g. the request being answered).
+        context: Vec<String>,
+        editor: TextArea,
+        purpose: EditorPurpose,
+        awaiting: Option<u64>,
+    },
+}
+
+/// What a choice is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChoicePurpose {
+    /// The role of a user.
+    Role { id: String, email: String },
+    /// The status of a contact request.
+    ContactStatus { id: String, current: ContactStatus },
+}
+
+/// What a prompt is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptPurpose {
+    /// A user's new e-mail address.
+    Email { id: String },
+    /// Whose test results to show.
+    ResultsOf,
+}
+
+/// What the editor is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EditorPurpose {
+    /// A reply to a contact request.
+    Reply { id: String, email: String },
+    /// The JSON value of a setting.
+    Setting { key: String },
+}
