@@ -12,7 +12,7 @@ use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
 use langcamp_core::contacts::{
     ContactSearch, ContactStatus, Message, Name, NewContact, Phone, ReplyText, Source,
 };
-use langcamp_core::courses::{CourseFilter, CourseInput};
+use langcamp_core::courses::{CourseFilter, CourseInput, NewCourse};
 use langcamp_core::domain::{CefrLevel, Email, HttpUrl, Id, LanguageTag};
 use langcamp_core::materials::{Assignment, Description, NewMaterial, Title, Video, VideoTitle};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, SubmitInput, TestFilter, TestInput};
@@ -467,7 +467,9 @@ impl Seeder {
                 "startDate": start.format("%Y-%m-%d").to_string(), "endDate": end.format("%Y-%m-%d").to_string(),
                 "price": price, "currency": currency, "capacity": 12, "isPublished": published, "sortOrder": i
             }))?;
-            self.app.create_course(&OP, course).await?;
+            self.app
+                .create_course(&OP, NewCourse::try_from(course)?)
+                .await?;
             self.created.courses += 1;
         }
         Ok(())

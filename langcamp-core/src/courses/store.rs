@@ -5,6 +5,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::input::CourseValues;
 use super::{Course, CourseFilter};
+use crate::by_id;
 use crate::db::{bit, flag};
 use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
@@ -103,13 +104,7 @@ pub(super) fn not_found() -> Error {
 }
 
 pub(super) async fn find(conn: &mut AnyConnection, id: &Id<Course>) -> Result<Option<Course>> {
-    if !id.is_well_formed() {
-        return Ok(None);
-    }
-    let row = sqlx::query(select_courses!("WHERE id = $1"))
-        .bind(id.as_str())
-        .fetch_optional(conn)
-        .await?;
+    let row = by_id::find(conn, select_courses!("WHERE id = $1"), id.as_str()).await?;
     Ok(row.as_ref().map(course_from_row).transpose()?)
 }
 
@@ -152,16 +147,6 @@ pub(super) async fn update(
         .execute(conn)
         .await?;
     Ok(())
-}
-
-/// Deletes the course; false when there is none.
-pub(super) async fn delete(conn: &mut AnyConnection, id: &Id<Course>) -> Result<bool> {
-    let deleted = sqlx::query("DELETE FROM courses WHERE id = $1")
-        .bind(id.as_str())
-        .execute(conn)
-        .await?
-        .rows_affected();
-    Ok(deleted > 0)
 }
 
 /// The catalogue: by `sortOrder`, then creation time, at most [`UNPAGED_CAP`].

@@ -12,6 +12,7 @@ use super::{AnswerOption, LevelRange, ProficiencyTest, Question};
 use crate::db::{Arg, Backend, Db, Tx, WriteConn, bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
+use crate::listing::{Bound, ListSql};
 use crate::page::{PageRequest, UNPAGED_CAP};
 use crate::time::Timestamp;
 
@@ -177,42 +178,32 @@ macro_rules! ranges_where {
     };
 }
 
-/// The statements of one kind of list (public or admin).
-struct ListSql {
-    count: &'static str,
-    page: &'static str,
+/// The statements of one kind of list (public or admin): the tests, and the children of
+/// a page of them (the page's query as a subquery).
+struct TestListSql {
+    tests: ListSql,
     questions: &'static str,
     options: &'static str,
     ranges: &'static str,
 }
 
-const PUBLIC_LIST: ListSql = ListSql {
-    count: concat!("SELECT COUNT(*) ", public_tests!()),
-    page: concat!(
-        "SELECT ",
-        test_columns!(),
-        " ",
-        public_tests!(),
-        newest_page!()
-    ),
-    questions: questions_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
-    options: options_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
-    ranges: ranges_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
-};
+/// The statements of a list of the tests that `$tests!()` selects.
+macro_rules! test_list {
+    ($tests:ident) => {
+        TestListSql {
+            tests: ListSql {
+                count: concat!("SELECT COUNT(*) ", $tests!()),
+                page: concat!("SELECT ", test_columns!(), " ", $tests!(), newest_page!()),
+            },
+            questions: questions_where!("IN (SELECT id ", $tests!(), newest_page!(), ")"),
+            options: options_where!("IN (SELECT id ", $tests!(), newest_page!(), ")"),
+            ranges: ranges_where!("IN (SELECT id ", $tests!(), newest_page!(), ")"),
+        }
+    };
+}
 
-const ADMIN_LIST: ListSql = ListSql {
-    count: concat!("SELECT COUNT(*) ", all_tests!()),
-    page: concat!(
-        "SELECT ",
-        test_columns!(),
-        " ",
-        all_tests!(),
-        newest_page!()
-    ),
-    questions: questions_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
-    options: options_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
-    ranges: ranges_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
-};
+const PUBLIC_LIST: TestListSql = test_list!(public_tests);
+const ADMIN_LIST: TestListSql = test_list!(all_tests);
 
 /// Makes the reads of a write transaction see one snapshot. SQLite's `BEGIN IMMEDIATE`
 /// already holds every other writer off; PostgreSQL's default (read committed) would let a
@@ -366,29 +357,19 @@ pub(super) async fn require_test(conn: &mut AnyConnection, id: &str) -> Result<S
 }
 
 /// A page of tests, newest first, and the number of tests matching.
-pub(super) async fn page_of_tests(
+pub(super) async fn page_of_tests<'a>(
     conn: &mut AnyConnection,
     admin: bool,
-    locale: Option<&str>,
-    target_language: Option<&str>,
+    locale: Option<&'a str>,
+    target_language: Option<&'a str>,
     page: PageRequest,
 ) -> Result<(Vec<StoredTest>, i64)> {
     let sql = if admin { &ADMIN_LIST } else { &PUBLIC_LIST };
-    let total: i64 = sqlx::query_scalar(sql.count)
-        .bind(locale)
-        .bind(target_language)
-        .fetch_one(&mut *conn)
-        .await?;
-    if page.offset() >= total {
+    let filter = |query: Bound<'a>| query.bind(locale).bind(target_language);
+    let (total, rows) = sql.tests.fetch(conn, page, filter).await?;
+    if rows.is_empty() {
         return Ok((Vec::new(), total));
     }
-    let rows = sqlx::query(sql.page)
-        .bind(locale)
-        .bind(target_language)
-        .bind(page.limit())
-        .bind(page.offset())
-        .fetch_all(&mut *conn)
-        .await?;
     let mut tests = rows
         .iter()
         .map(test_from_row)
@@ -396,9 +377,7 @@ pub(super) async fn page_of_tests(
     let mut children = Vec::with_capacity(3);
     for statement in [sql.questions, sql.options, sql.ranges] {
         children.push(
-            sqlx::query(statement)
-                .bind(locale)
-                .bind(target_language)
+            filter(sqlx::query(statement))
                 .bind(page.limit())
                 .bind(page.offset())
                 .fetch_all(&mut *conn)
