@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::mail::MailKind;
 use crate::users::User;
-use crate::validate::{self, Problems};
+use crate::validate::{self, Email, Problems};
 
 pub const OTP_MAX_ATTEMPTS: i64 = 5;
 pub const OTP_MAX_PER_HOUR: i64 = 5;
@@ -47,7 +47,6 @@ const LEEWAY_MS: i64 = 30 * 1000;
 
 pub use self::input::{LogoutInput, OtpRequestInput, OtpVerifyInput, RefreshInput};
 use self::input::{parse_code, parse_email};
-use self::store::SignIn;
 pub(crate) use self::tokens::Claims;
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
@@ -82,6 +81,19 @@ pub struct Message {
 pub struct OptionalAuth {
     pub authenticated: bool,
     pub user: Option<User>,
+}
+
+/// The writes of a sign-in with a one-time code: the code used up (or its wrong try
+/// counted), the user found or created, a new sign-in and its first refresh token. The
+/// user and the sign-in's id, or `None` for a wrong or spent code.
+struct SignIn {
+    email: Email,
+    hash: String,
+    locale: String,
+    now: i64,
+    session_id: String,
+    refresh_hash: String,
+    expires_at: i64,
 }
 
 impl Langcamp {

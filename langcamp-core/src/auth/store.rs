@@ -1,24 +1,10 @@
 //! The writes of a sign-in: the code used up, the user found or created, the sign-in and
 //! its refresh tokens.
 
-use super::OTP_MAX_ATTEMPTS;
+use super::{OTP_MAX_ATTEMPTS, SignIn};
 use crate::db::{Arg, Write, WriteConn};
 use crate::error::Result;
 use crate::users::{self, User};
-use crate::validate::Email;
-
-/// The writes of a sign-in with a one-time code: the code used up (or its wrong try
-/// counted), the user found or created, a new sign-in and its first refresh token. The
-/// user and the sign-in's id, or `None` for a wrong or spent code.
-pub(super) struct SignIn {
-    pub(super) email: Email,
-    pub(super) hash: String,
-    pub(super) locale: String,
-    pub(super) now: i64,
-    pub(super) session_id: String,
-    pub(super) refresh_hash: String,
-    pub(super) expires_at: i64,
-}
 
 impl Write for SignIn {
     type Output = Option<(User, String)>;

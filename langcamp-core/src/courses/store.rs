@@ -9,6 +9,7 @@ use crate::by_id;
 use crate::db::{bit, flag};
 use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
+use crate::listing::Bound;
 use crate::money::{self, Price};
 use crate::page::UNPAGED_CAP;
 use crate::time::Timestamp;
@@ -75,11 +76,9 @@ fn price_minor(v: &CourseValues) -> Result<Option<i64>> {
         .transpose()
 }
 
-type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
-
 /// Binds the editable columns, `title` to `sort_order`, in the order INSERT and UPDATE
 /// list them.
-fn bind_values<'q>(query: AnyQuery<'q>, v: &'q CourseValues) -> Result<AnyQuery<'q>> {
+fn bind_values<'q>(query: Bound<'q>, v: &'q CourseValues) -> Result<Bound<'q>> {
     let price = price_minor(v)?;
     Ok(query
         .bind(&v.title)

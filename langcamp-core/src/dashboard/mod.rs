@@ -277,6 +277,20 @@ pub struct RecentResult {
     pub completed_at: Timestamp,
 }
 
+/// The counts of `store::PLAIN_COUNTS`, by column name.
+#[derive(sqlx::FromRow)]
+struct PlainCounts {
+    courses: i64,
+    tests: i64,
+    materials: i64,
+    users_head_30: i64,
+    users_head_60: i64,
+    results_head_30: i64,
+    results_head_60: i64,
+    contacts_head_30: i64,
+    assignments_head_30: i64,
+}
+
 impl Langcamp {
     /// `GET /admin/dashboard`: statistics for admins (see the module documentation).
     #[tracing::instrument(skip_all)]

@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::rollups::day_of;
-use super::{RECENT_ITEMS, RecentContact, RecentResult};
+use super::{PlainCounts, RECENT_ITEMS, RecentContact, RecentResult};
 use crate::error::Result;
 use crate::time::Timestamp;
 
@@ -21,20 +21,6 @@ const PLAIN_COUNTS: &str = "SELECT
     (SELECT COUNT(*) FROM test_results WHERE completed_at >= $3 AND completed_at < $4) AS results_head_60,
     (SELECT COUNT(*) FROM contacts WHERE created_at >= $1 AND created_at < $2) AS contacts_head_30,
     (SELECT COUNT(*) FROM material_assignments WHERE assigned_at >= $1 AND assigned_at < $2) AS assignments_head_30";
-
-/// The counts of [`PLAIN_COUNTS`], by column name.
-#[derive(sqlx::FromRow)]
-pub(super) struct PlainCounts {
-    pub(super) courses: i64,
-    pub(super) tests: i64,
-    pub(super) materials: i64,
-    pub(super) users_head_30: i64,
-    pub(super) users_head_60: i64,
-    pub(super) results_head_30: i64,
-    pub(super) results_head_60: i64,
-    pub(super) contacts_head_30: i64,
-    pub(super) assignments_head_30: i64,
-}
 
 pub(super) async fn plain_counts(
     conn: &mut AnyConnection,

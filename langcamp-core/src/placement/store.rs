@@ -406,24 +406,30 @@ pub(super) async fn insert_test(
     draft: &TestDraft,
     now: i64,
 ) -> Result<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO proficiency_tests (id, title, description, locale, target_language,
              time_limit_minutes, is_active, question_count, max_score, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)",
-    )
-    .bind(id)
-    .bind(&draft.title)
-    .bind(draft.description.as_deref())
-    .bind(draft.locale.as_deref())
-    .bind(draft.target_language.as_deref())
-    .bind(draft.time_limit_minutes)
-    .bind(bit(draft.is_active))
-    .bind(question_count(draft))
-    .bind(draft.max_score())
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
+    );
+    bind_draft(query.bind(id), draft)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
     insert_children(conn, id, draft).await
+}
+
+/// Binds the test's own columns, `title` to `max_score`, in the order INSERT and UPDATE
+/// list them.
+fn bind_draft<'q>(query: Bound<'q>, draft: &'q TestDraft) -> Bound<'q> {
+    query
+        .bind(&draft.title)
+        .bind(draft.description.as_deref())
+        .bind(draft.locale.as_deref())
+        .bind(draft.target_language.as_deref())
+        .bind(draft.time_limit_minutes)
+        .bind(bit(draft.is_active))
+        .bind(question_count(draft))
+        .bind(draft.max_score())
 }
 
 fn question_count(draft: &TestDraft) -> i64 {
@@ -506,24 +512,17 @@ pub(super) async fn update_test(
     children_changed: bool,
     now: i64,
 ) -> Result<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE proficiency_tests SET title = $1, description = $2, locale = $3,
              target_language = $4, time_limit_minutes = $5, is_active = $6,
              question_count = $7, max_score = $8, updated_at = $9
          WHERE id = $10",
-    )
-    .bind(&draft.title)
-    .bind(draft.description.as_deref())
-    .bind(draft.locale.as_deref())
-    .bind(draft.target_language.as_deref())
-    .bind(draft.time_limit_minutes)
-    .bind(bit(draft.is_active))
-    .bind(question_count(draft))
-    .bind(draft.max_score())
-    .bind(now)
-    .bind(id)
-    .execute(&mut *conn)
-    .await?;
+    );
+    bind_draft(query, draft)
+        .bind(now)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
     if children_changed {
         delete_children(conn, id).await?;
         insert_children(conn, id, draft).await?;

@@ -222,30 +222,16 @@ fn common(
 
 impl ProfileInput {
     pub(super) fn parse(self, problems: &mut Problems) -> ProfileChange {
-        let common = common(
-            problems,
-            self.name,
-            self.age,
-            self.gender,
-            self.city,
-            self.country,
-        );
+        let p = problems;
+        let common = common(p, self.name, self.age, self.gender, self.city, self.country);
         ProfileChange {
-            country_code: patch_field(
-                problems,
-                "countryCode",
-                self.country_code,
-                false,
-                |c: String| check_country_code(&c),
-            ),
-            phone_number: patch_field(
-                problems,
-                "phoneNumber",
-                self.phone_number,
-                false,
-                |p: String| check_phone("phoneNumber", &p),
-            ),
-            locale: patch_field(problems, "locale", self.locale, false, |l: String| {
+            country_code: patch_field(p, "countryCode", self.country_code, false, |c: String| {
+                check_country_code(&c)
+            }),
+            phone_number: patch_field(p, "phoneNumber", self.phone_number, false, |n: String| {
+                check_phone("phoneNumber", &n)
+            }),
+            locale: patch_field(p, "locale", self.locale, false, |l: String| {
                 validate::language_tag("locale", &l)
             })
             .flatten(),
@@ -256,19 +242,13 @@ impl ProfileInput {
 
 impl AdminProfileInput {
     pub(super) fn parse(self, problems: &mut Problems) -> ProfileChange {
-        let common = common(
-            problems,
-            self.name,
-            self.age,
-            self.gender,
-            self.city,
-            self.country,
-        );
+        let p = problems;
+        let common = common(p, self.name, self.age, self.gender, self.city, self.country);
         ProfileChange {
-            phone_number: patch_field(problems, "phone", self.phone, false, |p: String| {
-                check_phone("phone", &p)
+            phone_number: patch_field(p, "phone", self.phone, false, |n: String| {
+                check_phone("phone", &n)
             }),
-            email: patch_field(problems, "email", self.email, false, |e: String| {
+            email: patch_field(p, "email", self.email, false, |e: String| {
                 Email::parse("email", &e)
             })
             .flatten(),

@@ -84,6 +84,11 @@ fn may_manage(actor: &Actor, target: &User) -> Result<()> {
     Ok(())
 }
 
+/// The answer for an id that names no user.
+fn no_user() -> Error {
+    Error::not_found("user")
+}
+
 impl Langcamp {
     /// `GET /me`: the caller's own profile.
     #[tracing::instrument(skip_all)]
@@ -165,15 +170,9 @@ impl Langcamp {
         let mut problems = Problems::new();
         let change = input.parse(&mut problems);
         problems.finish()?;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let user = find_user(&mut tx, &caller.user_id)
-            .await?
-            .ok_or(Error::TokenInvalid)?;
-        let user = apply_change(&mut tx, &user, change, now).await?;
-        self.commit_change(tx, Change::User(user.id.clone()))
-            .await?;
-        Ok(user)
+        let missing = || Error::TokenInvalid;
+        self.change_user(&caller.user_id, change, missing, |_| Ok(()))
+            .await
     }
 
     /// `GET /users`: newest first, filtered.
@@ -227,7 +226,7 @@ impl Langcamp {
         let mut conn = self.db().reader().acquire().await?;
         find_user_by_email(&mut conn, email.as_str())
             .await?
-            .ok_or_else(|| Error::not_found("user"))
+            .ok_or_else(no_user)
     }
 
     /// `PATCH /users/{id}/role`: superadmin only; the last superadmin stays.
@@ -273,18 +272,12 @@ impl Langcamp {
                 e
             })
         })?;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let user = require_user(&mut tx, id).await?;
-        may_manage(actor, &user)?;
         let change = ProfileChange {
             email: Some(email),
             ..ProfileChange::default()
         };
-        let user = apply_change(&mut tx, &user, change, now).await?;
-        self.commit_change(tx, Change::User(user.id.clone()))
-            .await?;
-        Ok(user)
+        self.change_user(id, change, no_user, |user| may_manage(actor, user))
+            .await
     }
 
     /// `PATCH /admin/users/{id}/profile`.
@@ -299,14 +292,30 @@ impl Langcamp {
         let mut problems = Problems::new();
         let change = input.parse(&mut problems);
         problems.finish()?;
+        let user = self
+            .change_user(id, change, no_user, |user| may_manage(actor, user))
+            .await?;
+        Ok(UserEnvelope { user })
+    }
+
+    /// Writes `change` to the user `id` in a transaction of its own, once `allowed` has
+    /// accepted the stored user (`missing` when there is none), and forgets that user's
+    /// held sign-ins after the commit.
+    async fn change_user(
+        &self,
+        id: &str,
+        change: ProfileChange,
+        missing: fn() -> Error,
+        allowed: impl FnOnce(&User) -> Result<()>,
+    ) -> Result<User> {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
-        let user = require_user(&mut tx, id).await?;
-        may_manage(actor, &user)?;
+        let user = find_user(&mut tx, id).await?.ok_or_else(missing)?;
+        allowed(&user)?;
         let user = apply_change(&mut tx, &user, change, now).await?;
         self.commit_change(tx, Change::User(user.id.clone()))
             .await?;
-        Ok(UserEnvelope { user })
+        Ok(user)
     }
 
     /// `DELETE /users/{id}`: removes the user with their sessions, results and assignments.

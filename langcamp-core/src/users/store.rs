@@ -139,9 +139,7 @@ pub(crate) async fn find_user_by_email(
 }
 
 pub(super) async fn require_user(conn: &mut AnyConnection, id: &str) -> Result<User> {
-    find_user(conn, id)
-        .await?
-        .ok_or_else(|| Error::not_found("user"))
+    find_user(conn, id).await?.ok_or_else(super::no_user)
 }
 
 /// Creates a user with incomplete registration (or returns the existing one).

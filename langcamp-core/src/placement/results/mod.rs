@@ -18,13 +18,13 @@ mod tests;
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlx::{AnyConnection, Row};
 use utoipa::ToSchema;
 
 use self::input::{check_against, parse_answers};
 use self::score::scored;
-use self::store::{Submission, find_result, insert_result, results_of};
+use self::store::{find_result, insert_result, results_of};
 use super::store::StoredTest;
 use super::{HeldTest, language_filter};
 use crate::Langcamp;
@@ -145,6 +145,51 @@ pub struct LastResult {
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 pub struct ResultList {
     pub list: Vec<TestResult>,
+}
+
+/// What is stored in `test_results.answers`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Snapshot {
+    test_id: String,
+    questions: Vec<SnapshotItem>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SnapshotItem {
+    question_id: String,
+    question_text: String,
+    points: i64,
+    selected_option_id: Option<String>,
+    selected_option_text: Option<String>,
+    correct_option_id: String,
+    correct_option_text: String,
+    is_correct: bool,
+}
+
+/// A stored result with its snapshot read back.
+struct ResultRecord {
+    id: String,
+    user_id: String,
+    test_title: String,
+    target_language: Option<String>,
+    total_score: i64,
+    max_score: i64,
+    level: String,
+    message: String,
+    snapshot: Snapshot,
+    completed_at: i64,
+    user_name: Option<String>,
+    user_email: String,
+}
+
+/// The write of a submission whose test and user came from memory: the result, if the
+/// test is still active at the version read and the user still exists.
+struct Submission {
+    record: Arc<ResultRecord>,
+    snapshot: String,
+    test_version: i64,
 }
 
 /// The test a user may see: an inactive one only for admins.

@@ -2,34 +2,11 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::input::Answer;
-use super::store::ResultRecord;
+use super::{ResultRecord, Snapshot, SnapshotItem};
 use crate::id::new_id;
 use crate::placement::store::StoredTest;
 use crate::users;
-
-/// What is stored in `test_results.answers`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Snapshot {
-    pub(super) test_id: String,
-    pub(super) questions: Vec<SnapshotItem>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct SnapshotItem {
-    pub(super) question_id: String,
-    pub(super) question_text: String,
-    pub(super) points: i64,
-    pub(super) selected_option_id: Option<String>,
-    pub(super) selected_option_text: Option<String>,
-    pub(super) correct_option_id: String,
-    pub(super) correct_option_text: String,
-    pub(super) is_correct: bool,
-}
 
 /// Scores the answers: every question of the test in order, the chosen option (if any),
 /// whether it is the correct one; and the total of the points of the right answers.

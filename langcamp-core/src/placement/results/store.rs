@@ -1,12 +1,12 @@
 //! The SQL of results: reads with their snapshot, and the insert of a submission.
 
-use std::sync::Arc;
-
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::score::Snapshot;
-use super::{DetailedAnswer, DetailedResult, ResultAnswer, ResultTest, ResultUser, TestResult};
+use super::{
+    DetailedAnswer, DetailedResult, ResultAnswer, ResultRecord, ResultTest, ResultUser, Submission,
+    TestResult,
+};
 use crate::by_id;
 use crate::db::{Arg, Write, WriteConn};
 use crate::error::Result;
@@ -44,22 +44,6 @@ const LIST: ListSql = ListSql {
         "ORDER BY r.completed_at DESC, r.id DESC LIMIT $5 OFFSET $6"
     ),
 };
-
-/// A stored result with its snapshot read back.
-pub(super) struct ResultRecord {
-    pub(super) id: String,
-    pub(super) user_id: String,
-    pub(super) test_title: String,
-    pub(super) target_language: Option<String>,
-    pub(super) total_score: i64,
-    pub(super) max_score: i64,
-    pub(super) level: String,
-    pub(super) message: String,
-    pub(super) snapshot: Snapshot,
-    pub(super) completed_at: i64,
-    pub(super) user_name: Option<String>,
-    pub(super) user_email: String,
-}
 
 impl ResultRecord {
     fn from_row(row: &AnyRow) -> Result<ResultRecord> {
@@ -240,14 +224,6 @@ pub(super) async fn insert_result<C: WriteConn>(
         &args[..11]
     };
     Ok(conn.exec(sql, args).await? == 1)
-}
-
-/// The write of a submission whose test and user came from memory: the result, if the
-/// test is still active at the version read and the user still exists.
-pub(super) struct Submission {
-    pub(super) record: Arc<ResultRecord>,
-    pub(super) snapshot: String,
-    pub(super) test_version: i64,
 }
 
 impl Write for Submission {
