@@ -14,7 +14,7 @@ use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
 use langcamp_core::contacts::{
     ContactInput, ContactSearch, ContactStatus, NewContact, ReplyInput, ReplyText,
 };
-use langcamp_core::courses::{CourseFilter, CourseInput};
+use langcamp_core::courses::{CourseFilter, CourseInput, NewCourse};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::{Assignment, MaterialInput, NewMaterial};
 use langcamp_core::placement::{
@@ -275,7 +275,9 @@ impl Seeder {
             let end = start + Duration::weeks(6);
             course.start_date = Patch::Value(start.format("%Y-%m-%d").to_string());
             course.end_date = Patch::Value(end.format("%Y-%m-%d").to_string());
-            self.app.create_course(&OP, course).await?;
+            self.app
+                .create_course(&OP, NewCourse::try_from(course)?)
+                .await?;
             self.created.courses += 1;
         }
         Ok(())

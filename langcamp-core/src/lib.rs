@@ -6,6 +6,7 @@
 
 pub mod actor;
 pub mod auth;
+mod by_id;
 pub mod cache;
 pub mod changes;
 pub mod clock;

@@ -3,6 +3,48 @@
 //! page's ids (one query per child table), never per parent and never by running the
 //! page's filter again.
 
+use sqlx::any::{AnyArguments, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, AnyConnection, Row};
+
+use crate::page::PageRequest;
+
+/// The two statements of a paged list, written with the same filter: `count` is
+/// `SELECT COUNT(*) ...`, `page` selects the columns and ends with
+/// `ORDER BY ... LIMIT $n OFFSET $n+1`, `$n` following the filter's parameters.
+pub(crate) struct ListSql {
+    pub(crate) count: &'static str,
+    pub(crate) page: &'static str,
+}
+
+/// A statement with some of its parameters bound.
+pub(crate) type Bound<'q> = Query<'q, Any, AnyArguments>;
+
+impl ListSql {
+    /// The number of rows matching and the rows of `page`; `filter` binds the filter's
+    /// parameters, to both statements. A page past the end is empty without asking for it.
+    pub(crate) async fn fetch<'q>(
+        &self,
+        conn: &mut AnyConnection,
+        page: PageRequest,
+        filter: impl Fn(Bound<'q>) -> Bound<'q>,
+    ) -> Result<(i64, Vec<AnyRow>), sqlx::Error> {
+        let total: i64 = filter(sqlx::query(self.count))
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get(0)?;
+        if page.offset() >= total {
+            return Ok((total, Vec::new()));
+        }
+        let rows = filter(sqlx::query(self.page))
+            .bind(page.limit())
+            .bind(page.offset())
+            .fetch_all(&mut *conn)
+            .await?;
+        Ok((total, rows))
+    }
+}
+
 /// `$first, $first+1, ...`: `count` placeholders for an `IN (...)` list of ids.
 pub(crate) fn placeholders(first: usize, count: usize) -> String {
     (first..first + count)

@@ -13,7 +13,7 @@ use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::{Deserialize, Serialize};
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
 use crate::Langcamp;
 use crate::config::{MailConfig, MailSecurity};
@@ -209,7 +209,8 @@ pub async fn check_smtp(mail: &MailConfig) -> std::result::Result<String, String
     }
 }
 
-/// A mail claimed by this worker.
+/// A mail claimed by this worker (the columns the claim returns).
+#[derive(sqlx::FromRow)]
 struct Claimed {
     id: String,
     sealed: Option<Vec<u8>>,
@@ -288,7 +289,7 @@ async fn claim(app: &Langcamp, owner: &str, now: i64) -> Result<Vec<Claimed>> {
     let mut tx = app.db().begin().await?;
     // The outer conditions repeat the inner ones so that, on PostgreSQL, a concurrent
     // claimer re-checks them on the locked row and skips mail someone else just took.
-    let rows = sqlx::query(
+    let claimed = sqlx::query_as(
         "UPDATE mail_outbox SET lease_owner = $1, lease_until = $2
          WHERE id IN (SELECT id FROM mail_outbox
                       WHERE status = 'pending' AND next_attempt_at <= $3
@@ -304,17 +305,7 @@ async fn claim(app: &Langcamp, owner: &str, now: i64) -> Result<Vec<Claimed>> {
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Claimed {
-                id: row.try_get("id")?,
-                sealed: row.try_get("sealed")?,
-                attempts: row.try_get("attempts")?,
-                created_at: row.try_get("created_at")?,
-            })
-        })
-        .collect::<std::result::Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+    Ok(claimed)
 }
 
 async fn deliver_one(

@@ -21,6 +21,14 @@ impl Timestamp {
     }
 }
 
+/// Epoch milliseconds, as the database stores them (a row's column read into a field
+/// with `#[sqlx(try_from = "i64")]`).
+impl From<i64> for Timestamp {
+    fn from(ms: i64) -> Timestamp {
+        Timestamp::from_millis(ms)
+    }
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true))

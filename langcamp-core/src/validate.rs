@@ -3,8 +3,6 @@
 //! Each operation collects every problem of its input in [`Problems`] and fails once
 //! with one message per invalid field.
 
-use std::fmt;
-
 use serde::Deserialize;
 
 use crate::domain::LanguageTag;
@@ -113,21 +111,9 @@ impl Email {
             Err(bad())
         }
     }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
 }
 
-impl fmt::Display for Email {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+crate::domain::string_value!(Email);
 
 /// Whether a text field is one line (names, titles, e-mail, phone, keys, labels) or may
 /// span lines (messages, descriptions, question text).

@@ -3,7 +3,7 @@
 //! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
 
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
-use langcamp_core::courses::{Course, CourseFilter, CourseInput};
+use langcamp_core::courses::{Course, CourseChange, CourseFilter};
 use langcamp_core::dashboard::{Dashboard, DashboardQuery};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::{Assignment, Material};
@@ -281,11 +281,8 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Courses(courses.as_ref().clone())
         }
         Job::PublishCourse { id, title, publish } => {
-            let input = CourseInput {
-                is_published: Patch::Value(publish),
-                ..CourseInput::default()
-            };
-            core.update_course(op, &Id::from(id), input).await?;
+            let change = CourseChange::publish(publish);
+            core.update_course(op, &Id::from(id), change).await?;
             let done = if publish { "published" } else { "unpublished" };
             Data::Written(format!("{done} \"{title}\""))
         }

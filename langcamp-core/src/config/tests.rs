@@ -11,6 +11,15 @@ fn load(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
     Config::from_lookup(|name| map.get(name).cloned())
 }
 
+/// The trusted proxies, written as CIDRs.
+fn proxies(config: &Config) -> Vec<String> {
+    config
+        .trusted_proxies
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
 #[test]
 fn defaults_follow_the_contract() {
     let config = load(&[]).expect("defaults are valid");
@@ -26,14 +35,7 @@ fn defaults_follow_the_contract() {
     assert_eq!(config.mail.host, None);
     assert_eq!(config.mail.timeout, Duration::from_secs(30));
     assert_eq!(config.upload_max_bytes, 20 * 1024 * 1024);
-    assert_eq!(
-        config
-            .trusted_proxies
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>(),
-        ["127.0.0.0/8", "::1/128"]
-    );
+    assert_eq!(proxies(&config), ["127.0.0.0/8", "::1/128"]);
     assert_eq!(config.file_store_max_bytes, None);
     assert!(config.jwt_secret_generated);
     assert!(config.database_url.expose().starts_with("sqlite://./data/"));
@@ -111,11 +113,7 @@ fn trusted_proxies_take_cidrs_and_empty_trusts_nobody() {
     let config =
         load(&[("TRUSTED_PROXIES", "10.0.0.0/8, 2001:db8::/32,192.0.2.7")]).expect("valid");
     assert_eq!(
-        config
-            .trusted_proxies
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>(),
+        proxies(&config),
         ["10.0.0.0/8", "2001:db8::/32", "192.0.2.7/32"]
     );
     let config = load(&[("TRUSTED_PROXIES", "")]).expect("valid");

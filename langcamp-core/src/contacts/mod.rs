@@ -143,15 +143,8 @@ impl Langcamp {
     #[tracing::instrument(skip_all)]
     pub async fn delete_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        // A malformed id is 404 without opening a write transaction.
-        if !id.is_well_formed() {
-            return Err(store::not_found());
-        }
-        let mut tx = self.db().begin().await?;
-        if !store::delete(&mut tx, id).await? {
-            return Err(store::not_found());
-        }
-        tx.commit().await?;
-        Ok(Deleted::from(id))
+        let delete = "DELETE FROM contacts WHERE id = $1";
+        self.delete_by_id(id.as_str(), delete, store::not_found, None)
+            .await
     }
 }

@@ -6,8 +6,10 @@ use sqlx::{AnyConnection, Row};
 
 use super::input::{NewContact, ReplyText};
 use super::{Contact, ContactSearch};
+use crate::by_id;
 use crate::domain::{ContactStatus, Id};
 use crate::error::{Error, Result};
+use crate::listing::ListSql;
 use crate::page::PageRequest;
 use crate::time::Timestamp;
 use crate::users::like_pattern;
@@ -31,6 +33,15 @@ macro_rules! searched {
                 OR LOWER(last_name) LIKE $2 ESCAPE '\\' OR LOWER(email) LIKE $2 ESCAPE '\\')"
     };
 }
+
+/// The admin list, newest first.
+const LIST: ListSql = ListSql {
+    count: concat!("SELECT COUNT(*) FROM contacts ", searched!()),
+    page: select_contacts!(
+        searched!(),
+        " ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+    ),
+};
 
 fn contact_from_row(row: &AnyRow) -> std::result::Result<Contact, sqlx::Error> {
     let id: String = row.try_get("id")?;
@@ -69,13 +80,7 @@ pub(super) fn not_found() -> Error {
 
 /// The contact request, or 404.
 pub(super) async fn require(conn: &mut AnyConnection, id: &Id<Contact>) -> Result<Contact> {
-    if !id.is_well_formed() {
-        return Err(not_found());
-    }
-    let row = sqlx::query(select_contacts!("WHERE id = $1"))
-        .bind(id.as_str())
-        .fetch_optional(conn)
-        .await?;
+    let row = by_id::find(conn, select_contacts!("WHERE id = $1"), id.as_str()).await?;
     row.as_ref()
         .map(contact_from_row)
         .transpose()?
@@ -113,21 +118,11 @@ pub(super) async fn list(
 ) -> Result<(Vec<Contact>, i64)> {
     let status = search.status.map(ContactStatus::as_str);
     let pattern = search.text.as_deref().map(like_pattern);
-    let total: i64 = sqlx::query_scalar(concat!("SELECT COUNT(*) FROM contacts ", searched!()))
-        .bind(status)
-        .bind(pattern.as_deref())
-        .fetch_one(&mut *conn)
+    let (total, rows) = LIST
+        .fetch(conn, page, |query| {
+            query.bind(status).bind(pattern.as_deref())
+        })
         .await?;
-    let rows = sqlx::query(select_contacts!(
-        searched!(),
-        " ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
-    ))
-    .bind(status)
-    .bind(pattern.as_deref())
-    .bind(page.limit())
-    .bind(page.offset())
-    .fetch_all(&mut *conn)
-    .await?;
     let list = rows
         .iter()
         .map(contact_from_row)
@@ -172,14 +167,4 @@ pub(super) async fn set_status(
         .await?
         .rows_affected();
     Ok(updated > 0)
-}
-
-/// Deletes the request; false when there is no such request.
-pub(super) async fn delete(conn: &mut AnyConnection, id: &Id<Contact>) -> Result<bool> {
-    let deleted = sqlx::query("DELETE FROM contacts WHERE id = $1")
-        .bind(id.as_str())
-        .execute(conn)
-        .await?
-        .rows_affected();
-    Ok(deleted > 0)
 }

@@ -1,9 +1,12 @@
 //! What clients send about courses (the wire inputs, with their OpenAPI schemas), the
-//! list filter they become, and the parse of a course body into the columns it sets.
+//! list filter they become, and the validated commands the operations take. A body
+//! becomes its command with `TryFrom`, which records one message per problem and fails
+//! once with all of them.
 //!
-//! A body is checked field by field and then against the course it changes (the rules that
-//! span fields, such as a price and its currency, see the stored values on update), so
-//! every problem gets one message in one answer.
+//! A new course is checked whole in `TryFrom` (the rules that span fields, such as a price
+//! and its currency, see the defaults). A change is checked field by field there, and
+//! against the course it changes when the operation applies it (the rules that span fields
+//! see the stored values).
 
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
@@ -128,9 +131,10 @@ impl TryFrom<&CourseQuery> for CourseFilter {
 }
 
 /// One parsed field of a course body.
-#[derive(Debug)]
+#[derive(Clone, Debug, Default, PartialEq)]
 enum Field<T> {
     /// Absent: keep the current value (or the default on create).
+    #[default]
     Keep,
     Set(T),
     /// Refused; its message is already recorded.
@@ -259,7 +263,7 @@ fn check_capacity(capacity: i64) -> std::result::Result<i64, String> {
 }
 
 /// The editable columns of a course.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct CourseValues {
     pub(super) title: String,
     pub(super) summary: Option<String>,
@@ -301,8 +305,8 @@ impl From<&Course> for CourseValues {
 }
 
 /// A parsed course body: each field kept, set or refused.
-#[derive(Debug)]
-pub(super) struct CourseChange {
+#[derive(Clone, Debug, Default, PartialEq)]
+struct ParsedCourse {
     title: Field<String>,
     summary: Field<Option<String>>,
     description: Field<Option<String>>,
@@ -323,10 +327,10 @@ pub(super) struct CourseChange {
 }
 
 impl CourseInput {
-    pub(super) fn parse(self, problems: &mut Problems) -> CourseChange {
+    fn parse(self, problems: &mut Problems) -> ParsedCourse {
         let p = problems;
         let mut price_too_precise = false;
-        CourseChange {
+        ParsedCourse {
             title: required(p, "title", self.title, |v: String| {
                 validate::bounded("title", &v, 1, TITLE_MAX)
             }),
@@ -377,9 +381,9 @@ impl CourseInput {
     }
 }
 
-impl CourseChange {
+impl ParsedCourse {
     /// Applies the change to `values` and checks the rules that span fields.
-    pub(super) fn apply(self, values: &mut CourseValues, problems: &mut Problems) {
+    fn apply(self, values: &mut CourseValues, problems: &mut Problems) {
         self.title.apply(&mut values.title);
         self.summary.apply(&mut values.summary);
         self.description.apply(&mut values.description);
@@ -424,6 +428,75 @@ impl CourseChange {
     }
 }
 
+/// A validated new course: every field checked, and the rules that span fields checked
+/// against the defaults of the fields it leaves out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewCourse(CourseValues);
+
+impl NewCourse {
+    /// The columns of the new course.
+    pub(super) fn into_values(self) -> CourseValues {
+        self.0
+    }
+}
+
+impl TryFrom<CourseInput> for NewCourse {
+    type Error = Error;
+
+    fn try_from(input: CourseInput) -> Result<NewCourse> {
+        let mut problems = Problems::new();
+        if input.title.is_absent() {
+            problems.add("title is required");
+        }
+        let parsed = input.parse(&mut problems);
+        let mut values = CourseValues::default();
+        parsed.apply(&mut values, &mut problems);
+        problems.finish()?;
+        Ok(NewCourse(values))
+    }
+}
+
+/// A validated change to a course: each field kept or set to a checked value. The rules
+/// that span fields are checked when the operation applies it, against the stored course.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CourseChange(ParsedCourse);
+
+impl CourseChange {
+    /// Publishes or withdraws a course, and changes nothing else (the console's toggle).
+    pub fn publish(published: bool) -> CourseChange {
+        CourseChange(ParsedCourse {
+            is_published: Field::Set(published),
+            ..ParsedCourse::default()
+        })
+    }
+
+    /// Applies the change to `values` (the stored course's) and records a message for
+    /// each rule that spans fields and is broken by the result.
+    pub(super) fn apply(self, values: &mut CourseValues, problems: &mut Problems) {
+        self.0.apply(values, problems);
+    }
+}
+
+impl TryFrom<CourseInput> for CourseChange {
+    type Error = Error;
+
+    fn try_from(input: CourseInput) -> Result<CourseChange> {
+        let mut problems = Problems::new();
+        let mut parsed = input.parse(&mut problems);
+        // A price too precise for every currency is said with the currency the course
+        // will have: when the body sets one (or refuses one), that is known now.
+        if parsed.price_too_precise && parsed.currency != Field::Keep {
+            problems.add(match &parsed.currency {
+                Field::Set(Some(code)) => too_many_decimals(code),
+                _ => PriceError::TooManyDecimals.message(),
+            });
+            parsed.price_too_precise = false;
+        }
+        problems.finish()?;
+        Ok(CourseChange(parsed))
+    }
+}
+
 fn too_many_decimals(currency: &str) -> String {
     match money::decimals(currency) {
         0 => format!("price must be a whole number in {currency}"),
@@ -440,72 +513,4 @@ pub fn copy_title(title: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(json: &str) -> (CourseValues, Vec<String>) {
-        let input: CourseInput = serde_json::from_str(json).expect("valid JSON");
-        let mut problems = Problems::new();
-        let mut values = CourseValues::default();
-        input.parse(&mut problems).apply(&mut values, &mut problems);
-        let messages = match problems.finish() {
-            Ok(()) => Vec::new(),
-            Err(Error::Validation(m)) => m,
-            Err(other) => panic!("unexpected {other:?}"),
-        };
-        (values, messages)
-    }
-
-    #[test]
-    fn copy_titles_stay_within_200_characters() {
-        assert_eq!(copy_title("German A1"), "German A1 (copy)");
-        let long = "é".repeat(200);
-        let copy = copy_title(&long);
-        assert_eq!(copy.chars().count(), 200);
-        assert!(copy.starts_with(&"é".repeat(193)));
-        assert!(copy.ends_with(" (copy)"));
-        let exact = "x".repeat(193);
-        assert_eq!(copy_title(&exact), format!("{exact} (copy)"));
-        let spaced = format!("{}  {}", "x".repeat(191), "y".repeat(7));
-        assert_eq!(copy_title(&spaced), format!("{} (copy)", "x".repeat(191)));
-    }
-
-    #[test]
-    fn values_are_normalized() {
-        let (v, problems) = parse(
-            r#"{"title":"  German ","level":"b1","currency":"eur","price":10,
-                "targetLanguage":"DE","locale":"pt-br","summary":"  ","startDate":"2026-09-01",
-                "endDate":"2026-09-01"}"#,
-        );
-        assert_eq!(problems, Vec::<String>::new());
-        assert_eq!(v.title, "German");
-        assert_eq!(v.level.as_deref(), Some("B1"));
-        assert_eq!(v.currency.as_deref(), Some("EUR"));
-        assert_eq!(v.target_language.as_deref(), Some("de"));
-        assert_eq!(v.locale.as_deref(), Some("pt-BR"));
-        assert_eq!(v.summary, None);
-    }
-
-    #[test]
-    fn every_bad_field_has_one_message() {
-        let (_, problems) = parse(
-            r#"{"title":"","level":"D1","currency":"EURO","price":-1,"targetLanguage":"german",
-                "locale":"x","imageUrl":"ftp://x","startDate":"2026-02-30","endDate":"01.09.2026",
-                "capacity":-3,"isPublished":null,"sortOrder":null}"#,
-        );
-        assert_eq!(problems.len(), 12, "{problems:?}");
-    }
-
-    #[test]
-    fn cross_field_rules_are_checked_once() {
-        let (_, problems) = parse(r#"{"title":"t","price":5}"#);
-        assert_eq!(problems, vec!["currency is required when price is set"]);
-        let (_, problems) = parse(r#"{"title":"t","price":5,"currency":"12"}"#);
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        let (_, problems) =
-            parse(r#"{"title":"t","startDate":"2026-09-02","endDate":"2026-09-01"}"#);
-        assert_eq!(problems, vec!["endDate must not be before startDate"]);
-        let (_, problems) = parse(r#"{"title":"t","currency":"usd"}"#);
-        assert!(problems.is_empty(), "a currency without a price is fine");
-    }
-}
+mod tests;

@@ -14,9 +14,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-pub use self::input::{CourseFilter, CourseInput, CourseQuery, copy_title};
+pub use self::input::{
+    CourseChange, CourseFilter, CourseInput, CourseQuery, NewCourse, copy_title,
+};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::changes::Change;
 use crate::domain::Id;
 use crate::error::Result;
 use crate::money::Price;
@@ -83,8 +86,7 @@ impl Langcamp {
     /// Commits a course change and drops the cached lists, whatever the outcome of the
     /// commit (a failed commit may still have been applied).
     async fn commit_courses(&self, tx: crate::db::Tx) -> Result<()> {
-        self.commit_change(tx, crate::changes::Change::Courses)
-            .await
+        self.commit_change(tx, Change::Courses).await
     }
 
     /// `GET /courses`: published courses (every course for admins), by `sortOrder` then
@@ -122,19 +124,11 @@ impl Langcamp {
 
     /// `POST /courses`.
     #[tracing::instrument(skip_all)]
-    pub async fn create_course(&self, actor: &Actor, input: CourseInput) -> Result<Course> {
+    pub async fn create_course(&self, actor: &Actor, new: NewCourse) -> Result<Course> {
         actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        if input.title.is_absent() {
-            problems.add("title is required");
-        }
-        let change = input.parse(&mut problems);
-        let mut values = input::CourseValues::default();
-        change.apply(&mut values, &mut problems);
-        problems.finish()?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
-        let course = store::insert(&mut tx, &values, now).await?;
+        let course = store::insert(&mut tx, &new.into_values(), now).await?;
         self.commit_courses(tx).await?;
         Ok(course)
     }
@@ -154,19 +148,17 @@ impl Langcamp {
         Ok(copy)
     }
 
-    /// `PATCH /courses/{id}`. The body's fields are checked first, then against the stored
-    /// course (an unknown course is 404 whatever the body), so the rules that span fields
-    /// see the values the course will have.
+    /// `PATCH /courses/{id}`. The change is checked against the stored course (an unknown
+    /// course is 404), so the rules that span fields see the values the course will have.
     #[tracing::instrument(skip_all)]
     pub async fn update_course(
         &self,
         actor: &Actor,
         id: &Id<Course>,
-        input: CourseInput,
+        change: CourseChange,
     ) -> Result<Course> {
         actor.require(Role::Admin)?;
         let mut problems = Problems::new();
-        let change = input.parse(&mut problems);
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let course = store::require(&mut tx, id).await?;
@@ -183,15 +175,8 @@ impl Langcamp {
     #[tracing::instrument(skip_all)]
     pub async fn delete_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        // A malformed id is 404 without opening a write transaction.
-        if !id.is_well_formed() {
-            return Err(store::not_found());
-        }
-        let mut tx = self.db().begin().await?;
-        if !store::delete(&mut tx, id).await? {
-            return Err(store::not_found());
-        }
-        self.commit_courses(tx).await?;
-        Ok(Deleted::from(id))
+        let delete = "DELETE FROM courses WHERE id = $1";
+        self.delete_by_id(id.as_str(), delete, store::not_found, Some(Change::Courses))
+            .await
     }
 }

@@ -5,9 +5,11 @@ use sqlx::{AnyConnection, Row};
 
 use super::input::CourseValues;
 use super::{Course, CourseFilter};
+use crate::by_id;
 use crate::db::{bit, flag};
 use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
+use crate::listing::Bound;
 use crate::money::{self, Price};
 use crate::page::UNPAGED_CAP;
 use crate::time::Timestamp;
@@ -74,11 +76,9 @@ fn price_minor(v: &CourseValues) -> Result<Option<i64>> {
         .transpose()
 }
 
-type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
-
 /// Binds the editable columns, `title` to `sort_order`, in the order INSERT and UPDATE
 /// list them.
-fn bind_values<'q>(query: AnyQuery<'q>, v: &'q CourseValues) -> Result<AnyQuery<'q>> {
+fn bind_values<'q>(query: Bound<'q>, v: &'q CourseValues) -> Result<Bound<'q>> {
     let price = price_minor(v)?;
     Ok(query
         .bind(&v.title)
@@ -103,13 +103,7 @@ pub(super) fn not_found() -> Error {
 }
 
 pub(super) async fn find(conn: &mut AnyConnection, id: &Id<Course>) -> Result<Option<Course>> {
-    if !id.is_well_formed() {
-        return Ok(None);
-    }
-    let row = sqlx::query(select_courses!("WHERE id = $1"))
-        .bind(id.as_str())
-        .fetch_optional(conn)
-        .await?;
+    let row = by_id::find(conn, select_courses!("WHERE id = $1"), id.as_str()).await?;
     Ok(row.as_ref().map(course_from_row).transpose()?)
 }
 
@@ -152,16 +146,6 @@ pub(super) async fn update(
         .execute(conn)
         .await?;
     Ok(())
-}
-
-/// Deletes the course; false when there is none.
-pub(super) async fn delete(conn: &mut AnyConnection, id: &Id<Course>) -> Result<bool> {
-    let deleted = sqlx::query("DELETE FROM courses WHERE id = $1")
-        .bind(id.as_str())
-        .execute(conn)
-        .await?
-        .rows_affected();
-    Ok(deleted > 0)
 }
 
 /// The catalogue: by `sortOrder`, then creation time, at most [`UNPAGED_CAP`].

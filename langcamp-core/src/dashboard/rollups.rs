@@ -129,11 +129,15 @@ pub(super) async fn counts(conn: &mut AnyConnection) -> Result<HashMap<String, i
 }
 
 /// Count and total score of the results of one level and language.
+#[derive(sqlx::FromRow)]
 pub(super) struct ResultGroup {
     pub level: String,
     /// `""` when the test named no language.
+    #[sqlx(rename = "target_language")]
     pub language: String,
+    #[sqlx(rename = "submissions")]
     pub count: i64,
+    #[sqlx(rename = "score_sum")]
     pub score: i64,
 }
 
@@ -149,17 +153,7 @@ pub(super) async fn result_groups(conn: &mut AnyConnection) -> Result<Vec<Result
              FROM stats_results GROUP BY level, target_language HAVING SUM(submissions) <> 0"
         }
     };
-    let rows = sqlx::query(sql).fetch_all(conn).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(ResultGroup {
-                level: row.try_get("level")?,
-                language: row.try_get("target_language")?,
-                count: row.try_get("submissions")?,
-                score: row.try_get("score_sum")?,
-            })
-        })
-        .collect()
+    Ok(sqlx::query_as(sql).fetch_all(conn).await?)
 }
 
 /// One rollup table, and the statements that recount its rows from the rows it counts.

@@ -1,7 +1,5 @@
 //! Language tags (BCP 47 shape), normalized so equal tags compare equal.
 
-use std::fmt;
-
 /// A BCP 47 language tag such as `en`, `de-AT` or `zh-Hant-TW`, checked for shape only and
 /// normalized (`EN-us` is `en-US`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -35,21 +33,9 @@ impl LanguageTag {
             LanguageTag::parse(field, raw).map(Some)
         }
     }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
 }
 
-impl fmt::Display for LanguageTag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+crate::domain::string_value!(LanguageTag);
 
 /// `EN-us` -> `en-US`: lower-case language, title-case script, upper-case two-letter region.
 fn normalize(tag: &str) -> String {

@@ -6,6 +6,29 @@
 //! command, so nothing behind the edge parses a string again, and the console and the CLI
 //! build the same commands from typed values.
 
+/// The accessors of a value that is a checked string: the text (borrowed or owned) and
+/// `Display`, the same for every such type.
+macro_rules! string_value {
+    ($name:ident) => {
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+pub(crate) use string_value;
+
 mod cefr;
 mod contact_status;
 mod id;

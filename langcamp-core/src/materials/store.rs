@@ -10,6 +10,7 @@ use sqlx::{AnyConnection, Row};
 use super::input::{NewMaterial, Video};
 use super::{Material, MaterialPdf, MaterialVideo};
 use crate::Langcamp;
+use crate::by_id;
 use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
 use crate::id::new_id;
@@ -62,17 +63,12 @@ pub(super) fn not_found() -> Error {
 
 /// The material's own row (no PDFs or videos yet).
 async fn find(conn: &mut AnyConnection, id: &Id<Material>) -> Result<Option<Material>> {
-    if !id.is_well_formed() {
-        return Ok(None);
-    }
-    let row = sqlx::query(concat!(
+    let select = concat!(
         "SELECT ",
         material_columns!(),
         " FROM education_materials m WHERE m.id = $1"
-    ))
-    .bind(id.as_str())
-    .fetch_optional(conn)
-    .await?;
+    );
+    let row = by_id::find(conn, select, id.as_str()).await?;
     Ok(row.as_ref().map(material_from_row).transpose()?)
 }
 

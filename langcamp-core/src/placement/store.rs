@@ -12,6 +12,7 @@ use super::{AnswerOption, LevelRange, ProficiencyTest, Question};
 use crate::db::{Arg, Backend, Db, Tx, WriteConn, bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
+use crate::listing::{Bound, ListSql};
 use crate::page::{PageRequest, UNPAGED_CAP};
 use crate::time::Timestamp;
 
@@ -177,42 +178,32 @@ macro_rules! ranges_where {
     };
 }
 
-/// The statements of one kind of list (public or admin).
-struct ListSql {
-    count: &'static str,
-    page: &'static str,
+/// The statements of one kind of list (public or admin): the tests, and the children of
+/// a page of them (the page's query as a subquery).
+struct TestListSql {
+    tests: ListSql,
     questions: &'static str,
     options: &'static str,
     ranges: &'static str,
 }
 
-const PUBLIC_LIST: ListSql = ListSql {
-    count: concat!("SELECT COUNT(*) ", public_tests!()),
-    page: concat!(
-        "SELECT ",
-        test_columns!(),
-        " ",
-        public_tests!(),
-        newest_page!()
-    ),
-    questions: questions_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
-    options: options_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
-    ranges: ranges_where!("IN (SELECT id ", public_tests!(), newest_page!(), ")"),
-};
+/// The statements of a list of the tests that `$tests!()` selects.
+macro_rules! test_list {
+    ($tests:ident) => {
+        TestListSql {
+            tests: ListSql {
+                count: concat!("SELECT COUNT(*) ", $tests!()),
+                page: concat!("SELECT ", test_columns!(), " ", $tests!(), newest_page!()),
+            },
+            questions: questions_where!("IN (SELECT id ", $tests!(), newest_page!(), ")"),
+            options: options_where!("IN (SELECT id ", $tests!(), newest_page!(), ")"),
+            ranges: ranges_where!("IN (SELECT id ", $tests!(), newest_page!(), ")"),
+        }
+    };
+}
 
-const ADMIN_LIST: ListSql = ListSql {
-    count: concat!("SELECT COUNT(*) ", all_tests!()),
-    page: concat!(
-        "SELECT ",
-        test_columns!(),
-        " ",
-        all_tests!(),
-        newest_page!()
-    ),
-    questions: questions_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
-    options: options_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
-    ranges: ranges_where!("IN (SELECT id ", all_tests!(), newest_page!(), ")"),
-};
+const PUBLIC_LIST: TestListSql = test_list!(public_tests);
+const ADMIN_LIST: TestListSql = test_list!(all_tests);
 
 /// Makes the reads of a write transaction see one snapshot. SQLite's `BEGIN IMMEDIATE`
 /// already holds every other writer off; PostgreSQL's default (read committed) would let a
@@ -366,29 +357,19 @@ pub(super) async fn require_test(conn: &mut AnyConnection, id: &str) -> Result<S
 }
 
 /// A page of tests, newest first, and the number of tests matching.
-pub(super) async fn page_of_tests(
+pub(super) async fn page_of_tests<'a>(
     conn: &mut AnyConnection,
     admin: bool,
-    locale: Option<&str>,
-    target_language: Option<&str>,
+    locale: Option<&'a str>,
+    target_language: Option<&'a str>,
     page: PageRequest,
 ) -> Result<(Vec<StoredTest>, i64)> {
     let sql = if admin { &ADMIN_LIST } else { &PUBLIC_LIST };
-    let total: i64 = sqlx::query_scalar(sql.count)
-        .bind(locale)
-        .bind(target_language)
-        .fetch_one(&mut *conn)
-        .await?;
-    if page.offset() >= total {
+    let filter = |query: Bound<'a>| query.bind(locale).bind(target_language);
+    let (total, rows) = sql.tests.fetch(conn, page, filter).await?;
+    if rows.is_empty() {
         return Ok((Vec::new(), total));
     }
-    let rows = sqlx::query(sql.page)
-        .bind(locale)
-        .bind(target_language)
-        .bind(page.limit())
-        .bind(page.offset())
-        .fetch_all(&mut *conn)
-        .await?;
     let mut tests = rows
         .iter()
         .map(test_from_row)
@@ -396,9 +377,7 @@ pub(super) async fn page_of_tests(
     let mut children = Vec::with_capacity(3);
     for statement in [sql.questions, sql.options, sql.ranges] {
         children.push(
-            sqlx::query(statement)
-                .bind(locale)
-                .bind(target_language)
+            filter(sqlx::query(statement))
                 .bind(page.limit())
                 .bind(page.offset())
                 .fetch_all(&mut *conn)
@@ -427,24 +406,30 @@ pub(super) async fn insert_test(
     draft: &TestDraft,
     now: i64,
 ) -> Result<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO proficiency_tests (id, title, description, locale, target_language,
              time_limit_minutes, is_active, question_count, max_score, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)",
-    )
-    .bind(id)
-    .bind(&draft.title)
-    .bind(draft.description.as_deref())
-    .bind(draft.locale.as_deref())
-    .bind(draft.target_language.as_deref())
-    .bind(draft.time_limit_minutes)
-    .bind(bit(draft.is_active))
-    .bind(question_count(draft))
-    .bind(draft.max_score())
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
+    );
+    bind_draft(query.bind(id), draft)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
     insert_children(conn, id, draft).await
+}
+
+/// Binds the test's own columns, `title` to `max_score`, in the order INSERT and UPDATE
+/// list them.
+fn bind_draft<'q>(query: Bound<'q>, draft: &'q TestDraft) -> Bound<'q> {
+    query
+        .bind(&draft.title)
+        .bind(draft.description.as_deref())
+        .bind(draft.locale.as_deref())
+        .bind(draft.target_language.as_deref())
+        .bind(draft.time_limit_minutes)
+        .bind(bit(draft.is_active))
+        .bind(question_count(draft))
+        .bind(draft.max_score())
 }
 
 fn question_count(draft: &TestDraft) -> i64 {
@@ -527,24 +512,17 @@ pub(super) async fn update_test(
     children_changed: bool,
     now: i64,
 ) -> Result<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE proficiency_tests SET title = $1, description = $2, locale = $3,
              target_language = $4, time_limit_minutes = $5, is_active = $6,
              question_count = $7, max_score = $8, updated_at = $9
          WHERE id = $10",
-    )
-    .bind(&draft.title)
-    .bind(draft.description.as_deref())
-    .bind(draft.locale.as_deref())
-    .bind(draft.target_language.as_deref())
-    .bind(draft.time_limit_minutes)
-    .bind(bit(draft.is_active))
-    .bind(question_count(draft))
-    .bind(draft.max_score())
-    .bind(now)
-    .bind(id)
-    .execute(&mut *conn)
-    .await?;
+    );
+    bind_draft(query, draft)
+        .bind(now)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
     if children_changed {
         delete_children(conn, id).await?;
         insert_children(conn, id, draft).await?;

@@ -1,7 +1,9 @@
 //! Courses (CONTRACT §5): the public catalogue and its administration.
 
 use langcamp_core::Result;
-use langcamp_core::courses::{Course, CourseFilter, CourseInput, CourseQuery};
+use langcamp_core::courses::{
+    Course, CourseChange, CourseFilter, CourseInput, CourseQuery, NewCourse,
+};
 use langcamp_core::domain::Id;
 use langcamp_core::users::Deleted;
 
@@ -84,8 +86,8 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
-    Ok(Reply::created(&ctx.app.create_course(&actor, input).await?))
+    let new = NewCourse::try_from(ctx.json::<CourseInput>().await?)?;
+    Ok(Reply::created(&ctx.app.create_course(&actor, new).await?))
 }
 
 /// Duplicate a course.
@@ -126,10 +128,10 @@ pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let change = CourseChange::try_from(ctx.json::<CourseInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .update_course(&actor, &Id::from(ctx.param("id")), input)
+            .update_course(&actor, &Id::from(ctx.param("id")), change)
             .await?,
     ))
 }

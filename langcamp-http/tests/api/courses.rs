@@ -1,7 +1,7 @@
 //! Courses (CONTRACT §5) and the public list cache.
 
 use chrono::TimeDelta;
-use langcamp_core::courses::CourseInput;
+use langcamp_core::courses::{CourseInput, NewCourse};
 use langcamp_core::{Actor, Langcamp};
 use serde_json::{Value, json};
 
@@ -657,7 +657,7 @@ async fn changes_made_by_another_server_show_within_five_seconds() {
     }))
     .expect("input");
     other
-        .create_course(&Actor::Operator, input)
+        .create_course(&Actor::Operator, NewCourse::try_from(input).expect("valid"))
         .await
         .expect("create on the other server");
 

@@ -1,4 +1,4 @@
-//! Submissions scored from the active-test cache (`placement/results.rs`, `submit_test`):
+//! Submissions scored from the active-test cache (`placement/results/`, `submit_test`):
 //! the writer only inserts, guarded by the test's version, and a test changed behind the
 //! server's back (another process) is still scored exactly.
 

@@ -6,7 +6,7 @@
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use langcamp_core::contacts::{ContactInput, ContactStatus, NewContact, ReplyInput, ReplyText};
-use langcamp_core::courses::CourseInput;
+use langcamp_core::courses::{CourseInput, NewCourse};
 use langcamp_core::materials::{MaterialInput, NewMaterial};
 use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::SettingInput;
@@ -175,7 +175,8 @@ impl Console {
             }),
         ] {
             let input: CourseInput = serde_json::from_value(course).expect("course");
-            core.create_course(op, input).await.expect("create course");
+            let new = NewCourse::try_from(input).expect("valid course");
+            core.create_course(op, new).await.expect("create course");
             self.tick();
         }
 

@@ -22,25 +22,34 @@
 //! * Roles and contact statuses list every value, zero counts included, in a fixed order;
 //!   levels are ordered by key, languages by submissions (most first) then key. A result
 //!   without a target language counts under `und` ("Undetermined").
+//!
+//! Here: the operations and the figures they answer; [`input`] holds the query, `figures`
+//! the arithmetic of rates and windows, `store` the SQL of the plain counts and the recent
+//! activity (the rollups' SQL is in [`rollups`]).
 
 mod calendar;
+mod figures;
+mod input;
 mod languages;
 mod rollups;
+mod store;
 
+pub use input::DashboardQuery;
 pub use rollups::Drift;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::time::Timestamp;
+use figures::{Tally, between, growth, percent, ratio, since};
+use input::parse_months;
 use rollups::{DAY_MS, Days, Series, day_of};
+use store::{plain_counts, recent_contacts, recent_results};
 
 /// Months in `trends` when the query names none.
 pub const DEFAULT_MONTHS: u32 = 6;
@@ -55,37 +64,6 @@ const CONTACT_STATUSES: [(&str, &str); 4] = [
     ("REPLIED", "Replied"),
     ("CLOSED", "Closed"),
 ];
-
-/// Query of `GET /admin/dashboard`.
-#[derive(Clone, Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
-pub struct DashboardQuery {
-    /// Calendar months covered by `trends`, ending with the current one: 1 to 24, default 6.
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 24, example = 6)]
-    pub months: Option<String>,
-}
-
-impl DashboardQuery {
-    /// A query for `months` months (tools that have a number already).
-    pub fn months(months: u32) -> DashboardQuery {
-        DashboardQuery {
-            months: Some(months.to_string()),
-        }
-    }
-}
-
-fn parse_months(raw: Option<&str>) -> Result<u32> {
-    let Some(raw) = raw else {
-        return Ok(DEFAULT_MONTHS);
-    };
-    match raw.trim().parse::<u32>() {
-        Ok(n) if (1..=MAX_MONTHS).contains(&n) => Ok(n),
-        _ => Err(Error::invalid(format!(
-            "months must be a whole number from 1 to {MAX_MONTHS}"
-        ))),
-    }
-}
 
 /// `data` of `GET /admin/dashboard`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -281,7 +259,7 @@ pub struct RecentContact {
     pub source: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema, sqlx::FromRow)]
 #[serde(rename_all = "camelCase")]
 pub struct RecentResult {
     pub id: String,
@@ -295,48 +273,12 @@ pub struct RecentResult {
     #[schema(example = "de")]
     pub target_language: Option<String>,
     pub test_title: String,
+    #[sqlx(try_from = "i64")]
     pub completed_at: Timestamp,
 }
 
-/// Percent `part / whole`, 2 decimals; 0 when `whole` is 0.
-fn percent(part: i64, whole: i64) -> f64 {
-    ratio(part.saturating_mul(100), whole)
-}
-
-/// `numerator / denominator`, 2 decimals; 0 when the denominator is 0.
-fn ratio(numerator: i64, denominator: i64) -> f64 {
-    if denominator == 0 {
-        0.0
-    } else {
-        round2(numerator as f64 / denominator as f64)
-    }
-}
-
-fn round2(value: f64) -> f64 {
-    (value * 100.0).round() / 100.0
-}
-
-/// Change from `previous` to `current` in percent; 0 when `previous` is 0, as every rate
-/// whose denominator is 0 (contract §11).
-fn growth(current: i64, previous: i64) -> f64 {
-    percent(current - previous, previous)
-}
-
-/// The small tables' sizes, and the rows of the partial days before the 30-day windows'
-/// edges: `[day_of(since_30), since_30)` ($1, $2) and `[day_of(since_60), since_60)`
-/// ($3, $4), at most a day of rows each.
-const PLAIN_COUNTS: &str = "SELECT
-    (SELECT COUNT(*) FROM courses) AS courses,
-    (SELECT COUNT(*) FROM proficiency_tests) AS tests,
-    (SELECT COUNT(*) FROM education_materials) AS materials,
-    (SELECT COUNT(*) FROM users WHERE created_at >= $1 AND created_at < $2) AS users_head_30,
-    (SELECT COUNT(*) FROM users WHERE created_at >= $3 AND created_at < $4) AS users_head_60,
-    (SELECT COUNT(*) FROM test_results WHERE completed_at >= $1 AND completed_at < $2) AS results_head_30,
-    (SELECT COUNT(*) FROM test_results WHERE completed_at >= $3 AND completed_at < $4) AS results_head_60,
-    (SELECT COUNT(*) FROM contacts WHERE created_at >= $1 AND created_at < $2) AS contacts_head_30,
-    (SELECT COUNT(*) FROM material_assignments WHERE assigned_at >= $1 AND assigned_at < $2) AS assignments_head_30";
-
-/// The counts of [`PLAIN_COUNTS`].
+/// The counts of `store::PLAIN_COUNTS`, by column name.
+#[derive(sqlx::FromRow)]
 struct PlainCounts {
     courses: i64,
     tests: i64,
@@ -347,117 +289,6 @@ struct PlainCounts {
     results_head_60: i64,
     contacts_head_30: i64,
     assignments_head_30: i64,
-}
-
-async fn plain_counts(
-    conn: &mut AnyConnection,
-    since_30: i64,
-    since_60: i64,
-) -> Result<PlainCounts> {
-    let row = sqlx::query(PLAIN_COUNTS)
-        .bind(day_of(since_30))
-        .bind(since_30)
-        .bind(day_of(since_60))
-        .bind(since_60)
-        .fetch_one(conn)
-        .await?;
-    Ok(PlainCounts {
-        courses: row.try_get("courses")?,
-        tests: row.try_get("tests")?,
-        materials: row.try_get("materials")?,
-        users_head_30: row.try_get("users_head_30")?,
-        users_head_60: row.try_get("users_head_60")?,
-        results_head_30: row.try_get("results_head_30")?,
-        results_head_60: row.try_get("results_head_60")?,
-        contacts_head_30: row.try_get("contacts_head_30")?,
-        assignments_head_30: row.try_get("assignments_head_30")?,
-    })
-}
-
-/// Rows of `series` at or after `t`: the whole days from `t`'s day on, less the rows of
-/// that day before `t` (`head`).
-fn since(days: &Days, series: Series, t: i64, head: i64) -> i64 {
-    days.sum(series, day_of(t), None) - head
-}
-
-/// Rows of `series` in `[from, to)`, each bound with the rows of its day before it.
-fn between(
-    days: &Days,
-    series: Series,
-    (from, from_head): (i64, i64),
-    (to, to_head): (i64, i64),
-) -> i64 {
-    days.sum(series, day_of(from), Some(day_of(to))) - from_head + to_head
-}
-
-async fn recent_contacts(conn: &mut AnyConnection) -> Result<Vec<RecentContact>> {
-    let rows = sqlx::query(
-        "SELECT id, first_name, last_name, email, status, source, created_at, replied_at
-         FROM contacts ORDER BY created_at DESC, id DESC LIMIT $1",
-    )
-    .bind(RECENT_ITEMS)
-    .fetch_all(conn)
-    .await?;
-    rows.iter().map(recent_contact).collect()
-}
-
-fn recent_contact(row: &AnyRow) -> Result<RecentContact> {
-    let first: String = row.try_get("first_name")?;
-    let last: String = row.try_get("last_name")?;
-    Ok(RecentContact {
-        id: row.try_get("id")?,
-        full_name: format!("{first} {last}").trim().to_owned(),
-        email: row.try_get("email")?,
-        status: row.try_get("status")?,
-        created_at: Timestamp::from_millis(row.try_get("created_at")?),
-        replied_at: row
-            .try_get::<Option<i64>, _>("replied_at")?
-            .map(Timestamp::from_millis),
-        source: row.try_get("source")?,
-    })
-}
-
-async fn recent_results(conn: &mut AnyConnection) -> Result<Vec<RecentResult>> {
-    let rows = sqlx::query(
-        // The newest results first, then their users: joining before the LIMIT lets
-        // SQLite's planner scan users and sort every result.
-        "SELECT r.id, u.name AS user_name, u.email AS user_email, r.level, r.total_score,
-                r.target_language, r.test_title, r.completed_at
-         FROM (SELECT id, user_id, level, total_score, target_language, test_title, completed_at
-               FROM test_results ORDER BY completed_at DESC, id DESC LIMIT $1) r
-         JOIN users u ON u.id = r.user_id
-         ORDER BY r.completed_at DESC, r.id DESC",
-    )
-    .bind(RECENT_ITEMS)
-    .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(RecentResult {
-                id: row.try_get("id")?,
-                user_name: row.try_get("user_name")?,
-                user_email: row.try_get("user_email")?,
-                level: row.try_get("level")?,
-                total_score: row.try_get("total_score")?,
-                target_language: row.try_get("target_language")?,
-                test_title: row.try_get("test_title")?,
-                completed_at: Timestamp::from_millis(row.try_get("completed_at")?),
-            })
-        })
-        .collect()
-}
-
-/// Count and score sum per key, ordered by key.
-#[derive(Default)]
-struct Tally {
-    count: i64,
-    score: i64,
-}
-
-impl Tally {
-    fn average(&self) -> f64 {
-        ratio(self.score, self.count)
-    }
 }
 
 impl Langcamp {
@@ -649,66 +480,5 @@ fn role_label(role: Role) -> &'static str {
         Role::User => "User",
         Role::Admin => "Admin",
         Role::Superadmin => "Superadmin",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn months_default_to_six_and_accept_one_to_twenty_four() {
-        assert_eq!(parse_months(None).ok(), Some(6));
-        assert_eq!(parse_months(Some("1")).ok(), Some(1));
-        assert_eq!(parse_months(Some(" 24 ")).ok(), Some(24));
-        for bad in ["0", "25", "-1", "abc", "", "6.5", "99999999999"] {
-            assert!(
-                matches!(parse_months(Some(bad)), Err(Error::Validation(_))),
-                "{bad:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn percentages_round_to_two_decimals_and_are_zero_without_a_whole() {
-        assert_eq!(percent(1, 3), 33.33);
-        assert_eq!(percent(2, 3), 66.67);
-        assert_eq!(percent(7, 10), 70.0);
-        assert_eq!(percent(5, 0), 0.0);
-        assert_eq!(ratio(41, 3), 13.67);
-        assert_eq!(ratio(5, 4), 1.25);
-        assert_eq!(ratio(5, 0), 0.0);
-    }
-
-    #[test]
-    fn growth_is_relative_to_the_earlier_window() {
-        assert_eq!(growth(5, 2), 150.0);
-        assert_eq!(growth(1, 4), -75.0);
-        assert_eq!(growth(3, 3), 0.0);
-        assert_eq!(growth(3, 0), 0.0);
-        assert_eq!(growth(0, 0), 0.0);
-    }
-
-    #[test]
-    fn windows_add_whole_days_and_correct_for_the_partial_day_at_each_edge() {
-        // Rows per day: day 0: 4, day 1: 2, day 2: 6, day 3: 1.
-        let days = Days::from_rows(
-            (0..4)
-                .zip([4, 2, 6, 1])
-                .map(|(d, n)| ("users".to_owned(), d * DAY_MS, n)),
-        );
-        let noon = |d: i64| d * DAY_MS + DAY_MS / 2;
-        // Heads: 1 of day 1's 2 rows are before its noon, 5 of day 2's 6 before its noon.
-        assert_eq!(since(&days, Series::Users, noon(1), 1), 1 + 6 + 1);
-        assert_eq!(since(&days, Series::Users, 0, 0), 13);
-        assert_eq!(
-            between(&days, Series::Users, (noon(1), 1), (noon(2), 5)),
-            1 + 5
-        );
-        assert_eq!(
-            between(&days, Series::Users, (DAY_MS, 0), (3 * DAY_MS, 0)),
-            8
-        );
-        assert_eq!(since(&days, Series::Results, 0, 0), 0);
     }
 }

@@ -13,24 +13,28 @@
 //!   [`REUSE_GRACE_MS`] (two tabs refreshing at once) answers the *same* successor with a
 //!   fresh access token, and costs no extra query. Later, it is treated as stolen and its
 //!   whole sign-in is revoked.
+//!
+//! Here: the operations of signing in and out; [`input`] holds the bodies, `tokens` the
+//! access tokens and their check, `store` the writes of a sign-in, `mail` the code's mail.
 
-use std::sync::Arc;
+mod input;
+mod mail;
+mod store;
+mod tokens;
 
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use serde::{Deserialize, Serialize};
-use sqlx::{AnyConnection, Row};
+use serde::Serialize;
+use sqlx::Row;
 use utoipa::ToSchema;
 
 use crate::Langcamp;
-use crate::actor::{Actor, Caller, Role};
+use crate::actor::{Actor, Role};
 use crate::changes::Change;
 use crate::crypto::{random_token, sha256_hex};
-use crate::db::{Arg, Undo, Write, WriteConn};
+use crate::db::Undo;
 use crate::error::{Error, Result};
 use crate::id::new_id;
-use crate::mail::{self, MailKind, OutgoingMail};
-use crate::sessions::LiveSession;
-use crate::users::{self, User};
+use crate::mail::MailKind;
+use crate::users::User;
 use crate::validate::{self, Email, Problems};
 
 pub const OTP_MAX_ATTEMPTS: i64 = 5;
@@ -41,31 +45,15 @@ pub const REUSE_GRACE_MS: i64 = 10 * 1000;
 /// Clock skew tolerated when checking token expiry.
 const LEEWAY_MS: i64 = 30 * 1000;
 
-#[derive(Clone, Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OtpRequestInput {
-    /// An e-mail address (the server's check is stricter than `format: email` alone:
-    /// at most 64 characters before the `@`, a dotted domain).
-    #[schema(value_type = String, format = Email, max_length = 254, example = "ana@example.com")]
-    pub email: Option<String>,
-}
+pub use self::input::{LogoutInput, OtpRequestInput, OtpVerifyInput, RefreshInput};
+use self::input::{parse_code, parse_email};
+pub(crate) use self::tokens::Claims;
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OtpRequested {
     pub message: String,
     pub expires_in_seconds: u64,
-}
-
-#[derive(Clone, Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OtpVerifyInput {
-    /// The address the code was sent to.
-    #[schema(value_type = String, format = Email, max_length = 254, example = "ana@example.com")]
-    pub email: Option<String>,
-    /// The 6-digit code from the mail.
-    #[schema(value_type = String, pattern = r"^[0-9]{6}$", example = "123456")]
-    pub code: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
@@ -75,20 +63,6 @@ pub struct SignedIn {
     pub refresh_token: String,
     pub user: User,
     pub registration_complete: bool,
-}
-
-#[derive(Clone, Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RefreshInput {
-    /// The `refreshToken` of the last sign-in or refresh.
-    #[schema(value_type = String, min_length = 1)]
-    pub refresh_token: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LogoutInput {
-    pub refresh_token: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
@@ -109,53 +83,17 @@ pub struct OptionalAuth {
     pub user: Option<User>,
 }
 
-/// The claims of an access token.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Claims {
-    sub: String,
-    sid: String,
-    role: Role,
-    jti: String,
-    iat: i64,
-    /// Epoch seconds.
-    pub(crate) exp: i64,
-    typ: String,
-}
-
-fn otp_mail(to: &str, code: &str, minutes: u64) -> OutgoingMail {
-    OutgoingMail {
-        to: to.to_owned(),
-        subject: "Your Langcamp sign-in code".into(),
-        text: format!(
-            "Your Langcamp sign-in code is {code}\n\nIt is valid for {minutes} minutes and can be used once.\n\
-             If you did not ask for it, ignore this mail."
-        ),
-        html: mail::html_document(
-            "Your Langcamp sign-in code",
-            &format!(
-                "<p>Your Langcamp sign-in code is</p><p style=\"font-size:28px;letter-spacing:4px\"><b>{code}</b></p>\
-                 <p>It is valid for {minutes} minutes and can be used once. If you did not ask for it, ignore this mail.</p>"
-            ),
-        ),
-    }
-}
-
-fn parse_code(raw: Option<&str>) -> std::result::Result<String, String> {
-    let code = raw.map(str::trim).unwrap_or("");
-    if code.len() == 6 && code.chars().all(|c| c.is_ascii_digit()) {
-        Ok(code.to_owned())
-    } else if raw.is_none() {
-        Err("code is required".into())
-    } else {
-        Err("code must be 6 digits".into())
-    }
-}
-
-fn parse_email(raw: Option<&str>) -> std::result::Result<Email, String> {
-    match raw {
-        None => Err("email is required".into()),
-        Some(e) => Email::parse("email", e),
-    }
+/// The writes of a sign-in with a one-time code: the code used up (or its wrong try
+/// counted), the user found or created, a new sign-in and its first refresh token. The
+/// user and the sign-in's id, or `None` for a wrong or spent code.
+struct SignIn {
+    email: Email,
+    hash: String,
+    locale: String,
+    now: i64,
+    session_id: String,
+    refresh_hash: String,
+    expires_at: i64,
 }
 
 impl Langcamp {
@@ -210,8 +148,8 @@ impl Langcamp {
         .bind(email.as_str())
         .execute(&mut *tx)
         .await?;
-        let mail = otp_mail(email.as_str(), &code, ttl.as_secs().div_ceil(60));
-        mail::enqueue(&mut tx, self, MailKind::Otp, &mail, Some(expires_at)).await?;
+        let mail = mail::otp_mail(email.as_str(), &code, ttl.as_secs().div_ceil(60));
+        crate::mail::enqueue(&mut tx, self, MailKind::Otp, &mail, Some(expires_at)).await?;
         tx.commit().await?;
         self.wake_mail_worker();
         Ok(answer)
@@ -264,155 +202,6 @@ impl Langcamp {
             user,
         })
     }
-
-    /// A new access token and the refresh token `refresh_token` (recorded here) for a live
-    /// sign-in.
-    async fn issue_pair(
-        &self,
-        conn: &mut AnyConnection,
-        session_id: &str,
-        user_id: &str,
-        role: Role,
-        now: i64,
-        refresh_token: String,
-    ) -> Result<TokenPair> {
-        let expires_at = now + self.refresh_ttl_ms();
-        record_refresh_token(
-            conn,
-            &sha256_hex(refresh_token.as_bytes()),
-            session_id,
-            now,
-            expires_at,
-        )
-        .await?;
-        sqlx::query("UPDATE sessions SET expires_at = $1, last_used_at = $2 WHERE id = $3")
-            .bind(expires_at)
-            .bind(now)
-            .bind(session_id)
-            .execute(&mut *conn)
-            .await?;
-        let access_token = self.sign_access_token(user_id, session_id, role, now)?;
-        Ok(TokenPair {
-            access_token,
-            refresh_token,
-        })
-    }
-
-    fn refresh_ttl_ms(&self) -> i64 {
-        i64::try_from(self.config().jwt_refresh_expiration.as_millis()).unwrap_or(i64::MAX / 4)
-    }
-
-    fn sign_access_token(
-        &self,
-        user_id: &str,
-        session_id: &str,
-        role: Role,
-        now_ms: i64,
-    ) -> Result<String> {
-        let iat = now_ms / 1000;
-        let ttl = i64::try_from(self.config().jwt_expiration.as_secs())
-            .unwrap_or(i64::MAX / 4)
-            .max(1);
-        let claims = Claims {
-            sub: user_id.to_owned(),
-            sid: session_id.to_owned(),
-            role,
-            jti: new_id(),
-            iat,
-            exp: iat + ttl,
-            typ: "access".into(),
-        };
-        jsonwebtoken::encode(
-            &Header::new(Algorithm::HS256),
-            &claims,
-            &EncodingKey::from_secret(&self.keys().jwt),
-        )
-        .map_err(Error::internal)
-    }
-
-    /// Checks an access token against the signature, the clock, the sign-in, the blacklist
-    /// and the user's current row. Any failure is the same 401.
-    #[tracing::instrument(skip_all)]
-    pub async fn authenticate(&self, token: &str) -> Result<Caller> {
-        let now = self.clock().now_ms();
-        let claims = match self.inner.verified_tokens.get(token) {
-            Some(claims) => claims,
-            None => {
-                let claims = Arc::new(self.verify_signature(token)?);
-                if claims.typ == "access" {
-                    self.inner
-                        .verified_tokens
-                        .keep(token, Arc::clone(&claims), now);
-                }
-                claims
-            }
-        };
-        if claims.typ != "access" || claims.exp.saturating_mul(1000) + LEEWAY_MS <= now {
-            return Err(Error::TokenInvalid);
-        }
-        let user = self.live_session_user(&claims, now).await?;
-        Ok(Caller {
-            user_id: claims.sub.clone(),
-            role: user.role,
-            session_id: claims.sid.clone(),
-            token_id: claims.jti.clone(),
-            token_expires_at: claims.exp.saturating_mul(1000),
-        })
-    }
-
-    /// The claims of `token` if its signature (HS256 with our key, the algorithm pinned)
-    /// and its form are valid; the clock is not consulted (see [`crate::verified`]).
-    fn verify_signature(&self, token: &str) -> Result<Claims> {
-        let mut validation = Validation::new(Algorithm::HS256);
-        // Expiry is checked by the caller against the injectable clock.
-        validation.validate_exp = false;
-        validation.required_spec_claims = ["exp", "sub"].iter().map(|s| (*s).to_owned()).collect();
-        Ok(jsonwebtoken::decode::<Claims>(
-            token,
-            &DecodingKey::from_secret(&self.keys().jwt),
-            &validation,
-        )
-        .map_err(|_| Error::TokenInvalid)?
-        .claims)
-    }
-
-    /// The user of a live sign-in: from memory when held (see [`crate::sessions`]), else
-    /// one read that checks the sign-in, the blacklist and the user, and keeps the answer.
-    async fn live_session_user(&self, claims: &Claims, now: i64) -> Result<Arc<User>> {
-        let sessions = self.sessions();
-        sessions.catch_up();
-        if let Some(user) = sessions.get(&claims.sid, &claims.sub, now) {
-            return Ok(user);
-        }
-        let generation = sessions.generation();
-        let row = sqlx::query(
-            "SELECT u.id, u.email, u.name, u.role, u.is_registration_complete, u.age, u.gender, u.city,
-                    u.country, u.country_code, u.phone_number, u.locale, u.created_at, u.updated_at,
-                    s.expires_at AS session_expires_at
-             FROM sessions s JOIN users u ON u.id = s.user_id
-             WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3
-               AND NOT EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $4)",
-        )
-        .bind(&claims.sid)
-        .bind(&claims.sub)
-        .bind(now)
-        .bind(&claims.jti)
-        .fetch_optional(self.db().reader())
-        .await?
-        .ok_or(Error::TokenInvalid)?;
-        let role: String = row.try_get("role")?;
-        if role.parse::<Role>().is_err() {
-            return Err(Error::TokenInvalid);
-        }
-        let user = Arc::new(User::from_row(&row)?);
-        let live = LiveSession {
-            user: Arc::clone(&user),
-            expires_at: row.try_get("session_expires_at")?,
-        };
-        sessions.store(generation, &claims.sid, live, now);
-        Ok(user)
-    }
-
     /// `POST /auth/refresh`: rotates the refresh token.
     #[tracing::instrument(skip_all)]
     pub async fn refresh(&self, input: RefreshInput) -> Result<TokenPair> {
@@ -591,108 +380,5 @@ impl Langcamp {
                 }
             }
         }
-    }
-}
-
-/// The writes of a sign-in with a one-time code: the code used up (or its wrong try
-/// counted), the user found or created, a new sign-in and its first refresh token. The
-/// user and the sign-in's id, or `None` for a wrong or spent code.
-struct SignIn {
-    email: Email,
-    hash: String,
-    locale: String,
-    now: i64,
-    session_id: String,
-    refresh_hash: String,
-    expires_at: i64,
-}
-
-impl Write for SignIn {
-    type Output = Option<(User, String)>;
-
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Self::Output> {
-        let email = self.email.as_str();
-        // Deleting the row is the single use: of concurrent verifies, one deletes it.
-        let consumed = conn
-            .fetch_first(
-                "DELETE FROM otp_codes
-                 WHERE email = $1 AND code_hash = $2 AND expires_at > $3 AND attempts < $4
-                 RETURNING email",
-                &[
-                    Arg::Text(email),
-                    Arg::Text(&self.hash),
-                    Arg::Int(self.now),
-                    Arg::Int(OTP_MAX_ATTEMPTS),
-                ],
-            )
-            .await?;
-        if consumed.is_none() {
-            // A wrong try counts against the live code, whoever sends it (so this is a
-            // success of the write: the count must be kept).
-            conn.exec(
-                "UPDATE otp_codes SET attempts = attempts + 1 WHERE email = $1 AND expires_at > $2",
-                &[Arg::Text(email), Arg::Int(self.now)],
-            )
-            .await?;
-            return Ok(None);
-        }
-        let user = users::find_or_create_user(conn, &self.email, &self.locale, self.now).await?;
-        // A new sign-in, its end and first use set at once, and its first refresh token.
-        conn.exec(
-            "INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at, last_used_at)
-             VALUES ($1, $2, $3, $4, NULL, $3)",
-            &[
-                Arg::Text(&self.session_id),
-                Arg::Text(&user.id),
-                Arg::Int(self.now),
-                Arg::Int(self.expires_at),
-            ],
-        )
-        .await?;
-        record_refresh_token(
-            conn,
-            &self.refresh_hash,
-            &self.session_id,
-            self.now,
-            self.expires_at,
-        )
-        .await?;
-        Ok(Some((user, self.session_id)))
-    }
-}
-
-/// Records a refresh token (by its hash) of the sign-in `session_id`.
-async fn record_refresh_token<C: WriteConn>(
-    conn: &mut C,
-    token_hash: &str,
-    session_id: &str,
-    now: i64,
-    expires_at: i64,
-) -> Result<()> {
-    conn.exec(
-        "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at, rotated_at)
-         VALUES ($1, $2, $3, $4, NULL)",
-        &[
-            Arg::Text(token_hash),
-            Arg::Text(session_id),
-            Arg::Int(now),
-            Arg::Int(expires_at),
-        ],
-    )
-    .await?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn codes_must_be_six_digits() {
-        assert_eq!(parse_code(Some(" 012345 ")), Ok("012345".into()));
-        for bad in ["12345", "1234567", "12345a", "", "１２３４５６"] {
-            assert!(parse_code(Some(bad)).is_err(), "{bad:?}");
-        }
-        assert_eq!(parse_code(None), Err("code is required".into()));
     }
 }

@@ -1,0 +1,180 @@
+//! Access tokens: signing one with a refresh token, and checking one on every request.
+
+use std::sync::Arc;
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use sqlx::{AnyConnection, Row};
+
+use super::store::record_refresh_token;
+use super::{LEEWAY_MS, TokenPair};
+use crate::Langcamp;
+use crate::actor::{Caller, Role};
+use crate::crypto::sha256_hex;
+use crate::error::{Error, Result};
+use crate::id::new_id;
+use crate::sessions::LiveSession;
+use crate::users::User;
+
+/// The claims of an access token.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Claims {
+    sub: String,
+    sid: String,
+    role: Role,
+    jti: String,
+    iat: i64,
+    /// Epoch seconds.
+    pub(crate) exp: i64,
+    typ: String,
+}
+
+impl Langcamp {
+    /// A new access token and the refresh token `refresh_token` (recorded here) for a live
+    /// sign-in.
+    pub(super) async fn issue_pair(
+        &self,
+        conn: &mut AnyConnection,
+        session_id: &str,
+        user_id: &str,
+        role: Role,
+        now: i64,
+        refresh_token: String,
+    ) -> Result<TokenPair> {
+        let expires_at = now + self.refresh_ttl_ms();
+        record_refresh_token(
+            conn,
+            &sha256_hex(refresh_token.as_bytes()),
+            session_id,
+            now,
+            expires_at,
+        )
+        .await?;
+        sqlx::query("UPDATE sessions SET expires_at = $1, last_used_at = $2 WHERE id = $3")
+            .bind(expires_at)
+            .bind(now)
+            .bind(session_id)
+            .execute(&mut *conn)
+            .await?;
+        let access_token = self.sign_access_token(user_id, session_id, role, now)?;
+        Ok(TokenPair {
+            access_token,
+            refresh_token,
+        })
+    }
+
+    pub(super) fn refresh_ttl_ms(&self) -> i64 {
+        i64::try_from(self.config().jwt_refresh_expiration.as_millis()).unwrap_or(i64::MAX / 4)
+    }
+
+    pub(super) fn sign_access_token(
+        &self,
+        user_id: &str,
+        session_id: &str,
+        role: Role,
+        now_ms: i64,
+    ) -> Result<String> {
+        let iat = now_ms / 1000;
+        let ttl = i64::try_from(self.config().jwt_expiration.as_secs())
+            .unwrap_or(i64::MAX / 4)
+            .max(1);
+        let claims = Claims {
+            sub: user_id.to_owned(),
+            sid: session_id.to_owned(),
+            role,
+            jti: new_id(),
+            iat,
+            exp: iat + ttl,
+            typ: "access".into(),
+        };
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(&self.keys().jwt),
+        )
+        .map_err(Error::internal)
+    }
+
+    /// Checks an access token against the signature, the clock, the sign-in, the blacklist
+    /// and the user's current row. Any failure is the same 401.
+    #[tracing::instrument(skip_all)]
+    pub async fn authenticate(&self, token: &str) -> Result<Caller> {
+        let now = self.clock().now_ms();
+        let claims = match self.inner.verified_tokens.get(token) {
+            Some(claims) => claims,
+            None => {
+                let claims = Arc::new(self.verify_signature(token)?);
+                if claims.typ == "access" {
+                    self.inner
+                        .verified_tokens
+                        .keep(token, Arc::clone(&claims), now);
+                }
+                claims
+            }
+        };
+        if claims.typ != "access" || claims.exp.saturating_mul(1000) + LEEWAY_MS <= now {
+            return Err(Error::TokenInvalid);
+        }
+        let user = self.live_session_user(&claims, now).await?;
+        Ok(Caller {
+            user_id: claims.sub.clone(),
+            role: user.role,
+            session_id: claims.sid.clone(),
+            token_id: claims.jti.clone(),
+            token_expires_at: claims.exp.saturating_mul(1000),
+        })
+    }
+
+    /// The claims of `token` if its signature (HS256 with our key, the algorithm pinned)
+    /// and its form are valid; the clock is not consulted (see [`crate::verified`]).
+    pub(super) fn verify_signature(&self, token: &str) -> Result<Claims> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        // Expiry is checked by the caller against the injectable clock.
+        validation.validate_exp = false;
+        validation.required_spec_claims = ["exp", "sub"].iter().map(|s| (*s).to_owned()).collect();
+        Ok(jsonwebtoken::decode::<Claims>(
+            token,
+            &DecodingKey::from_secret(&self.keys().jwt),
+            &validation,
+        )
+        .map_err(|_| Error::TokenInvalid)?
+        .claims)
+    }
+
+    /// The user of a live sign-in: from memory when held (see [`crate::sessions`]), else
+    /// one read that checks the sign-in, the blacklist and the user, and keeps the answer.
+    pub(super) async fn live_session_user(&self, claims: &Claims, now: i64) -> Result<Arc<User>> {
+        let sessions = self.sessions();
+        sessions.catch_up();
+        if let Some(user) = sessions.get(&claims.sid, &claims.sub, now) {
+            return Ok(user);
+        }
+        let generation = sessions.generation();
+        let row = sqlx::query(
+            "SELECT u.id, u.email, u.name, u.role, u.is_registration_complete, u.age, u.gender, u.city,
+                    u.country, u.country_code, u.phone_number, u.locale, u.created_at, u.updated_at,
+                    s.expires_at AS session_expires_at
+             FROM sessions s JOIN users u ON u.id = s.user_id
+             WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3
+               AND NOT EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $4)",
+        )
+        .bind(&claims.sid)
+        .bind(&claims.sub)
+        .bind(now)
+        .bind(&claims.jti)
+        .fetch_optional(self.db().reader())
+        .await?
+        .ok_or(Error::TokenInvalid)?;
+        let role: String = row.try_get("role")?;
+        if role.parse::<Role>().is_err() {
+            return Err(Error::TokenInvalid);
+        }
+        let user = Arc::new(User::from_row(&row)?);
+        let live = LiveSession {
+            user: Arc::clone(&user),
+            expires_at: row.try_get("session_expires_at")?,
+        };
+        sessions.store(generation, &claims.sid, live, now);
+        Ok(user)
+    }
+}

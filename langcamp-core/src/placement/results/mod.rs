@@ -1,0 +1,410 @@
+//! Taking a test and reading results.
+//!
+//! A submission is scored against the test as it is at that moment and stored with a
+//! snapshot (`test_results.answers`, JSON): the test's id, and per question its text,
+//! points, the chosen option, the correct option and whether the answer was right. Every
+//! later read of the result is built from that snapshot and the result's own columns, so
+//! an edited or deleted test changes nothing. The correct option of a question is put into
+//! a response for admins only.
+//!
+//! Here: the operations and what they answer; [`input`] holds the submission body and the
+//! check of its answers, `score` the scoring and the snapshot, `store` the SQL.
+
+mod input;
+mod score;
+mod store;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sqlx::{AnyConnection, Row};
+use utoipa::ToSchema;
+
+use self::input::{check_against, parse_answers};
+use self::score::scored;
+use self::store::{find_result, insert_result, results_of};
+use super::store::StoredTest;
+use super::{HeldTest, language_filter};
+use crate::Langcamp;
+use crate::actor::{Actor, Role};
+use crate::db::Undo;
+use crate::error::{Error, Result};
+use crate::id::looks_like_id;
+use crate::page::{Page, PageRequest};
+use crate::time::Timestamp;
+use crate::users::{self, Deleted};
+use crate::validate::Problems;
+
+pub use self::input::{ResultFilter, SubmitInput, SubmittedAnswer};
+
+/// One question of a result. `selectedOptionId` is null for a question left unanswered.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultAnswer {
+    pub question_id: String,
+    pub selected_option_id: Option<String>,
+    pub is_correct: bool,
+}
+
+/// One question of a detailed result; `correctOptionId` and `correctOptionText` only for admins.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DetailedAnswer {
+    pub question_id: String,
+    pub question_text: String,
+    pub points: i64,
+    pub selected_option_id: Option<String>,
+    pub selected_option_text: Option<String>,
+    pub is_correct: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correct_option_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correct_option_text: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct ResultUser {
+    pub id: String,
+    pub name: Option<String>,
+    pub email: String,
+}
+
+/// The test as it was when the result was given (it may have been edited or deleted since).
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultTest {
+    pub id: String,
+    pub title: String,
+    #[schema(example = "de")]
+    pub target_language: Option<String>,
+}
+
+/// A scored submission. `answers` has one entry per question of the test, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TestResult {
+    /// The same value as `id`.
+    #[serde(rename = "_id")]
+    pub legacy_id: String,
+    pub id: String,
+    /// The test taken; it keeps naming it after the test was deleted.
+    pub test_id: String,
+    pub user_id: String,
+    pub total_score: i64,
+    pub max_score: i64,
+    #[schema(example = "B1")]
+    pub level: String,
+    pub message: String,
+    pub completed_at: Timestamp,
+    pub answers: Vec<ResultAnswer>,
+    pub user: ResultUser,
+    pub test: ResultTest,
+}
+
+/// A result with the text and points of each question and the chosen option; for admins
+/// also the correct option.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DetailedResult {
+    /// The same value as `id`.
+    #[serde(rename = "_id")]
+    pub legacy_id: String,
+    pub id: String,
+    pub test_id: String,
+    pub user_id: String,
+    pub total_score: i64,
+    pub max_score: i64,
+    #[schema(example = "B1")]
+    pub level: String,
+    pub message: String,
+    pub completed_at: Timestamp,
+    pub answers: Vec<DetailedAnswer>,
+    pub user: ResultUser,
+    pub test: ResultTest,
+}
+
+/// Whether the caller has taken a test, and their latest result.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStatus {
+    pub completed: bool,
+    pub last_result: Option<LastResult>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastResult {
+    pub id: String,
+    pub total_score: i64,
+    pub level: String,
+    pub completed_at: Timestamp,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct ResultList {
+    pub list: Vec<TestResult>,
+}
+
+/// What is stored in `test_results.answers`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Snapshot {
+    test_id: String,
+    questions: Vec<SnapshotItem>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SnapshotItem {
+    question_id: String,
+    question_text: String,
+    points: i64,
+    selected_option_id: Option<String>,
+    selected_option_text: Option<String>,
+    correct_option_id: String,
+    correct_option_text: String,
+    is_correct: bool,
+}
+
+/// A stored result with its snapshot read back.
+struct ResultRecord {
+    id: String,
+    user_id: String,
+    test_title: String,
+    target_language: Option<String>,
+    total_score: i64,
+    max_score: i64,
+    level: String,
+    message: String,
+    snapshot: Snapshot,
+    completed_at: i64,
+    user_name: Option<String>,
+    user_email: String,
+}
+
+/// The write of a submission whose test and user came from memory: the result, if the
+/// test is still active at the version read and the user still exists.
+struct Submission {
+    record: Arc<ResultRecord>,
+    snapshot: String,
+    test_version: i64,
+}
+
+/// The test a user may see: an inactive one only for admins.
+async fn visible_test(conn: &mut AnyConnection, actor: &Actor, id: &str) -> Result<StoredTest> {
+    match super::store::find_test(conn, id).await? {
+        Some(test) if test.is_active || actor.is_admin() => Ok(test),
+        _ => Err(Error::not_found("test")),
+    }
+}
+
+impl Langcamp {
+    /// `POST /proficiency-tests/{id}/submit`: scores the answers and stores a new result.
+    ///
+    /// The test and the user come from memory (the active-test cache, the caller's live
+    /// sign-in), so the single writer only inserts the result, with a guard that the test
+    /// is still active and unchanged (`updated_at`) and the user still exists. When the
+    /// guard fails (an edit or a deletion raced the submission, or the cache was stale
+    /// because another process wrote) the submission is done again reading everything
+    /// inside the write transaction, exactly as before the cache existed.
+    #[tracing::instrument(skip_all)]
+    pub async fn submit_test(
+        &self,
+        actor: &Actor,
+        test_id: &str,
+        input: SubmitInput,
+    ) -> Result<TestResult> {
+        actor.require(Role::User)?;
+        let caller = actor.caller()?;
+        let answers = parse_answers(input.answers)?;
+        let now = self.clock().now_ms();
+        if let Some(test) = self.held_test(test_id, now).await?
+            && test.is_active
+        {
+            check_against(&test, &answers)?;
+            let user = match self
+                .sessions()
+                .get(&caller.session_id, &caller.user_id, now)
+            {
+                Some(user) => user,
+                None => {
+                    let mut conn = self.db().reader().acquire().await?;
+                    Arc::new(
+                        users::find_user(&mut conn, &caller.user_id)
+                            .await?
+                            .ok_or(Error::TokenInvalid)?,
+                    )
+                }
+            };
+            let record = Arc::new(scored(&test, &user, &answers, now));
+            let snapshot = serde_json::to_string(&record.snapshot)?;
+            // One statement, in a transaction shared with other waiting writes.
+            let submission = Submission {
+                record: Arc::clone(&record),
+                snapshot,
+                test_version: test.updated_at,
+            };
+            let inserted = self.db().write(Undo::SingleStatement, submission).await?;
+            if inserted {
+                return Ok(record.summary());
+            }
+            // Nothing was written; the exact path below decides.
+        }
+        let mut tx = self.db().begin().await?;
+        super::store::share_test(&mut *tx, test_id).await?;
+        let test = match super::store::find_test(&mut tx, test_id).await? {
+            Some(test) if test.is_active => test,
+            _ => return Err(Error::not_found("test")),
+        };
+        check_against(&test, &answers)?;
+        let user = users::find_user(&mut tx, &caller.user_id)
+            .await?
+            .ok_or(Error::TokenInvalid)?;
+        let record = scored(&test, &user, &answers, now);
+        let snapshot = serde_json::to_string(&record.snapshot)?;
+        insert_result(&mut *tx, &record, &snapshot, None).await?;
+        tx.commit().await?;
+        Ok(record.summary())
+    }
+
+    /// The test `id` as the active-test cache holds it (loaded through a reader on a miss).
+    async fn held_test(&self, id: &str, now: i64) -> Result<Option<Arc<StoredTest>>> {
+        if !looks_like_id(id) {
+            return Ok(None);
+        }
+        let held = self
+            .caches()
+            .active_tests
+            .get_or_load(id.to_owned(), now, || async {
+                let mut conn = self.db().reader().acquire().await?;
+                Ok(HeldTest(
+                    super::store::find_test(&mut conn, id).await?.map(Arc::new),
+                ))
+            })
+            .await?;
+        Ok(held.0)
+    }
+
+    /// `GET /proficiency-tests/{id}/status`: the caller's latest result of this test.
+    #[tracing::instrument(skip_all)]
+    pub async fn test_status(&self, actor: &Actor, test_id: &str) -> Result<TestStatus> {
+        actor.require(Role::User)?;
+        let caller = actor.caller()?;
+        let mut conn = self.db().reader().acquire().await?;
+        let test = visible_test(&mut conn, actor, test_id).await?;
+        let row = sqlx::query(
+            "SELECT id, total_score, level, completed_at FROM test_results
+             WHERE user_id = $1 AND test_id = $2
+             ORDER BY completed_at DESC, id DESC LIMIT 1",
+        )
+        .bind(&caller.user_id)
+        .bind(&test.id)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let last_result = row
+            .map(|row| -> Result<LastResult> {
+                Ok(LastResult {
+                    id: row.try_get("id")?,
+                    total_score: row.try_get("total_score")?,
+                    level: row.try_get("level")?,
+                    completed_at: Timestamp::from_millis(row.try_get("completed_at")?),
+                })
+            })
+            .transpose()?;
+        Ok(TestStatus {
+            completed: last_result.is_some(),
+            last_result,
+        })
+    }
+
+    /// `GET /proficiency-tests/results/me`: the caller's results, newest first.
+    #[tracing::instrument(skip_all)]
+    pub async fn my_test_results(&self, actor: &Actor) -> Result<Vec<TestResult>> {
+        actor.require(Role::User)?;
+        let caller = actor.caller()?;
+        let mut conn = self.db().reader().acquire().await?;
+        results_of(&mut conn, &caller.user_id).await
+    }
+
+    /// `GET /proficiency-tests/results/me/{resultId}`: someone else's result is not found.
+    #[tracing::instrument(skip_all)]
+    pub async fn my_test_result(&self, actor: &Actor, result_id: &str) -> Result<DetailedResult> {
+        actor.require(Role::User)?;
+        let caller = actor.caller()?;
+        let mut conn = self.db().reader().acquire().await?;
+        match find_result(&mut conn, result_id).await? {
+            Some(record) if record.user_id == caller.user_id => {
+                Ok(record.detailed(actor.is_admin()))
+            }
+            _ => Err(Error::not_found("test result")),
+        }
+    }
+
+    /// `GET /proficiency-tests/admin/results`: newest first, filtered.
+    #[tracing::instrument(skip_all)]
+    pub async fn list_test_results(
+        &self,
+        actor: &Actor,
+        filter: &ResultFilter,
+        page: PageRequest,
+    ) -> Result<Page<TestResult>> {
+        actor.require(Role::Admin)?;
+        let mut problems = Problems::new();
+        let target = language_filter(
+            &mut problems,
+            "targetLanguage",
+            filter.target_language.as_deref(),
+        );
+        problems.finish()?;
+        let text = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let (test_id, user_id, level) = (
+            text(&filter.test_id),
+            text(&filter.user_id),
+            text(&filter.level),
+        );
+        let mut conn = self.db().reader().acquire().await?;
+        let filter = [&test_id, &user_id, &level, &target].map(Option::as_deref);
+        let (list, total) = store::list(&mut conn, filter, page).await?;
+        Ok(Page::new(list, page, total))
+    }
+
+    /// `GET /proficiency-tests/admin/results/{resultId}`: with the correct options.
+    #[tracing::instrument(skip_all)]
+    pub async fn get_test_result(&self, actor: &Actor, result_id: &str) -> Result<DetailedResult> {
+        actor.require(Role::Admin)?;
+        let mut conn = self.db().reader().acquire().await?;
+        find_result(&mut conn, result_id)
+            .await?
+            .map(|record| record.detailed(true))
+            .ok_or_else(|| Error::not_found("test result"))
+    }
+
+    /// `DELETE /proficiency-tests/admin/results/{resultId}`.
+    #[tracing::instrument(skip_all)]
+    pub async fn delete_test_result(&self, actor: &Actor, result_id: &str) -> Result<Deleted> {
+        actor.require(Role::Admin)?;
+        let delete = "DELETE FROM test_results WHERE id = $1";
+        let not_found = || Error::not_found("test result");
+        self.delete_by_id(result_id, delete, not_found, None).await
+    }
+
+    /// `GET /proficiency-tests/admin/results/user/{userId}`: that user's results, newest first.
+    #[tracing::instrument(skip_all)]
+    pub async fn user_test_results(&self, actor: &Actor, user_id: &str) -> Result<ResultList> {
+        actor.require(Role::Admin)?;
+        let mut conn = self.db().reader().acquire().await?;
+        if users::find_user(&mut conn, user_id).await?.is_none() {
+            return Err(Error::not_found("user"));
+        }
+        Ok(ResultList {
+            list: results_of(&mut conn, user_id).await?,
+        })
+    }
+}

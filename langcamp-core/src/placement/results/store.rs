@@ -1,0 +1,237 @@
+//! The SQL of results: reads with their snapshot, and the insert of a submission.
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::{
+    DetailedAnswer, DetailedResult, ResultAnswer, ResultRecord, ResultTest, ResultUser, Submission,
+    TestResult,
+};
+use crate::by_id;
+use crate::db::{Arg, Write, WriteConn};
+use crate::error::Result;
+use crate::listing::ListSql;
+use crate::page::{PageRequest, UNPAGED_CAP};
+use crate::placement::store;
+use crate::time::Timestamp;
+
+/// Every query that returns results selects these columns.
+macro_rules! select_results {
+    ($($rest:expr),+) => {
+        concat!(
+            "SELECT r.id, r.user_id, r.test_title, r.target_language, r.total_score, \
+             r.max_score, r.level, r.message, r.answers, r.completed_at, \
+             u.name AS user_name, u.email AS user_email \
+             FROM test_results r JOIN users u ON u.id = r.user_id ",
+            $($rest),+
+        )
+    };
+}
+
+/// The condition of the admin list: by test, user, level and target language, each
+/// matching every result when null.
+macro_rules! listed {
+    () => {
+        "WHERE ($1 IS NULL OR r.test_id = $1) AND ($2 IS NULL OR r.user_id = $2)
+           AND ($3 IS NULL OR r.level = $3) AND ($4 IS NULL OR r.target_language = $4) "
+    };
+}
+
+const LIST: ListSql = ListSql {
+    count: concat!("SELECT COUNT(*) FROM test_results r ", listed!()),
+    page: select_results!(
+        listed!(),
+        "ORDER BY r.completed_at DESC, r.id DESC LIMIT $5 OFFSET $6"
+    ),
+};
+
+impl ResultRecord {
+    fn from_row(row: &AnyRow) -> Result<ResultRecord> {
+        let answers: String = row.try_get("answers")?;
+        Ok(ResultRecord {
+            id: row.try_get("id")?,
+            user_id: row.try_get("user_id")?,
+            test_title: row.try_get("test_title")?,
+            target_language: row.try_get("target_language")?,
+            total_score: row.try_get("total_score")?,
+            max_score: row.try_get("max_score")?,
+            level: row.try_get("level")?,
+            message: row.try_get("message")?,
+            snapshot: serde_json::from_str(&answers)?,
+            completed_at: row.try_get("completed_at")?,
+            user_name: row.try_get("user_name")?,
+            user_email: row.try_get("user_email")?,
+        })
+    }
+
+    fn user(&self) -> ResultUser {
+        ResultUser {
+            id: self.user_id.clone(),
+            name: self.user_name.clone(),
+            email: self.user_email.clone(),
+        }
+    }
+
+    fn test(&self) -> ResultTest {
+        ResultTest {
+            id: self.snapshot.test_id.clone(),
+            title: self.test_title.clone(),
+            target_language: self.target_language.clone(),
+        }
+    }
+
+    pub(super) fn summary(&self) -> TestResult {
+        TestResult {
+            legacy_id: self.id.clone(),
+            id: self.id.clone(),
+            test_id: self.snapshot.test_id.clone(),
+            user_id: self.user_id.clone(),
+            total_score: self.total_score,
+            max_score: self.max_score,
+            level: self.level.clone(),
+            message: self.message.clone(),
+            completed_at: Timestamp::from_millis(self.completed_at),
+            answers: self
+                .snapshot
+                .questions
+                .iter()
+                .map(|q| ResultAnswer {
+                    question_id: q.question_id.clone(),
+                    selected_option_id: q.selected_option_id.clone(),
+                    is_correct: q.is_correct,
+                })
+                .collect(),
+            user: self.user(),
+            test: self.test(),
+        }
+    }
+
+    /// The detailed form; the correct options only when `admin`.
+    pub(super) fn detailed(&self, admin: bool) -> DetailedResult {
+        DetailedResult {
+            legacy_id: self.id.clone(),
+            id: self.id.clone(),
+            test_id: self.snapshot.test_id.clone(),
+            user_id: self.user_id.clone(),
+            total_score: self.total_score,
+            max_score: self.max_score,
+            level: self.level.clone(),
+            message: self.message.clone(),
+            completed_at: Timestamp::from_millis(self.completed_at),
+            answers: self
+                .snapshot
+                .questions
+                .iter()
+                .map(|q| DetailedAnswer {
+                    question_id: q.question_id.clone(),
+                    question_text: q.question_text.clone(),
+                    points: q.points,
+                    selected_option_id: q.selected_option_id.clone(),
+                    selected_option_text: q.selected_option_text.clone(),
+                    is_correct: q.is_correct,
+                    correct_option_id: admin.then(|| q.correct_option_id.clone()),
+                    correct_option_text: admin.then(|| q.correct_option_text.clone()),
+                })
+                .collect(),
+            user: self.user(),
+            test: self.test(),
+        }
+    }
+}
+
+pub(super) async fn find_result(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<ResultRecord>> {
+    let row = by_id::find(conn, select_results!("WHERE r.id = $1"), id).await?;
+    row.as_ref().map(ResultRecord::from_row).transpose()
+}
+
+/// A user's results, newest first, capped.
+pub(super) async fn results_of(conn: &mut AnyConnection, user_id: &str) -> Result<Vec<TestResult>> {
+    let rows = sqlx::query(select_results!(
+        "WHERE r.user_id = $1 ORDER BY r.completed_at DESC, r.id DESC LIMIT $2"
+    ))
+    .bind(user_id)
+    .bind(UNPAGED_CAP)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|row| ResultRecord::from_row(row).map(|r| r.summary()))
+        .collect()
+}
+
+/// A page of the admin list, newest first, and the number of results matching. `filter`
+/// holds the test id, user id, level and target language to match, `None` for any.
+pub(super) async fn list(
+    conn: &mut AnyConnection,
+    filter: [Option<&str>; 4],
+    page: PageRequest,
+) -> Result<(Vec<TestResult>, i64)> {
+    let (total, rows) = LIST
+        .fetch(conn, page, |query| {
+            filter.iter().fold(query, |query, value| query.bind(*value))
+        })
+        .await?;
+    let list = rows
+        .iter()
+        .map(|row| ResultRecord::from_row(row).map(|r| r.summary()))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((list, total))
+}
+
+/// Inserts `record`, whose snapshot is `snapshot` as JSON text (serialized by the caller,
+/// outside the write transaction). With `test_version`, only if its test is still active
+/// at that `updated_at` and its user still exists; whether it was inserted.
+pub(super) async fn insert_result<C: WriteConn>(
+    conn: &mut C,
+    record: &ResultRecord,
+    snapshot: &str,
+    test_version: Option<i64>,
+) -> Result<bool> {
+    let sql = match test_version {
+        None => {
+            "INSERT INTO test_results (id, test_id, user_id, test_title, target_language,
+                 total_score, max_score, level, message, answers, completed_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        }
+        Some(_) => {
+            "INSERT INTO test_results (id, test_id, user_id, test_title, target_language,
+                 total_score, max_score, level, message, answers, completed_at)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+             WHERE EXISTS (SELECT 1 FROM proficiency_tests t
+                           WHERE t.id = $2 AND t.is_active = 1 AND t.updated_at = $12)
+               AND EXISTS (SELECT 1 FROM users u WHERE u.id = $3)"
+        }
+    };
+    let args = [
+        Arg::Text(&record.id),
+        Arg::Text(&record.snapshot.test_id),
+        Arg::Text(&record.user_id),
+        Arg::Text(&record.test_title),
+        Arg::OptText(record.target_language.as_deref()),
+        Arg::Int(record.total_score),
+        Arg::Int(record.max_score),
+        Arg::Text(&record.level),
+        Arg::Text(&record.message),
+        Arg::Text(snapshot),
+        Arg::Int(record.completed_at),
+        Arg::OptInt(test_version),
+    ];
+    let args = if test_version.is_some() {
+        &args[..]
+    } else {
+        &args[..11]
+    };
+    Ok(conn.exec(sql, args).await? == 1)
+}
+
+impl Write for Submission {
+    type Output = bool;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<bool> {
+        // The PostgreSQL share lock changes nothing; the insert is the one change.
+        store::share_test(conn, &self.record.snapshot.test_id).await?;
+        insert_result(conn, &self.record, &self.snapshot, Some(self.test_version)).await
+    }
+}

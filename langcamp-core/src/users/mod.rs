@@ -1,0 +1,388 @@
+//! Users: profiles, registration, and administration by admins and the operator.
+//!
+//! Here: the operations and what they answer; [`input`] holds what clients send and the
+//! parse of a profile body, `store` the SQL.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::Langcamp;
+use crate::actor::{Actor, Role};
+use crate::changes::Change;
+use crate::db::bit;
+use crate::error::{Error, Result};
+use crate::id::new_id;
+use crate::page::{Page, PageRequest};
+use crate::time::Timestamp;
+use crate::validate::{self, Email, Problems};
+
+mod input;
+mod store;
+
+use self::input::ProfileChange;
+pub use self::input::{
+    AdminProfileInput, EmailInput, GENDERS, Gender, ProfileInput, RegistrationInput, RoleInput,
+    UserFilter,
+};
+use self::store::{apply_change, count_superadmins, require_user};
+pub(crate) use self::store::{
+    find_or_create_user, find_user, find_user_by_email, hold_users, like_pattern,
+};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub name: Option<String>,
+    pub role: Role,
+    pub is_registration_complete: bool,
+    pub age: Option<i64>,
+    #[schema(example = "female")]
+    pub gender: Option<String>,
+    pub city: Option<String>,
+    pub country: Option<String>,
+    #[schema(example = "+49")]
+    pub country_code: Option<String>,
+    pub phone_number: Option<String>,
+    #[schema(example = "en")]
+    pub locale: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrationStatus {
+    pub is_registration_complete: bool,
+}
+
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletedRegistration {
+    pub user: User,
+    pub registration_complete: bool,
+}
+
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct UserEnvelope {
+    pub user: User,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct Deleted {
+    pub id: String,
+    pub deleted: bool,
+}
+
+/// May `actor` change or delete `target`? Admins manage users; only a superadmin manages
+/// admins and superadmins (an admin who could change a superadmin's e-mail could sign in as them).
+fn may_manage(actor: &Actor, target: &User) -> Result<()> {
+    actor.require(Role::Admin)?;
+    if target.role >= Role::Admin {
+        actor.require(Role::Superadmin)?;
+    }
+    Ok(())
+}
+
+/// The answer for an id that names no user.
+fn no_user() -> Error {
+    Error::not_found("user")
+}
+
+impl Langcamp {
+    /// `GET /me`: the caller's own profile.
+    #[tracing::instrument(skip_all)]
+    pub async fn me(&self, actor: &Actor) -> Result<User> {
+        let caller = actor.caller()?;
+        // The token check just filled or confirmed this entry (see `crate::sessions`).
+        let now = self.clock().now_ms();
+        if let Some(user) = self
+            .sessions()
+            .get(&caller.session_id, &caller.user_id, now)
+        {
+            return Ok(User::clone(&user));
+        }
+        let mut conn = self.db().reader().acquire().await?;
+        find_user(&mut conn, &caller.user_id)
+            .await?
+            .ok_or(Error::TokenInvalid)
+    }
+
+    #[tracing::instrument(skip_all)]
+    pub async fn registration_status(&self, actor: &Actor) -> Result<RegistrationStatus> {
+        let user = self.me(actor).await?;
+        Ok(RegistrationStatus {
+            is_registration_complete: user.is_registration_complete,
+        })
+    }
+
+    /// Completes a first sign-in's profile; 409 when already complete.
+    #[tracing::instrument(skip_all)]
+    pub async fn complete_registration(
+        &self,
+        actor: &Actor,
+        input: ProfileInput,
+    ) -> Result<CompletedRegistration> {
+        let caller = actor.caller()?;
+        let mut problems = Problems::new();
+        for (field, missing) in [
+            ("name", input.name.is_absent()),
+            ("age", input.age.is_absent()),
+            ("gender", input.gender.is_absent()),
+            ("country", input.country.is_absent()),
+            ("countryCode", input.country_code.is_absent()),
+            ("phoneNumber", input.phone_number.is_absent()),
+        ] {
+            if missing {
+                problems.add(format!("{field} is required"));
+            }
+        }
+        let change = input.parse(&mut problems);
+        problems.finish()?;
+
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let user = find_user(&mut tx, &caller.user_id)
+            .await?
+            .ok_or(Error::TokenInvalid)?;
+        if user.is_registration_complete {
+            return Err(Error::Conflict("registration is already complete".into()));
+        }
+        apply_change(&mut tx, &user, change, now).await?;
+        sqlx::query("UPDATE users SET is_registration_complete = $1 WHERE id = $2")
+            .bind(bit(true))
+            .bind(&user.id)
+            .execute(&mut *tx)
+            .await?;
+        let user = require_user(&mut tx, &user.id).await?;
+        self.commit_change(tx, Change::User(user.id.clone()))
+            .await?;
+        Ok(CompletedRegistration {
+            user,
+            registration_complete: true,
+        })
+    }
+
+    /// `PATCH /me/profile`: any subset of the profile fields.
+    #[tracing::instrument(skip_all)]
+    pub async fn update_my_profile(&self, actor: &Actor, input: ProfileInput) -> Result<User> {
+        let caller = actor.caller()?;
+        let mut problems = Problems::new();
+        let change = input.parse(&mut problems);
+        problems.finish()?;
+        let missing = || Error::TokenInvalid;
+        self.change_user(&caller.user_id, change, missing, |_| Ok(()))
+            .await
+    }
+
+    /// `GET /users`: newest first, filtered.
+    #[tracing::instrument(skip_all)]
+    pub async fn list_users(
+        &self,
+        actor: &Actor,
+        filter: &UserFilter,
+        page: PageRequest,
+    ) -> Result<Page<User>> {
+        actor.require(Role::Admin)?;
+        let mut problems = Problems::new();
+        let complete = match filter.is_registration_complete.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some("true") => Some(1i64),
+            Some("false") => Some(0i64),
+            Some(_) => {
+                problems.add("isRegistrationComplete must be true or false");
+                None
+            }
+        };
+        let role = match filter.role.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(r) => problems.take(r.parse::<Role>().map_err(|e| e.to_string())),
+        };
+        problems.finish()?;
+        let q = filter
+            .q
+            .as_deref()
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+            .map(like_pattern);
+        let role = role.map(Role::as_str);
+
+        let mut conn = self.db().reader().acquire().await?;
+        let (list, total) = store::list(&mut conn, role, complete, q.as_deref(), page).await?;
+        Ok(Page::new(list, page, total))
+    }
+
+    #[tracing::instrument(skip_all)]
+    pub async fn get_user(&self, actor: &Actor, id: &str) -> Result<User> {
+        actor.require(Role::Admin)?;
+        let mut conn = self.db().reader().acquire().await?;
+        require_user(&mut conn, id).await
+    }
+
+    /// Looks a user up by e-mail (operator tools).
+    pub async fn get_user_by_email(&self, actor: &Actor, email: &str) -> Result<User> {
+        actor.require(Role::Admin)?;
+        let email = Email::parse("email", email).map_err(Error::invalid)?;
+        let mut conn = self.db().reader().acquire().await?;
+        find_user_by_email(&mut conn, email.as_str())
+            .await?
+            .ok_or_else(no_user)
+    }
+
+    /// `PATCH /users/{id}/role`: superadmin only; the last superadmin stays.
+    #[tracing::instrument(skip_all)]
+    pub async fn set_role(&self, actor: &Actor, id: &str, input: RoleInput) -> Result<User> {
+        actor.require(Role::Superadmin)?;
+        let role: Role = input
+            .role
+            .as_deref()
+            .ok_or_else(|| Error::invalid("role is required"))?
+            .parse()?;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let user = require_user(&mut tx, id).await?;
+        if user.role == Role::Superadmin
+            && role != Role::Superadmin
+            && count_superadmins(&mut tx, self.db().backend()).await? <= 1
+        {
+            return Err(Error::Conflict(
+                "the last superadmin cannot be demoted".into(),
+            ));
+        }
+        sqlx::query("UPDATE users SET role = $1, updated_at = $2 WHERE id = $3")
+            .bind(role.as_str())
+            .bind(now)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let user = require_user(&mut tx, id).await?;
+        self.commit_change(tx, Change::User(user.id.clone()))
+            .await?;
+        Ok(user)
+    }
+
+    /// `PATCH /users/{id}/email`.
+    #[tracing::instrument(skip_all)]
+    pub async fn set_user_email(&self, actor: &Actor, id: &str, input: EmailInput) -> Result<User> {
+        actor.require(Role::Admin)?;
+        let email = Email::parse("email", input.email.as_deref().unwrap_or("")).map_err(|e| {
+            Error::invalid(if input.email.is_none() {
+                "email is required".into()
+            } else {
+                e
+            })
+        })?;
+        let change = ProfileChange {
+            email: Some(email),
+            ..ProfileChange::default()
+        };
+        self.change_user(id, change, no_user, |user| may_manage(actor, user))
+            .await
+    }
+
+    /// `PATCH /admin/users/{id}/profile`.
+    #[tracing::instrument(skip_all)]
+    pub async fn admin_update_profile(
+        &self,
+        actor: &Actor,
+        id: &str,
+        input: AdminProfileInput,
+    ) -> Result<UserEnvelope> {
+        actor.require(Role::Admin)?;
+        let mut problems = Problems::new();
+        let change = input.parse(&mut problems);
+        problems.finish()?;
+        let user = self
+            .change_user(id, change, no_user, |user| may_manage(actor, user))
+            .await?;
+        Ok(UserEnvelope { user })
+    }
+
+    /// Writes `change` to the user `id` in a transaction of its own, once `allowed` has
+    /// accepted the stored user (`missing` when there is none), and forgets that user's
+    /// held sign-ins after the commit.
+    async fn change_user(
+        &self,
+        id: &str,
+        change: ProfileChange,
+        missing: fn() -> Error,
+        allowed: impl FnOnce(&User) -> Result<()>,
+    ) -> Result<User> {
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let user = find_user(&mut tx, id).await?.ok_or_else(missing)?;
+        allowed(&user)?;
+        let user = apply_change(&mut tx, &user, change, now).await?;
+        self.commit_change(tx, Change::User(user.id.clone()))
+            .await?;
+        Ok(user)
+    }
+
+    /// `DELETE /users/{id}`: removes the user with their sessions, results and assignments.
+    #[tracing::instrument(skip_all)]
+    pub async fn delete_user(&self, actor: &Actor, id: &str) -> Result<Deleted> {
+        actor.require(Role::Admin)?;
+        let mut tx = self.db().begin().await?;
+        let user = require_user(&mut tx, id).await?;
+        may_manage(actor, &user)?;
+        if user.role == Role::Superadmin
+            && count_superadmins(&mut tx, self.db().backend()).await? <= 1
+        {
+            return Err(Error::Conflict(
+                "the last superadmin cannot be deleted".into(),
+            ));
+        }
+        sqlx::query("DELETE FROM users WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        // Its sign-ins went with it (foreign keys).
+        self.commit_change(tx, Change::User(id.to_owned())).await?;
+        Ok(Deleted {
+            id: id.to_owned(),
+            deleted: true,
+        })
+    }
+
+    /// Creates a user directly (operator tools); registration is complete when a name is given.
+    #[tracing::instrument(skip_all)]
+    pub async fn create_user(
+        &self,
+        actor: &Actor,
+        email: &str,
+        role: Role,
+        name: Option<&str>,
+    ) -> Result<User> {
+        actor.require(Role::Superadmin)?;
+        let mut problems = Problems::new();
+        let email = problems.take(Email::parse("email", email));
+        let name = problems.take(validate::optional_text("name", name, 100));
+        problems.finish()?;
+        let (Some(email), Some(name)) = (email, name) else {
+            return Err(Error::invalid("invalid input"));
+        };
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        if find_user_by_email(&mut tx, email.as_str()).await?.is_some() {
+            return Err(Error::Conflict(
+                "a user with that e-mail address already exists".into(),
+            ));
+        }
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO users (id, email, name, role, is_registration_complete, locale, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, 'en', $6, $6)",
+        )
+        .bind(&id)
+        .bind(email.as_str())
+        .bind(name.as_deref())
+        .bind(role.as_str())
+        .bind(bit(name.is_some()))
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let user = require_user(&mut tx, &id).await?;
+        tx.commit().await?;
+        Ok(user)
+    }
+}
