@@ -35,6 +35,21 @@ fn skip(test: &str) {
     );
 }
 
+/// An app whose files go to its own bucket of the S3 test server, taking uploads of up to
+/// `upload_max_bytes`; `None` (the test skipped, saying so) without that server.
+async fn on_s3(test: &str, upload_max_bytes: usize) -> Option<(TestApp, TestBucket)> {
+    if endpoint().is_none() {
+        skip(test);
+        return None;
+    }
+    let app = TestApp::builder()
+        .var("UPLOAD_MAX_BYTES", &upload_max_bytes.to_string())
+        .spawn()
+        .await;
+    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    Some((app, bucket))
+}
+
 impl TestBucket {
     /// The key prefix the harness gives every test's files.
     pub const PREFIX: &'static str = "files";
@@ -112,14 +127,14 @@ fn between(body: &str, open: &str, close: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges() {
-    if endpoint().is_none() {
-        return skip("a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges");
-    }
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", &(32 << 20).to_string())
-        .spawn()
-        .await;
-    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    let Some((app, bucket)) = on_s3(
+        "a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges",
+        32 << 20,
+    )
+    .await
+    else {
+        return;
+    };
     // Two full 5 MiB parts and a short last one.
     let size = (11 << 20) + 12345;
     let mut bytes = pdf_of_size(size);
@@ -160,14 +175,14 @@ async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges()
 
 #[tokio::test]
 async fn a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_upload() {
-    if endpoint().is_none() {
-        return skip("a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_upload");
-    }
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", &(8 << 20).to_string())
-        .spawn()
-        .await;
-    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    let Some((app, bucket)) = on_s3(
+        "a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_upload",
+        8 << 20,
+    )
+    .await
+    else {
+        return;
+    };
     // Past the limit after the first part went up: the multipart upload is aborted.
     upload(&app, "big.pdf", "application/pdf", &pdf_of_size(12 << 20))
         .await
@@ -221,14 +236,14 @@ async fn an_unreachable_object_store_answers_503_with_retry_after_and_fails_read
 async fn an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store() {
     use tokio::io::AsyncWriteExt;
 
-    if endpoint().is_none() {
-        return skip("an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store");
-    }
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", &(32 << 20).to_string())
-        .spawn()
-        .await;
-    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    let Some((app, bucket)) = on_s3(
+        "an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store",
+        32 << 20,
+    )
+    .await
+    else {
+        return;
+    };
     let (content_type, body) = crate::storage::Multipart::new()
         .file("file", "big.pdf", "application/pdf", &pdf_of_size(12 << 20))
         .finish();

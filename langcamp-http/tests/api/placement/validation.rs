@@ -114,94 +114,94 @@ async fn points_must_be_greater_than_zero() {
         .post("/proficiency-tests", &fraction)
         .expect(400)
         .await;
-    assert_eq!(errors(&response).len(), 1);
+    assert_eq!(response.errors().len(), 1);
+}
+
+/// Asserts the errors of the sample test with each case's `levelRanges`.
+async fn assert_level_range_errors(admin: &Session, cases: &[(Value, &[&str])]) {
+    for (ranges, expected) in cases {
+        let body = with(sample(), "levelRanges", ranges.clone());
+        assert_eq!(create_errors(admin, &body).await, *expected, "{ranges}");
+    }
 }
 
 #[tokio::test]
 async fn level_ranges_must_not_overlap() {
     let (_app, admin) = TestApp::with_admin().await;
-    let body = with(
-        sample(),
-        "levelRanges",
-        json!([
-            {"level": "A1", "minScore": 0, "maxScore": 3},
-            {"level": "A2", "minScore": 3, "maxScore": 4},
-            {"level": "B1", "minScore": 4, "maxScore": 6}
-        ]),
-    );
-    assert_eq!(
-        create_errors(&admin, &body).await,
-        [
-            "levelRanges[0] and levelRanges[1] overlap (score 3)",
-            "levelRanges[1] and levelRanges[2] overlap (score 4)"
-        ]
-    );
-    let nested = with(
-        sample(),
-        "levelRanges",
-        json!([
-            {"level": "A1", "minScore": 0, "maxScore": 6},
-            {"level": "A2", "minScore": 2, "maxScore": 3}
-        ]),
-    );
-    assert_eq!(
-        create_errors(&admin, &nested).await,
-        ["levelRanges[0] and levelRanges[1] overlap (scores 2 to 3)"]
-    );
+    let adjacent_overlaps = json!([
+        {"level": "A1", "minScore": 0, "maxScore": 3},
+        {"level": "A2", "minScore": 3, "maxScore": 4},
+        {"level": "B1", "minScore": 4, "maxScore": 6}
+    ]);
+    let nested = json!([
+        {"level": "A1", "minScore": 0, "maxScore": 6},
+        {"level": "A2", "minScore": 2, "maxScore": 3}
+    ]);
+    assert_level_range_errors(
+        &admin,
+        &[
+            (
+                adjacent_overlaps,
+                &[
+                    "levelRanges[0] and levelRanges[1] overlap (score 3)",
+                    "levelRanges[1] and levelRanges[2] overlap (score 4)",
+                ],
+            ),
+            (
+                nested,
+                &["levelRanges[0] and levelRanges[1] overlap (scores 2 to 3)"],
+            ),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum() {
     let (_app, admin) = TestApp::with_admin().await;
-    let gap = with(
-        sample(),
-        "levelRanges",
-        json!([
-            {"level": "A1", "minScore": 0, "maxScore": 2},
-            {"level": "B1", "minScore": 5, "maxScore": 6}
-        ]),
-    );
-    assert_eq!(
-        create_errors(&admin, &gap).await,
-        [
-            "levelRanges must cover every reachable score, but no range covers the reachable scores 3 to 4"
-        ]
-    );
-    let no_zero = with(
-        sample(),
-        "levelRanges",
-        json!([{"level": "A1", "minScore": 1, "maxScore": 6}]),
-    );
-    assert_eq!(
-        create_errors(&admin, &no_zero).await,
-        ["levelRanges must cover every reachable score, but no range covers the reachable score 0"]
-    );
-    let short = with(
-        sample(),
-        "levelRanges",
-        json!([{"level": "A1", "minScore": 0, "maxScore": 5}]),
-    );
-    assert_eq!(
-        create_errors(&admin, &short).await,
-        ["levelRanges must cover every reachable score, but no range covers the reachable score 6"]
-    );
-    let bad_bounds = with(
-        sample(),
-        "levelRanges",
-        json!([
-            {"level": "A1", "minScore": -1, "maxScore": 2},
-            {"level": "A2", "minScore": 4, "maxScore": 3},
-            {"level": "", "minScore": 5, "maxScore": 6}
-        ]),
-    );
-    assert_eq!(
-        create_errors(&admin, &bad_bounds).await,
-        [
-            "levelRanges[0].minScore must be 0 or more",
-            "levelRanges[1].maxScore must not be less than minScore",
-            "levelRanges[2].level must not be empty"
-        ]
-    );
+    let gap = json!([
+        {"level": "A1", "minScore": 0, "maxScore": 2},
+        {"level": "B1", "minScore": 5, "maxScore": 6}
+    ]);
+    let no_zero = json!([{"level": "A1", "minScore": 1, "maxScore": 6}]);
+    let short = json!([{"level": "A1", "minScore": 0, "maxScore": 5}]);
+    let bad_bounds = json!([
+        {"level": "A1", "minScore": -1, "maxScore": 2},
+        {"level": "A2", "minScore": 4, "maxScore": 3},
+        {"level": "", "minScore": 5, "maxScore": 6}
+    ]);
+    assert_level_range_errors(
+        &admin,
+        &[
+            (
+                gap,
+                &[
+                    "levelRanges must cover every reachable score, but no range covers the reachable scores 3 to 4",
+                ],
+            ),
+            (
+                no_zero,
+                &[
+                    "levelRanges must cover every reachable score, but no range covers the reachable score 0",
+                ],
+            ),
+            (
+                short,
+                &[
+                    "levelRanges must cover every reachable score, but no range covers the reachable score 6",
+                ],
+            ),
+            (
+                bad_bounds,
+                &[
+                    "levelRanges[0].minScore must be 0 or more",
+                    "levelRanges[1].maxScore must not be less than minScore",
+                    "levelRanges[2].level must not be empty",
+                ],
+            ),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -279,9 +279,9 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
         .expect(400)
         .await;
     assert!(
-        errors(&unknown)[0].contains("difficulty"),
+        unknown.errors()[0].contains("difficulty"),
         "{:?}",
-        errors(&unknown)
+        unknown.errors()
     );
     let mut option_field = sample();
     option_field["questions"][0]["options"][0]["isCorrect"] = json!(true);
@@ -289,7 +289,7 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
         .post("/proficiency-tests", &option_field)
         .expect(400)
         .await;
-    assert!(errors(&refused)[0].contains("isCorrect"));
+    assert!(refused.errors()[0].contains("isCorrect"));
     admin
         .post(
             "/proficiency-tests",
