@@ -25,6 +25,13 @@ impl Env {
         }
     }
 
+    /// A database with the schema in place.
+    async fn migrated() -> Env {
+        let env = Env::new().await;
+        assert!(env.run(&["migrate"]).status.success());
+        env
+    }
+
     fn is_postgres(&self) -> bool {
         self.db.url().starts_with("postgres")
     }
@@ -72,8 +79,7 @@ fn checks(out: &Output) -> Vec<(String, bool, String)> {
 
 #[tokio::test]
 async fn doctor_passes_every_check_on_a_migrated_database() {
-    let env = Env::new().await;
-    assert!(env.run(&["migrate"]).status.success());
+    let env = Env::migrated().await;
     let out = env.run(&["doctor", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     let names: Vec<String> = checks(&out)
@@ -193,8 +199,7 @@ async fn unreachable_servers_are_named_with_host_port_and_cause() {
 
 #[tokio::test]
 async fn backup_copies_a_live_sqlite_database_that_the_cli_opens_and_refuses_postgres() {
-    let env = Env::new().await;
-    assert!(env.run(&["migrate"]).status.success());
+    let env = Env::migrated().await;
     let created = env.run(&["users", "create", "kept@example.com", "--name", "Kept"]);
     assert!(created.status.success(), "{}", text(&created.stderr));
     let copy = env.db.dir().join("copy.db");
@@ -369,8 +374,7 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
         );
         return;
     };
-    let env = Env::new().await;
-    assert!(env.run(&["migrate"]).status.success());
+    let env = Env::migrated().await;
     let bucket = format!("lc-{}", uuid::Uuid::new_v4().simple());
     create_bucket(&endpoint, &bucket);
     let s3_vars = [
@@ -481,8 +485,7 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
 
 #[tokio::test]
 async fn doctor_names_the_s3_settings_when_the_object_store_is_unreachable() {
-    let env = Env::new().await;
-    assert!(env.run(&["migrate"]).status.success());
+    let env = Env::migrated().await;
     let out = env
         .command(&["doctor", "--json"])
         .env("FILE_STORE", "s3://langcamp-files/prod")

@@ -297,6 +297,13 @@ impl Console {
             .await;
     }
 
+    /// Presses each key in turn, as a user typing the sequence.
+    pub async fn press_all(&mut self, codes: &[KeyCode]) {
+        for code in codes {
+            self.press(*code).await;
+        }
+    }
+
     pub async fn ctrl(&mut self, c: char) {
         self.press_event(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
             .await;
