@@ -20,7 +20,7 @@ use futures_util::StreamExt;
 use langcamp_core::Error;
 use langcamp_core::materials::{MaterialInput, MaterialUpdate};
 use langcamp_core::storage::{SNIFF_LEN, sniff};
-use langcamp_http::material_form::{TEXT_PART_LIMIT, TextFields, UPDATE_FIELDS};
+use langcamp_http::material_form::{TEXT_PART_LIMIT, TextFields};
 use langcamp_http::multipart::Form;
 use langcamp_http::request::body_from_chunks;
 use libfuzzer_sys::fuzz_target;
@@ -69,7 +69,7 @@ async fn upload(form: &mut Form) -> Result<u64, Error> {
 /// The material forms: text fields through the handler's own [`TextFields`] into
 /// `MaterialInput` and `MaterialUpdate`; `pdfs` parts read as files.
 async fn material(form: &mut Form) -> Result<u64, Error> {
-    let mut fields = TextFields::new(&UPDATE_FIELDS);
+    let mut fields = TextFields::update();
     let mut size = 0;
     while let Some(part) = form.next_part().await? {
         if part.name() == "pdfs" {

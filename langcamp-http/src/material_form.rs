@@ -12,8 +12,8 @@ use crate::request::parse_json;
 
 /// A text part of a material form holds at most this many bytes.
 pub const TEXT_PART_LIMIT: usize = 256 * 1024;
-/// Text fields of the create form; the update form adds `removePdfIds`.
-pub const CREATE_FIELDS: [&str; 6] = [
+/// Text fields of both forms.
+const FIELDS: [&str; 6] = [
     "title",
     "description",
     "locale",
@@ -21,31 +21,37 @@ pub const CREATE_FIELDS: [&str; 6] = [
     "level",
     "videos",
 ];
-pub const UPDATE_FIELDS: [&str; 7] = [
-    "title",
-    "description",
-    "locale",
-    "targetLanguage",
-    "level",
-    "videos",
-    "removePdfIds",
-];
+/// The update form's own text field: ids of PDFs to remove.
+const REMOVE_PDF_IDS: &str = "removePdfIds";
 /// Fields whose text is JSON.
-const JSON_FIELDS: [&str; 2] = ["videos", "removePdfIds"];
+const JSON_FIELDS: [&str; 2] = ["videos", REMOVE_PDF_IDS];
 
 /// The text fields of one form, read so far.
 pub struct TextFields {
-    allowed: &'static [&'static str],
+    /// Whether `removePdfIds` is a field (the update form).
+    removals: bool,
     fields: Map<String, Value>,
 }
 
 impl TextFields {
-    /// For a form of the `allowed` fields ([`CREATE_FIELDS`] or [`UPDATE_FIELDS`]).
-    pub fn new(allowed: &'static [&'static str]) -> TextFields {
+    /// For the create form.
+    pub fn create() -> TextFields {
         TextFields {
-            allowed,
+            removals: false,
             fields: Map::new(),
         }
+    }
+
+    /// For the update form, which also takes `removePdfIds`.
+    pub fn update() -> TextFields {
+        TextFields {
+            removals: true,
+            fields: Map::new(),
+        }
+    }
+
+    fn allows(&self, name: &str) -> bool {
+        FIELDS.contains(&name) || (self.removals && name == REMOVE_PDF_IDS)
     }
 
     /// Reads a text part and answers its length in bytes. An unknown or repeated field is
@@ -53,7 +59,7 @@ impl TextFields {
     /// counts as absent.
     pub async fn read(&mut self, part: Part) -> Result<usize> {
         let name = part.name().to_owned();
-        if !self.allowed.contains(&name.as_str()) {
+        if !self.allows(&name) {
             return Err(Error::invalid(format!("unknown field: {name}")));
         }
         if self.fields.contains_key(&name) {

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use utoipa::ToSchema;
 
 use crate::limits::RateRule;
-use crate::material_form::{CREATE_FIELDS, TextFields, UPDATE_FIELDS};
+use crate::material_form::TextFields;
 use crate::multipart::{Form, is_multipart};
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::{Ctx, PageParams};
@@ -85,11 +85,10 @@ async fn read_form<T: DeserializeOwned>(
     app: &Langcamp,
     actor: &Actor,
     form: &mut Form,
-    allowed: &'static [&'static str],
+    mut fields: TextFields,
 ) -> Result<(T, Vec<StagedFile>)> {
     let mut pdfs: Vec<StagedFile> = Vec::new();
     let read: Result<T> = async {
-        let mut fields = TextFields::new(allowed);
         while let Some(part) = form.next_part().await? {
             if part.name() != "pdfs" {
                 fields.read(part).await?;
@@ -165,7 +164,7 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
         return Err(neither_json_nor_form());
     }
     let mut form = Form::from_ctx(&mut ctx)?;
-    let read = read_form::<MaterialInput>(&ctx.app, &actor, &mut form, &CREATE_FIELDS).await;
+    let read = read_form::<MaterialInput>(&ctx.app, &actor, &mut form, TextFields::create()).await;
     form.linger();
     let (input, pdfs) = read?;
     let (new, pdfs) = parsed(&ctx.app, NewMaterial::try_from(input), pdfs).await?;
@@ -268,7 +267,7 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
         return Err(neither_json_nor_form());
     }
     let mut form = Form::from_ctx(&mut ctx)?;
-    let read = read_form::<MaterialUpdate>(&ctx.app, &actor, &mut form, &UPDATE_FIELDS).await;
+    let read = read_form::<MaterialUpdate>(&ctx.app, &actor, &mut form, TextFields::update()).await;
     form.linger();
     let (input, pdfs) = read?;
     let (change, pdfs) = parsed(&ctx.app, MaterialChange::try_from(input), pdfs).await?;
