@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use langcamp_testkit::TestDatabase;
+use langcamp_testkit::{TestDatabase, s3};
 use serde_json::Value;
 
 /// Nothing listens on the discard port: connections are refused at once.
@@ -341,42 +341,17 @@ async fn text_logs_carry_no_colour_codes_when_not_on_a_terminal() {
     );
 }
 
-/// Creates a bucket on the S3 test server (moto takes unsigned requests).
-fn create_bucket(endpoint: &str, bucket: &str) {
-    let authority = endpoint
-        .trim_end_matches('/')
-        .strip_prefix("http://")
-        .expect("TEST_S3_ENDPOINT is an http:// URL");
-    let mut stream = TcpStream::connect(authority).expect("reach the S3 test server");
-    write!(
-        stream,
-        "PUT /{bucket} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-}
-
 #[tokio::test]
 async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
     use langcamp_core::storage::Accept;
     use langcamp_core::{Actor, Clock, Config, Langcamp};
 
-    let Some(endpoint) = std::env::var("TEST_S3_ENDPOINT")
-        .ok()
-        .filter(|e| !e.trim().is_empty())
-    else {
-        eprintln!(
-            "skipped storage_migrate_copies_the_local_files_into_an_object_store_once: \
-             TEST_S3_ENDPOINT is unset; start the S3 test server with \
-             `TEST_S3_ENDPOINT=\"$(scripts/s3-test-server.sh)\"` to run it"
-        );
+    let Some(endpoint) = s3::endpoint() else {
+        s3::skip("storage_migrate_copies_the_local_files_into_an_object_store_once");
         return;
     };
     let env = Env::migrated().await;
-    let bucket = format!("lc-{}", uuid::Uuid::new_v4().simple());
-    create_bucket(&endpoint, &bucket);
+    let bucket = s3::create_bucket(&endpoint);
     let s3_vars = [
         ("S3_ENDPOINT", endpoint.clone()),
         ("S3_ACCESS_KEY_ID", "langcamp-test".to_owned()),

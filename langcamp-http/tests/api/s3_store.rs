@@ -8,8 +8,8 @@
 //! The test server takes any credentials and is only spoken to unsigned here, to create a
 //! bucket and to list what is in it (what the server itself stores is not under test).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use langcamp_testkit::s3;
+pub use langcamp_testkit::s3::endpoint;
 
 use crate::helpers::TestApp;
 use crate::storage::{path_of, pdf_of_size, stored_files, upload};
@@ -21,25 +21,11 @@ pub struct TestBucket {
     pub name: String,
 }
 
-/// `TEST_S3_ENDPOINT`, or `None` with the reason printed for a test that needs it.
-pub fn endpoint() -> Option<String> {
-    std::env::var("TEST_S3_ENDPOINT")
-        .ok()
-        .filter(|e| !e.trim().is_empty())
-}
-
-fn skip(test: &str) {
-    eprintln!(
-        "skipped {test}: TEST_S3_ENDPOINT is unset; start the S3 test server with \
-         `TEST_S3_ENDPOINT=\"$(scripts/s3-test-server.sh)\"` to run it"
-    );
-}
-
 /// An app whose files go to its own bucket of the S3 test server, taking uploads of up to
 /// `upload_max_bytes`; `None` (the test skipped, saying so) without that server.
 async fn on_s3(test: &str, upload_max_bytes: usize) -> Option<(TestApp, TestBucket)> {
     if endpoint().is_none() {
-        skip(test);
+        s3::skip(test);
         return None;
     }
     let app = TestApp::builder()
@@ -57,13 +43,10 @@ impl TestBucket {
     /// A new bucket on the S3 test server, if `TEST_S3_ENDPOINT` names one.
     pub async fn create() -> Option<TestBucket> {
         let endpoint = endpoint()?;
-        let bucket = TestBucket {
-            name: format!("lc-{}", uuid::Uuid::new_v4().simple()),
+        Some(TestBucket {
+            name: s3::create_bucket(&endpoint),
             endpoint: endpoint.trim_end_matches('/').to_owned(),
-        };
-        let (status, body) = bucket.request("PUT", &format!("/{}", bucket.name));
-        assert_eq!(status, 200, "create bucket {}: {body}", bucket.name);
-        Some(bucket)
+        })
     }
 
     /// The configuration that stores an app's files in this bucket.
@@ -82,38 +65,20 @@ impl TestBucket {
 
     /// Every key in the bucket.
     pub fn keys(&self) -> Vec<String> {
-        let (status, body) = self.request("GET", &format!("/{}?list-type=2", self.name));
+        let (status, body) = s3::request(
+            &self.endpoint,
+            "GET",
+            &format!("/{}?list-type=2", self.name),
+        );
         assert_eq!(status, 200, "list {}: {body}", self.name);
         between(&body, "<Key>", "</Key>")
     }
 
     /// Multipart uploads begun and neither completed nor aborted.
     pub fn pending_uploads(&self) -> Vec<String> {
-        let (status, body) = self.request("GET", &format!("/{}?uploads", self.name));
+        let (status, body) = s3::request(&self.endpoint, "GET", &format!("/{}?uploads", self.name));
         assert_eq!(status, 200, "list uploads of {}: {body}", self.name);
         between(&body, "<UploadId>", "</UploadId>")
-    }
-
-    /// One plain HTTP/1.1 request (blocking: it is short, and callers are synchronous).
-    fn request(&self, method: &str, path: &str) -> (u16, String) {
-        let authority = self
-            .endpoint
-            .strip_prefix("http://")
-            .expect("TEST_S3_ENDPOINT is an http:// URL");
-        let mut stream = TcpStream::connect(authority).expect("reach the S3 test server");
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )
-        .expect("send");
-        let mut response = String::new();
-        stream.read_to_string(&mut response).expect("read");
-        let status = response
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        (status, response)
     }
 }
 

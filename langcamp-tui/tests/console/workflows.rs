@@ -146,7 +146,7 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     console.type_text("ana").await;
     console.press(KeyCode::Enter).await;
     assert_eq!(
-        console.app.message.clone().expect("message").text,
+        console.message(),
         "unassigned \"Business English: meetings\" from ana.silva@example.com"
     );
     assert!(
@@ -194,10 +194,7 @@ async fn a_role_is_changed_from_the_user_list() {
             KeyCode::Enter,
         ])
         .await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "jonas.weber@example.com is now admin"
-    );
+    assert_eq!(console.message(), "jonas.weber@example.com is now admin");
     assert_eq!(
         user(&console, "jonas.weber@example.com").await.role,
         langcamp_core::Role::Admin
@@ -244,7 +241,7 @@ async fn an_e_mail_address_is_edited_and_a_bad_one_is_refused_in_place() {
     console.press(KeyCode::Enter).await;
     assert!(console.app.overlay.is_none());
     assert_eq!(
-        console.app.message.clone().expect("message").text,
+        console.message(),
         "e-mail changed to new.student@school.example"
     );
     assert_eq!(
@@ -262,10 +259,7 @@ async fn a_user_is_deleted_only_after_confirmation() {
     console.press(KeyCode::Char('d')).await;
     assert_snapshot(&console, "users-confirm-delete");
     console.press(KeyCode::Char('y')).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "deleted new.student@example.com"
-    );
+    assert_eq!(console.message(), "deleted new.student@example.com");
     assert_eq!(console.app.users.list.items.len(), 4);
     let gone = console
         .core
@@ -287,10 +281,7 @@ async fn a_contact_status_is_changed_and_the_filter_follows_it() {
             KeyCode::Enter,
         ])
         .await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "status set to CLOSED"
-    );
+    assert_eq!(console.message(), "status set to CLOSED");
     assert_eq!(
         console.app.contacts.list.items[0].status,
         ContactStatus::Closed
@@ -325,10 +316,7 @@ async fn courses_are_published_duplicated_and_deleted() {
     let mut console = open(View::Courses).await;
     console.press(KeyCode::Down).await; // Business English, unpublished
     console.press(KeyCode::Char('p')).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "published \"Business English\""
-    );
+    assert_eq!(console.message(), "published \"Business English\"");
     assert!(console.app.courses.list.items[1].is_published);
     console.press(KeyCode::Char('c')).await;
     let titles: Vec<(String, bool)> = console
@@ -352,10 +340,7 @@ async fn courses_are_published_duplicated_and_deleted() {
     assert!(!console.app.courses.list.items[1].is_published);
     console.press(KeyCode::Char('d')).await;
     console.press(KeyCode::Char('y')).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "deleted \"Business English\""
-    );
+    assert_eq!(console.message(), "deleted \"Business English\"");
     assert_eq!(console.app.courses.list.items.len(), 3);
 }
 
@@ -404,10 +389,7 @@ async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
         [("jonas.weber@example.com".to_owned(), "A2".to_owned(), 1)]
     );
     console.press(KeyCode::Char('a')).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "activated \"Spanish placement test\""
-    );
+    assert_eq!(console.message(), "activated \"Spanish placement test\"");
     assert!(console.app.placement.tests.items[0].is_active);
 
     console.press(KeyCode::Down).await;
@@ -437,7 +419,7 @@ async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
         .press_all(&[KeyCode::Down, KeyCode::Char('d'), KeyCode::Char('y')])
         .await;
     assert_eq!(
-        console.app.message.clone().expect("message").text,
+        console.message(),
         "deleted the result of jonas.weber@example.com"
     );
     assert_eq!(
