@@ -347,7 +347,7 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
     use langcamp_core::{Actor, Clock, Config, Langcamp};
 
     let Some(endpoint) = s3::endpoint() else {
-        s3::skip("storage_migrate_copies_the_local_files_into_an_object_store_once");
+        s3::skip();
         return;
     };
     let env = Env::migrated().await;

@@ -13,8 +13,11 @@ pub fn endpoint() -> Option<String> {
         .filter(|e| !e.trim().is_empty())
 }
 
-/// Says that `test` is skipped for want of the S3 test server, and how to start it.
-pub fn skip(test: &str) {
+/// Says that the running test is skipped for want of the S3 test server, and how to start
+/// it. The test harness names each test's thread after the test.
+pub fn skip() {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
     eprintln!(
         "skipped {test}: TEST_S3_ENDPOINT is unset; start the S3 test server with \
          `TEST_S3_ENDPOINT=\"$(scripts/s3-test-server.sh)\"` to run it"

@@ -23,9 +23,9 @@ pub struct TestBucket {
 
 /// An app whose files go to its own bucket of the S3 test server, taking uploads of up to
 /// `upload_max_bytes`; `None` (the test skipped, saying so) without that server.
-async fn on_s3(test: &str, upload_max_bytes: usize) -> Option<(TestApp, TestBucket)> {
+async fn on_s3(upload_max_bytes: usize) -> Option<(TestApp, TestBucket)> {
     if endpoint().is_none() {
-        s3::skip(test);
+        s3::skip();
         return None;
     }
     let app = TestApp::builder()
@@ -92,12 +92,7 @@ fn between(body: &str, open: &str, close: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges() {
-    let Some((app, bucket)) = on_s3(
-        "a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges",
-        32 << 20,
-    )
-    .await
-    else {
+    let Some((app, bucket)) = on_s3(32 << 20).await else {
         return;
     };
     // Two full 5 MiB parts and a short last one.
@@ -140,12 +135,7 @@ async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges()
 
 #[tokio::test]
 async fn a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_upload() {
-    let Some((app, bucket)) = on_s3(
-        "a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_upload",
-        8 << 20,
-    )
-    .await
-    else {
+    let Some((app, bucket)) = on_s3(8 << 20).await else {
         return;
     };
     // Past the limit after the first part went up: the multipart upload is aborted.
@@ -201,12 +191,7 @@ async fn an_unreachable_object_store_answers_503_with_retry_after_and_fails_read
 async fn an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store() {
     use tokio::io::AsyncWriteExt;
 
-    let Some((app, bucket)) = on_s3(
-        "an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store",
-        32 << 20,
-    )
-    .await
-    else {
+    let Some((app, bucket)) = on_s3(32 << 20).await else {
         return;
     };
     let (content_type, body) = crate::storage::Multipart::new()

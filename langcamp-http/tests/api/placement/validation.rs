@@ -117,91 +117,73 @@ async fn points_must_be_greater_than_zero() {
     assert_eq!(response.errors().len(), 1);
 }
 
-/// Asserts the errors of the sample test with each case's `levelRanges`.
-async fn assert_level_range_errors(admin: &Session, cases: &[(Value, &[&str])]) {
+/// Level ranges must neither overlap nor leave a reachable score (0 to the maximum, 6
+/// for the sample) without a level; each case is the sample with other `levelRanges`.
+#[tokio::test]
+async fn level_ranges_must_not_overlap_and_must_cover_every_reachable_score() {
+    let (_app, admin) = TestApp::with_admin().await;
+    let cases: [(Value, &[&str]); 6] = [
+        (
+            json!([
+                {"level": "A1", "minScore": 0, "maxScore": 3},
+                {"level": "A2", "minScore": 3, "maxScore": 4},
+                {"level": "B1", "minScore": 4, "maxScore": 6}
+            ]),
+            &[
+                "levelRanges[0] and levelRanges[1] overlap (score 3)",
+                "levelRanges[1] and levelRanges[2] overlap (score 4)",
+            ],
+        ),
+        // Nested.
+        (
+            json!([
+                {"level": "A1", "minScore": 0, "maxScore": 6},
+                {"level": "A2", "minScore": 2, "maxScore": 3}
+            ]),
+            &["levelRanges[0] and levelRanges[1] overlap (scores 2 to 3)"],
+        ),
+        // A gap.
+        (
+            json!([
+                {"level": "A1", "minScore": 0, "maxScore": 2},
+                {"level": "B1", "minScore": 5, "maxScore": 6}
+            ]),
+            &[
+                "levelRanges must cover every reachable score, but no range covers the reachable scores 3 to 4",
+            ],
+        ),
+        // Zero left out.
+        (
+            json!([{"level": "A1", "minScore": 1, "maxScore": 6}]),
+            &[
+                "levelRanges must cover every reachable score, but no range covers the reachable score 0",
+            ],
+        ),
+        // The maximum left out.
+        (
+            json!([{"level": "A1", "minScore": 0, "maxScore": 5}]),
+            &[
+                "levelRanges must cover every reachable score, but no range covers the reachable score 6",
+            ],
+        ),
+        // Bounds and levels that are no range at all.
+        (
+            json!([
+                {"level": "A1", "minScore": -1, "maxScore": 2},
+                {"level": "A2", "minScore": 4, "maxScore": 3},
+                {"level": "", "minScore": 5, "maxScore": 6}
+            ]),
+            &[
+                "levelRanges[0].minScore must be 0 or more",
+                "levelRanges[1].maxScore must not be less than minScore",
+                "levelRanges[2].level must not be empty",
+            ],
+        ),
+    ];
     for (ranges, expected) in cases {
         let body = with(sample(), "levelRanges", ranges.clone());
-        assert_eq!(create_errors(admin, &body).await, *expected, "{ranges}");
+        assert_eq!(create_errors(&admin, &body).await, expected, "{ranges}");
     }
-}
-
-#[tokio::test]
-async fn level_ranges_must_not_overlap() {
-    let (_app, admin) = TestApp::with_admin().await;
-    let adjacent_overlaps = json!([
-        {"level": "A1", "minScore": 0, "maxScore": 3},
-        {"level": "A2", "minScore": 3, "maxScore": 4},
-        {"level": "B1", "minScore": 4, "maxScore": 6}
-    ]);
-    let nested = json!([
-        {"level": "A1", "minScore": 0, "maxScore": 6},
-        {"level": "A2", "minScore": 2, "maxScore": 3}
-    ]);
-    assert_level_range_errors(
-        &admin,
-        &[
-            (
-                adjacent_overlaps,
-                &[
-                    "levelRanges[0] and levelRanges[1] overlap (score 3)",
-                    "levelRanges[1] and levelRanges[2] overlap (score 4)",
-                ],
-            ),
-            (
-                nested,
-                &["levelRanges[0] and levelRanges[1] overlap (scores 2 to 3)"],
-            ),
-        ],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum() {
-    let (_app, admin) = TestApp::with_admin().await;
-    let gap = json!([
-        {"level": "A1", "minScore": 0, "maxScore": 2},
-        {"level": "B1", "minScore": 5, "maxScore": 6}
-    ]);
-    let no_zero = json!([{"level": "A1", "minScore": 1, "maxScore": 6}]);
-    let short = json!([{"level": "A1", "minScore": 0, "maxScore": 5}]);
-    let bad_bounds = json!([
-        {"level": "A1", "minScore": -1, "maxScore": 2},
-        {"level": "A2", "minScore": 4, "maxScore": 3},
-        {"level": "", "minScore": 5, "maxScore": 6}
-    ]);
-    assert_level_range_errors(
-        &admin,
-        &[
-            (
-                gap,
-                &[
-                    "levelRanges must cover every reachable score, but no range covers the reachable scores 3 to 4",
-                ],
-            ),
-            (
-                no_zero,
-                &[
-                    "levelRanges must cover every reachable score, but no range covers the reachable score 0",
-                ],
-            ),
-            (
-                short,
-                &[
-                    "levelRanges must cover every reachable score, but no range covers the reachable score 6",
-                ],
-            ),
-            (
-                bad_bounds,
-                &[
-                    "levelRanges[0].minScore must be 0 or more",
-                    "levelRanges[1].maxScore must not be less than minScore",
-                    "levelRanges[2].level must not be empty",
-                ],
-            ),
-        ],
-    )
-    .await;
 }
 
 #[tokio::test]
