@@ -1,9 +1,9 @@
 //! `multipart/form-data` bodies through the server's own form reader,
 //! `langcamp_http::multipart::Form`, driven the way the handlers drive it:
 //! `POST /storage/upload` (exactly one `file` part) and the education-material forms
-//! (text fields, JSON-array fields, `pdfs` file parts), then the material fields through
-//! `parse_json` into `MaterialInput` / `MaterialUpdate` as `read_form` does, and each file
-//! part's first bytes through the type sniffer the file store uses.
+//! (text fields, JSON-array fields, `pdfs` file parts), the text fields through the
+//! handler's own `langcamp_http::material_form` into `MaterialInput` / `MaterialUpdate`,
+//! and each file part's first bytes through the type sniffer the file store uses.
 //!
 //! The body arrives in fuzzed chunk sizes (the parser keeps state across chunks) as a
 //! `LimitedBody`, with the server's body limit and timeouts. What the handlers do with
@@ -20,23 +20,10 @@ use futures_util::StreamExt;
 use langcamp_core::Error;
 use langcamp_core::materials::{MaterialInput, MaterialUpdate};
 use langcamp_core::storage::{SNIFF_LEN, sniff};
+use langcamp_http::material_form::{TEXT_PART_LIMIT, TextFields};
 use langcamp_http::multipart::Form;
-use langcamp_http::request::{body_from_chunks, parse_json};
+use langcamp_http::request::body_from_chunks;
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
-
-/// As in `handlers/materials.rs`.
-const TEXT_PART_LIMIT: usize = 256 * 1024;
-const UPDATE_FIELDS: [&str; 7] = [
-    "title",
-    "description",
-    "locale",
-    "targetLanguage",
-    "level",
-    "videos",
-    "removePdfIds",
-];
-const JSON_FIELDS: [&str; 2] = ["videos", "removePdfIds"];
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -79,39 +66,22 @@ async fn upload(form: &mut Form) -> Result<u64, Error> {
     size.ok_or_else(|| Error::invalid("a file part named \"file\" is required"))
 }
 
-/// The material forms: text fields into a JSON object parsed as `MaterialInput` and
-/// `MaterialUpdate`; `pdfs` parts read as files.
+/// The material forms: text fields through the handler's own [`TextFields`] into
+/// `MaterialInput` and `MaterialUpdate`; `pdfs` parts read as files.
 async fn material(form: &mut Form) -> Result<u64, Error> {
-    let mut fields = serde_json::Map::new();
+    let mut fields = TextFields::update();
     let mut size = 0;
     while let Some(part) = form.next_part().await? {
-        let name = part.name().to_owned();
-        if name == "pdfs" {
+        if part.name() == "pdfs" {
             size += read_file(part).await?;
             continue;
         }
-        if !UPDATE_FIELDS.contains(&name.as_str()) {
-            return Err(Error::invalid(format!("unknown field: {name}")));
-        }
-        if fields.contains_key(&name) {
-            return Err(Error::invalid(format!("{name} is given more than once")));
-        }
-        let text = part.text(TEXT_PART_LIMIT).await?;
-        assert!(text.len() <= TEXT_PART_LIMIT);
-        size += text.len() as u64;
-        let value = if JSON_FIELDS.contains(&name.as_str()) {
-            match serde_json::from_str::<Value>(&text) {
-                Ok(value) if value.is_array() => value,
-                _ => return Err(Error::invalid(format!("{name} must be a JSON array"))),
-            }
-        } else {
-            Value::String(text)
-        };
-        fields.insert(name, value);
+        let len = fields.read(part).await?;
+        assert!(len <= TEXT_PART_LIMIT);
+        size += len as u64;
     }
-    let object = serde_json::to_vec(&fields).unwrap_or_default();
-    let _ = parse_json::<MaterialInput>(&object);
-    let _ = parse_json::<MaterialUpdate>(&object);
+    let _ = fields.parse::<MaterialInput>();
+    let _ = fields.parse::<MaterialUpdate>();
     Ok(size)
 }
 

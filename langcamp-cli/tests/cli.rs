@@ -19,6 +19,13 @@ impl Env {
         }
     }
 
+    /// A database with the schema in place.
+    async fn migrated() -> Env {
+        let env = Env::new().await;
+        env.json(&["migrate", "--json"]);
+        env
+    }
+
     fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_langcamp"))
             .args(args)
@@ -71,8 +78,7 @@ async fn migrate_applies_once_then_reports_nothing_new() {
 
 #[tokio::test]
 async fn operators_create_promote_list_and_delete_users() {
-    let env = Env::new().await;
-    env.json(&["migrate", "--json"]);
+    let env = Env::migrated().await;
     let created = env.json(&[
         "users",
         "create",
@@ -143,8 +149,7 @@ async fn operators_create_promote_list_and_delete_users() {
 
 #[tokio::test]
 async fn the_last_superadmin_cannot_be_demoted_from_the_command_line() {
-    let env = Env::new().await;
-    env.json(&["migrate", "--json"]);
+    let env = Env::migrated().await;
     env.json(&[
         "users",
         "create",
@@ -160,8 +165,7 @@ async fn the_last_superadmin_cannot_be_demoted_from_the_command_line() {
 
 #[tokio::test]
 async fn settings_are_read_and_written_as_json() {
-    let env = Env::new().await;
-    env.json(&["migrate", "--json"]);
+    let env = Env::migrated().await;
     let set = env.json(&[
         "settings",
         "set",

@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use langcamp_testkit::TestDatabase;
+use langcamp_testkit::{TestDatabase, s3};
 use serde_json::Value;
 
 /// Nothing listens on the discard port: connections are refused at once.
@@ -23,6 +23,13 @@ impl Env {
         Env {
             db: TestDatabase::create("lc_ops").await,
         }
+    }
+
+    /// A database with the schema in place.
+    async fn migrated() -> Env {
+        let env = Env::new().await;
+        assert!(env.run(&["migrate"]).status.success());
+        env
     }
 
     fn is_postgres(&self) -> bool {
@@ -72,8 +79,7 @@ fn checks(out: &Output) -> Vec<(String, bool, String)> {
 
 #[tokio::test]
 async fn doctor_passes_every_check_on_a_migrated_database() {
-    let env = Env::new().await;
-    assert!(env.run(&["migrate"]).status.success());
+    let env = Env::migrated().await;
     let out = env.run(&["doctor", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     let names: Vec<String> = checks(&out)
@@ -193,8 +199,7 @@ async fn unreachable_servers_are_named_with_host_port_and_cause() {
 
 #[tokio::test]
 async fn backup_copies_a_live_sqlite_database_that_the_cli_opens_and_refuses_postgres() {
-    let env = Env::new().await;
-    assert!(env.run(&["migrate"]).status.success());
+    let env = Env::migrated().await;
     let created = env.run(&["users", "create", "kept@example.com", "--name", "Kept"]);
     assert!(created.status.success(), "{}", text(&created.stderr));
     let copy = env.db.dir().join("copy.db");
@@ -336,43 +341,17 @@ async fn text_logs_carry_no_colour_codes_when_not_on_a_terminal() {
     );
 }
 
-/// Creates a bucket on the S3 test server (moto takes unsigned requests).
-fn create_bucket(endpoint: &str, bucket: &str) {
-    let authority = endpoint
-        .trim_end_matches('/')
-        .strip_prefix("http://")
-        .expect("TEST_S3_ENDPOINT is an http:// URL");
-    let mut stream = TcpStream::connect(authority).expect("reach the S3 test server");
-    write!(
-        stream,
-        "PUT /{bucket} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-}
-
 #[tokio::test]
 async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
     use langcamp_core::storage::Accept;
     use langcamp_core::{Actor, Clock, Config, Langcamp};
 
-    let Some(endpoint) = std::env::var("TEST_S3_ENDPOINT")
-        .ok()
-        .filter(|e| !e.trim().is_empty())
-    else {
-        eprintln!(
-            "skipped storage_migrate_copies_the_local_files_into_an_object_store_once: \
-             TEST_S3_ENDPOINT is unset; start the S3 test server with \
-             `TEST_S3_ENDPOINT=\"$(scripts/s3-test-server.sh)\"` to run it"
-        );
+    let Some(endpoint) = s3::endpoint() else {
+        s3::skip();
         return;
     };
-    let env = Env::new().await;
-    assert!(env.run(&["migrate"]).status.success());
-    let bucket = format!("lc-{}", uuid::Uuid::new_v4().simple());
-    create_bucket(&endpoint, &bucket);
+    let env = Env::migrated().await;
+    let bucket = s3::create_bucket(&endpoint);
     let s3_vars = [
         ("S3_ENDPOINT", endpoint.clone()),
         ("S3_ACCESS_KEY_ID", "langcamp-test".to_owned()),
@@ -481,8 +460,7 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
 
 #[tokio::test]
 async fn doctor_names_the_s3_settings_when_the_object_store_is_unreachable() {
-    let env = Env::new().await;
-    assert!(env.run(&["migrate"]).status.success());
+    let env = Env::migrated().await;
     let out = env
         .command(&["doctor", "--json"])
         .env("FILE_STORE", "s3://langcamp-files/prod")

@@ -4,14 +4,15 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use hyper::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
-use hyper::{Response, StatusCode};
+use hyper::{Method, Response, StatusCode};
 use langcamp_core::Result;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::handlers;
 use crate::reply::{Body, ErrorEnvelope, Reply, full};
 use crate::request::Ctx;
+use crate::router::{Access, Operation};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -69,32 +70,97 @@ impl Modify for BearerScheme {
 /// The whole OpenAPI document: the base, and every operation of the route table.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
-    handlers::routes().document(&mut doc);
+    let routes = handlers::routes();
+    routes.document(&mut doc);
+    AccessRules(routes.operations()).modify(&mut doc);
     CommonResponses.modify(&mut doc);
     ExactObjects.modify(&mut doc);
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     doc
 }
 
+/// An error answer in the envelope, as the handlers' `body = ErrorEnvelope` rows document it.
+fn failure(description: &str) -> utoipa::openapi::Response {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                .build(),
+        )
+        .build()
+}
+
+/// What an operation's [`Access`] means for a client, documented once here from the same
+/// declaration the router enforces rather than on each handler: above [`Access::Anyone`]
+/// the bearer token is required and a call without a valid one is 401; a role too low is
+/// 403. A handler documents its own 401 or 403 only where it says more (e.g. a user only
+/// a superadmin may delete), and its own `security` where a token is optional.
+struct AccessRules<'r>(&'r [Operation]);
+
+impl Modify for AccessRules<'_> {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for op in self.0 {
+            let Some(operation) = openapi
+                .paths
+                .paths
+                .get_mut(&op.path)
+                .and_then(|item| operation_of(item, &op.method))
+            else {
+                continue;
+            };
+            if op.access != Access::Anyone {
+                operation
+                    .security
+                    .get_or_insert_with(|| vec![SecurityRequirement::new("bearer", NO_SCOPES)]);
+                let responses = &mut operation.responses.responses;
+                responses
+                    .entry("401".into())
+                    .or_insert_with(|| failure("No valid access token").into());
+            }
+            let forbidden = match op.access {
+                Access::Anyone | Access::SignedIn => None,
+                Access::Admin => Some("Not an admin"),
+                Access::Superadmin => Some("Not a superadmin"),
+            };
+            if let Some(description) = forbidden {
+                operation
+                    .responses
+                    .responses
+                    .entry("403".into())
+                    .or_insert_with(|| failure(description).into());
+            }
+        }
+    }
+}
+
+/// The bearer scheme has no scopes.
+const NO_SCOPES: [&str; 0] = [];
+
+fn operation_of<'i>(
+    item: &'i mut utoipa::openapi::PathItem,
+    method: &Method,
+) -> Option<&'i mut utoipa::openapi::path::Operation> {
+    match *method {
+        Method::GET => item.get.as_mut(),
+        Method::POST => item.post.as_mut(),
+        Method::PUT => item.put.as_mut(),
+        Method::PATCH => item.patch.as_mut(),
+        Method::DELETE => item.delete.as_mut(),
+        _ => None,
+    }
+}
+
 /// Answers every operation can give, documented once here rather than on each handler:
 /// 429 (every route has a rate limit), 503 (the database is unreachable), and 413 and 408
-/// where a body is accepted.
+/// where a body is accepted, and 415 where that body is JSON only.
 struct CommonResponses;
 
 impl Modify for CommonResponses {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-        let failure = |description: &str| {
-            ResponseBuilder::new()
-                .description(description)
-                .content(
-                    "application/json",
-                    ContentBuilder::new()
-                        .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
-                        .build(),
-                )
-                .build()
-        };
+        use utoipa::openapi::RefOr;
         for item in openapi.paths.paths.values_mut() {
             for operation in [
                 &mut item.get,
@@ -113,16 +179,26 @@ impl Modify for CommonResponses {
                 responses.entry("503".into()).or_insert_with(|| {
                     failure("The database is unreachable (SERVICE_UNAVAILABLE)").into()
                 });
-                if operation.request_body.is_some() {
-                    responses.entry("413".into()).or_insert_with(|| {
-                        failure("The body is too large (PAYLOAD_TOO_LARGE)").into()
-                    });
-                    responses.entry("408".into()).or_insert_with(|| {
-                        failure(
-                            "The body did not arrive in time (REQUEST_TIMEOUT); the connection is closed",
-                        )
-                        .into()
-                    });
+                let Some(body) = &operation.request_body else {
+                    continue;
+                };
+                responses
+                    .entry("413".into())
+                    .or_insert_with(|| failure("The body is too large (PAYLOAD_TOO_LARGE)").into());
+                responses.entry("408".into()).or_insert_with(|| {
+                    failure(
+                        "The body did not arrive in time (REQUEST_TIMEOUT); the connection is closed",
+                    )
+                    .into()
+                });
+                let json_only = match body {
+                    RefOr::T(body) => body.content.keys().eq(["application/json"]),
+                    RefOr::Ref(_) => false,
+                };
+                if json_only {
+                    responses
+                        .entry("415".into())
+                        .or_insert_with(|| failure("Body is not JSON").into());
                 }
             }
         }
@@ -131,7 +207,7 @@ impl Modify for CommonResponses {
 
 /// The documented operations of the route table (method, path, rate rule, access), for
 /// the test that holds them against the document.
-pub fn operations() -> Vec<crate::router::Operation> {
+pub fn operations() -> Vec<Operation> {
     handlers::routes().operations().to_vec()
 }
 

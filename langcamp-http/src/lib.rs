@@ -8,6 +8,7 @@ pub mod encoded;
 mod handlers;
 pub mod headers;
 pub mod limits;
+pub mod material_form;
 pub mod multipart;
 pub mod observe;
 pub mod reply;

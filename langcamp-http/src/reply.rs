@@ -133,53 +133,32 @@ impl From<Error> for HttpError {
 
 /// The status, code and messages of a core error: the one place this mapping lives.
 pub fn classify(error: &Error) -> (StatusCode, &'static str, Vec<String>) {
-    match error {
-        Error::NotFound(m) => (StatusCode::NOT_FOUND, "NOT_FOUND", vec![m.clone()]),
-        Error::Validation(ms) => (StatusCode::BAD_REQUEST, "VALIDATION_FAILED", ms.clone()),
-        Error::Unauthorized => (
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            vec![error.to_string()],
-        ),
-        Error::TokenInvalid => (
-            StatusCode::UNAUTHORIZED,
-            "TOKEN_INVALID",
-            vec![error.to_string()],
-        ),
-        Error::OtpInvalid => (
-            StatusCode::UNAUTHORIZED,
-            "OTP_INVALID",
-            vec![error.to_string()],
-        ),
-        Error::Forbidden(m) => (StatusCode::FORBIDDEN, "FORBIDDEN", vec![m.clone()]),
-        Error::Conflict(m) => (StatusCode::CONFLICT, "CONFLICT", vec![m.clone()]),
-        Error::PayloadTooLarge(m) => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "PAYLOAD_TOO_LARGE",
-            vec![m.clone()],
-        ),
-        Error::UnsupportedMediaType(m) => (
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UNSUPPORTED_MEDIA_TYPE",
-            vec![m.clone()],
-        ),
-        Error::InsufficientStorage(m) => (
-            StatusCode::INSUFFICIENT_STORAGE,
-            "INSUFFICIENT_STORAGE",
-            vec![m.clone()],
-        ),
-        Error::Unavailable(_) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "SERVICE_UNAVAILABLE",
-            vec!["service temporarily unavailable, try again shortly".into()],
-        ),
-        // Internal and any future variant: never show the cause.
-        _ => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
-            vec!["internal error".into()],
-        ),
-    }
+    let (status, code) = match error {
+        Error::NotFound(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
+        Error::Validation(_) => (StatusCode::BAD_REQUEST, "VALIDATION_FAILED"),
+        Error::Unauthorized => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED"),
+        Error::TokenInvalid => (StatusCode::UNAUTHORIZED, "TOKEN_INVALID"),
+        Error::OtpInvalid => (StatusCode::UNAUTHORIZED, "OTP_INVALID"),
+        Error::Forbidden(_) => (StatusCode::FORBIDDEN, "FORBIDDEN"),
+        Error::Conflict(_) => (StatusCode::CONFLICT, "CONFLICT"),
+        Error::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
+        Error::UnsupportedMediaType(_) => {
+            (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE")
+        }
+        Error::InsufficientStorage(_) => (StatusCode::INSUFFICIENT_STORAGE, "INSUFFICIENT_STORAGE"),
+        Error::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE"),
+        // Internal and any future variant.
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+    };
+    let messages = match error {
+        Error::Validation(messages) => messages.clone(),
+        Error::Unavailable(_) => vec!["service temporarily unavailable, try again shortly".into()],
+        // A failure of the server never shows its cause.
+        _ if status.is_server_error() => vec!["internal error".into()],
+        // A client's mistake is told as core words it.
+        _ => vec![error.to_string()],
+    };
+    (status, code, messages)
 }
 
 /// The failure envelope for a core error, stamped with `clock`; 5xx causes go to the log,

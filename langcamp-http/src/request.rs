@@ -14,6 +14,7 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 use hyper::http::request::Parts;
+use langcamp_core::domain::Id;
 use langcamp_core::{Actor, Error, Langcamp, PageRequest, Result};
 use serde::de::DeserializeOwned;
 
@@ -184,6 +185,20 @@ where
     }
 }
 
+/// The `page` and `limit` query parameters of a listing, as [`Ctx::page`] reads them: here
+/// for the document only.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct PageParams {
+    /// 1-based page, default 1
+    #[param(minimum = 1, maximum = 1000000)]
+    page: Option<u32>,
+    /// 1..=100, default 10
+    #[param(minimum = 1, maximum = 100)]
+    limit: Option<u32>,
+}
+
 pub struct Ctx {
     pub app: Langcamp,
     pub parts: Parts,
@@ -249,6 +264,11 @@ impl Ctx {
             .iter()
             .find(|(k, _)| k == name)
             .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// A path parameter as the id of a `T`; whether it names one is core's to say.
+    pub fn id<T>(&self, name: &str) -> Id<T> {
+        Id::from(self.param(name))
     }
 
     /// A query parameter; the first one wins when repeated.

@@ -261,6 +261,18 @@ impl TestResponse {
         response
     }
 
+    /// The envelope's `errors` of a failure, one message each.
+    pub fn errors(&self) -> Vec<String> {
+        let body = self.json();
+        let errors = body["errors"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}: no errors: {}", self.request, self.text()));
+        errors
+            .iter()
+            .map(|e| e.as_str().expect("an error message").to_owned())
+            .collect()
+    }
+
     /// The envelope's `code` of a failure.
     pub fn code(&self) -> String {
         self.json()["code"].as_str().unwrap_or_default().to_owned()

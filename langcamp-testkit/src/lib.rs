@@ -4,11 +4,13 @@
 //!   names a server, PostgreSQL, dropped afterwards;
 //! - [`client`]: an HTTP client bound to a caller (`admin.get(path).await`,
 //!   `student.post(path, &body).fails(403, "FORBIDDEN").await`);
-//! - [`roles`]: the role matrix, one table of operations × callers.
+//! - [`roles`]: the role matrix, one table of operations × callers;
+//! - [`s3`]: the S3 test server, for the tests of the object store.
 
 pub mod client;
 pub mod database;
 pub mod roles;
+pub mod s3;
 
 pub use client::{Call, Client, TestResponse};
 pub use database::TestDatabase;

@@ -35,7 +35,6 @@ pub fn routes(r: &mut Routes) {
     responses(
         (status = 200, description = "A code is on its way if the address can receive mail", body = Envelope<OtpRequested>),
         (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
         (status = 429, description = "Rate limited (5 per 5 minutes per client)", body = ErrorEnvelope),
     ))]
 pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
@@ -50,7 +49,6 @@ pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
         (status = 200, description = "Signed in", body = Envelope<SignedIn>),
         (status = 400, description = "Not an e-mail address, or the code is not 6 digits", body = ErrorEnvelope),
         (status = 401, description = "Wrong, expired, used or dead code (OTP_INVALID)", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
         (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
     ))]
 pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
@@ -72,7 +70,6 @@ pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
         (status = 200, description = "New tokens; the presented refresh token is used up (within 10 s of its rotation it answers the same successor again)", body = Envelope<TokenPair>),
         (status = 400, description = "refreshToken missing", body = ErrorEnvelope),
         (status = 401, description = "Unknown, expired, revoked or reused (after the 10 s grace) refresh token; a reuse revokes the sign-in", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
         (status = 429, description = "Rate limited (30 per minute per client)", body = ErrorEnvelope),
     ))]
 pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
@@ -82,12 +79,9 @@ pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
 
 /// End the sign-in of the access token; the token and its refresh token stop working.
 #[utoipa::path(post, operation_id = "logout", path = "/auth/logout", tag = "auth", request_body(content = Option<LogoutInput>),
-    security(("bearer" = [])),
     responses(
         (status = 200, description = "Signed out", body = Envelope<Message>),
         (status = 400, description = "Malformed body", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn logout(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -98,10 +92,9 @@ pub async fn logout(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Whether the caller has completed registration.
-#[utoipa::path(get, operation_id = "getRegistrationStatus", path = "/auth/registration-status", tag = "auth", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getRegistrationStatus", path = "/auth/registration-status", tag = "auth",
     responses(
         (status = 200, description = "Registration state", body = Envelope<RegistrationStatus>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
     ))]
 pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -110,13 +103,10 @@ pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
 
 /// Complete the profile after the first sign-in. Requires name, age, gender, country, countryCode, phoneNumber.
 #[utoipa::path(post, operation_id = "completeRegistration", path = "/auth/complete-registration", tag = "auth", request_body = RegistrationInput,
-    security(("bearer" = [])),
     responses(
         (status = 200, description = "Registration complete", body = Envelope<CompletedRegistration>),
         (status = 400, description = "Invalid or missing profile fields", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 409, description = "Registration is already complete", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn complete_registration(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -135,10 +125,9 @@ pub async fn optional(ctx: Ctx) -> Result<Reply> {
 }
 
 /// The caller's own profile.
-#[utoipa::path(get, operation_id = "getMe", path = "/me", tag = "auth", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getMe", path = "/me", tag = "auth",
     responses(
         (status = 200, description = "Own profile", body = Envelope<User>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
     ))]
 pub async fn me(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -146,12 +135,10 @@ pub async fn me(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change any subset of the own profile; `email` and `role` are refused.
-#[utoipa::path(patch, operation_id = "updateMyProfile", path = "/me/profile", tag = "auth", request_body = ProfileInput, security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "updateMyProfile", path = "/me/profile", tag = "auth", request_body = ProfileInput,
     responses(
         (status = 200, description = "Updated profile", body = Envelope<User>),
         (status = 400, description = "Invalid fields, or email/role present", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

@@ -4,13 +4,12 @@ use langcamp_core::contacts::{
     Contact, ContactFilter, ContactInput, ContactSearch, ContactStatus, ContactStatusInput,
     NewContact, ReplyInput, ReplyText,
 };
-use langcamp_core::domain::Id;
 use langcamp_core::users::Deleted;
 use langcamp_core::{Page, Result};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
-use crate::request::Ctx;
+use crate::request::{Ctx, PageParams};
 use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
@@ -28,7 +27,6 @@ pub fn routes(r: &mut Routes) {
     responses(
         (status = 201, description = "The stored contact request", body = Envelope<Contact>),
         (status = 400, description = "Invalid fields (one message per field)", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
         (status = 429, description = "Rate limited (6 per hour per client)", body = ErrorEnvelope),
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
@@ -38,15 +36,11 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// List contact requests, newest first.
-#[utoipa::path(get, operation_id = "listContacts", path = "/contact/admin", tag = "contacts", security(("bearer" = [])),
-    params(ContactFilter,
-        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
+#[utoipa::path(get, operation_id = "listContacts", path = "/contact/admin", tag = "contacts",
+    params(ContactFilter, PageParams),
     responses(
         (status = 200, description = "A page of contact requests", body = Envelope<Page<Contact>>),
         (status = 400, description = "Unknown status, or bad pagination", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
     ))]
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -61,80 +55,66 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 }
 
 /// One contact request.
-#[utoipa::path(get, operation_id = "getContact", path = "/contact/admin/{id}", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getContact", path = "/contact/admin/{id}", tag = "contacts",
     params(("id" = String, Path, description = "Contact request id")),
     responses(
         (status = 200, description = "The contact request", body = Envelope<Contact>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such contact request", body = ErrorEnvelope),
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .get_contact(&actor, &Id::from(ctx.param("id")))
-            .await?,
+        &ctx.app.get_contact(&actor, &ctx.id("id")).await?,
     ))
 }
 
 /// Reply to a contact request: the reply is mailed to the visitor and the request becomes
 /// `REPLIED`. A later reply replaces the stored text, moves `repliedAt` and sends another mail.
-#[utoipa::path(post, operation_id = "replyToContact", path = "/contact/admin/{id}/reply", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(post, operation_id = "replyToContact", path = "/contact/admin/{id}/reply", tag = "contacts",
     params(("id" = String, Path, description = "Contact request id")), request_body = ReplyInput,
     responses(
         (status = 200, description = "The replied contact request", body = Envelope<Contact>),
         (status = 400, description = "Missing or over-long reply", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such contact request", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let reply = ReplyText::try_from(ctx.json::<ReplyInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .reply_to_contact(&actor, &Id::from(ctx.param("id")), &reply)
+            .reply_to_contact(&actor, &ctx.id("id"), &reply)
             .await?,
     ))
 }
 
 /// Set a contact request's status (`PENDING`, `IN_PROGRESS`, `REPLIED`, `CLOSED`), from any state.
-#[utoipa::path(patch, operation_id = "setContactStatus", path = "/contact/admin/{id}/status", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "setContactStatus", path = "/contact/admin/{id}/status", tag = "contacts",
     params(("id" = String, Path, description = "Contact request id")), request_body = ContactStatusInput,
     responses(
         (status = 200, description = "The updated contact request", body = Envelope<Contact>),
         (status = 400, description = "Missing or unknown status", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such contact request", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let status = ContactStatus::try_from(ctx.json::<ContactStatusInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .set_contact_status(&actor, &Id::from(ctx.param("id")), status)
+            .set_contact_status(&actor, &ctx.id("id"), status)
             .await?,
     ))
 }
 
 /// Delete a contact request.
-#[utoipa::path(delete, operation_id = "deleteContact", path = "/contact/admin/{id}", tag = "contacts", security(("bearer" = [])),
+#[utoipa::path(delete, operation_id = "deleteContact", path = "/contact/admin/{id}", tag = "contacts",
     params(("id" = String, Path, description = "Contact request id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such contact request", body = ErrorEnvelope),
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .delete_contact(&actor, &Id::from(ctx.param("id")))
-            .await?,
+        &ctx.app.delete_contact(&actor, &ctx.id("id")).await?,
     ))
 }

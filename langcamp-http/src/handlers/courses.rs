@@ -4,7 +4,6 @@ use langcamp_core::Result;
 use langcamp_core::courses::{
     Course, CourseChange, CourseFilter, CourseInput, CourseQuery, NewCourse,
 };
-use langcamp_core::domain::Id;
 use langcamp_core::users::Deleted;
 
 use crate::limits::RateRule;
@@ -64,25 +63,18 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    Ok(Reply::ok(
-        &ctx.app
-            .get_course(&actor, &Id::from(ctx.param("id")))
-            .await?,
-    ))
+    Ok(Reply::ok(&ctx.app.get_course(&actor, &ctx.id("id")).await?))
 }
 
 /// Create a course.
 ///
 /// `title` is required; `isPublished` defaults to false, `sortOrder` to 0, the rest to null.
-#[utoipa::path(post, path = "/courses", tag = "courses", operation_id = "createCourse", security(("bearer" = [])),
+#[utoipa::path(post, path = "/courses", tag = "courses", operation_id = "createCourse",
     request_body = CourseInput,
     responses(
         (status = 201, description = "Created", body = Envelope<Course>),
         (status = 400, description = "Invalid fields, one message each", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 413, description = "Body too large", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -94,20 +86,16 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 ///
 /// The copy is unpublished and titled `<title> (copy)`, the original title shortened if
 /// needed so the new one stays within 200 characters.
-#[utoipa::path(post, path = "/courses/{id}/duplicate", tag = "courses", operation_id = "duplicateCourse", security(("bearer" = [])),
+#[utoipa::path(post, path = "/courses/{id}/duplicate", tag = "courses", operation_id = "duplicateCourse",
     params(("id" = String, Path, description = "Course id")),
     responses(
         (status = 201, description = "The copy", body = Envelope<Course>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such course", body = ErrorEnvelope),
     ))]
 pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::created(
-        &ctx.app
-            .duplicate_course(&actor, &Id::from(ctx.param("id")))
-            .await?,
+        &ctx.app.duplicate_course(&actor, &ctx.id("id")).await?,
     ))
 }
 
@@ -115,41 +103,32 @@ pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
 ///
 /// Absent fields stay as they are, `null` clears an optional field; `null` for `title`,
 /// `isPublished` or `sortOrder` is 400.
-#[utoipa::path(patch, path = "/courses/{id}", tag = "courses", operation_id = "updateCourse", security(("bearer" = [])),
+#[utoipa::path(patch, path = "/courses/{id}", tag = "courses", operation_id = "updateCourse",
     params(("id" = String, Path, description = "Course id")), request_body = CourseInput,
     responses(
         (status = 200, description = "The updated course", body = Envelope<Course>),
         (status = 400, description = "Invalid fields, one message each", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such course", body = ErrorEnvelope),
         (status = 413, description = "Body too large", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let change = CourseChange::try_from(ctx.json::<CourseInput>().await?)?;
     Ok(Reply::ok(
-        &ctx.app
-            .update_course(&actor, &Id::from(ctx.param("id")), change)
-            .await?,
+        &ctx.app.update_course(&actor, &ctx.id("id"), change).await?,
     ))
 }
 
 /// Delete a course.
-#[utoipa::path(delete, path = "/courses/{id}", tag = "courses", operation_id = "deleteCourse", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/courses/{id}", tag = "courses", operation_id = "deleteCourse",
     params(("id" = String, Path, description = "Course id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such course", body = ErrorEnvelope),
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .delete_course(&actor, &Id::from(ctx.param("id")))
-            .await?,
+        &ctx.app.delete_course(&actor, &ctx.id("id")).await?,
     ))
 }

@@ -10,37 +10,14 @@ use langcamp_core::storage::{Accept, StagedFile};
 use langcamp_core::users::Deleted;
 use langcamp_core::{Actor, Error, Langcamp, Page, Result};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::limits::RateRule;
+use crate::material_form::TextFields;
 use crate::multipart::{Form, is_multipart};
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
-use crate::request::{Ctx, parse_json};
+use crate::request::{Ctx, PageParams};
 use crate::router::{Access, Routes};
-
-/// A text part of a material form holds at most this many bytes.
-const TEXT_PART_LIMIT: usize = 256 * 1024;
-/// Text fields of the create form; the update form adds `removePdfIds`.
-const CREATE_FIELDS: [&str; 6] = [
-    "title",
-    "description",
-    "locale",
-    "targetLanguage",
-    "level",
-    "videos",
-];
-const UPDATE_FIELDS: [&str; 7] = [
-    "title",
-    "description",
-    "locale",
-    "targetLanguage",
-    "level",
-    "videos",
-    "removePdfIds",
-];
-/// Fields whose text is JSON.
-const JSON_FIELDS: [&str; 2] = ["videos", "removePdfIds"];
 
 pub fn routes(r: &mut Routes) {
     r.add::<__path_create>(RateRule::Default, Access::Admin, create);
@@ -108,47 +85,27 @@ async fn read_form<T: DeserializeOwned>(
     app: &Langcamp,
     actor: &Actor,
     form: &mut Form,
-    allowed: &[&str],
+    mut fields: TextFields,
 ) -> Result<(T, Vec<StagedFile>)> {
     let mut pdfs: Vec<StagedFile> = Vec::new();
     let read: Result<T> = async {
-        let mut fields = serde_json::Map::new();
         while let Some(part) = form.next_part().await? {
-            let name = part.name().to_owned();
-            if name == "pdfs" {
-                if pdfs.len() >= MAX_PDFS {
-                    return Err(Error::invalid(format!(
-                        "a material holds at most {MAX_PDFS} PDFs"
-                    )));
-                }
-                let file_name = part.file_name().map(str::to_owned);
-                let staged = app
-                    .stage_file(actor, Accept::Pdf, file_name.as_deref(), part.into_stream())
-                    .await?;
-                pdfs.push(staged);
+            if part.name() != "pdfs" {
+                fields.read(part).await?;
                 continue;
             }
-            if !allowed.contains(&name.as_str()) {
-                return Err(Error::invalid(format!("unknown field: {name}")));
+            if pdfs.len() >= MAX_PDFS {
+                return Err(Error::invalid(format!(
+                    "a material holds at most {MAX_PDFS} PDFs"
+                )));
             }
-            if fields.contains_key(&name) {
-                return Err(Error::invalid(format!("{name} is given more than once")));
-            }
-            let text = part.text(TEXT_PART_LIMIT).await?;
-            let value = if JSON_FIELDS.contains(&name.as_str()) {
-                if text.trim().is_empty() {
-                    continue;
-                }
-                serde_json::from_str::<Value>(&text)
-                    .ok()
-                    .filter(Value::is_array)
-                    .ok_or_else(|| Error::invalid(format!("{name} must be a JSON array")))?
-            } else {
-                Value::String(text)
-            };
-            fields.insert(name, value);
+            let file_name = part.file_name().map(str::to_owned);
+            let staged = app
+                .stage_file(actor, Accept::Pdf, file_name.as_deref(), part.into_stream())
+                .await?;
+            pdfs.push(staged);
         }
-        parse_json(&serde_json::to_vec(&fields)?)
+        fields.parse()
     }
     .await;
     match read {
@@ -185,7 +142,6 @@ fn neither_json_nor_form() -> Error {
 /// Create a material from a multipart form (with `pdfs` file parts) or from JSON
 /// (without files).
 #[utoipa::path(post, operation_id = "createMaterial", path = "/education-materials", tag = "education-materials",
-    security(("bearer" = [])),
     request_body(content(
         (MaterialForm = "multipart/form-data"),
         (MaterialInput = "application/json"),
@@ -193,8 +149,6 @@ fn neither_json_nor_form() -> Error {
     responses(
         (status = 201, description = "Created", body = Envelope<Material>),
         (status = 400, description = "Invalid or unknown fields, a malformed form, an empty file", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 413, description = "A PDF over UPLOAD_MAX_BYTES, or a body over 50 MB", body = ErrorEnvelope),
         (status = 415, description = "Neither multipart/form-data nor JSON, or a `pdfs` part that is not a PDF (nothing is stored)", body = ErrorEnvelope),
         (status = 507, description = "The file store is full: the PDFs would pass FILE_STORE_MAX_BYTES (INSUFFICIENT_STORAGE); nothing is stored", body = ErrorEnvelope),
@@ -210,7 +164,7 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
         return Err(neither_json_nor_form());
     }
     let mut form = Form::from_ctx(&mut ctx)?;
-    let read = read_form::<MaterialInput>(&ctx.app, &actor, &mut form, &CREATE_FIELDS).await;
+    let read = read_form::<MaterialInput>(&ctx.app, &actor, &mut form, TextFields::create()).await;
     form.linger();
     let (input, pdfs) = read?;
     let (new, pdfs) = parsed(&ctx.app, NewMaterial::try_from(input), pdfs).await?;
@@ -221,17 +175,13 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 
 /// List materials, newest first.
 #[utoipa::path(get, operation_id = "listMaterials", path = "/education-materials", tag = "education-materials",
-    security(("bearer" = [])),
     params(
         ("locale" = Option<String>, Query, pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "Only materials of this locale (a language code); empty means no filter"),
-        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10"),
+        PageParams,
     ),
     responses(
         (status = 200, description = "A page of materials", body = Envelope<Page<Material>>),
         (status = 400, description = "Bad locale or pagination", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
     ))]
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -249,10 +199,8 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 
 /// The caller's assigned materials, newest assignment first.
 #[utoipa::path(get, operation_id = "listMyMaterials", path = "/education-materials/my-materials", tag = "education-materials",
-    security(("bearer" = [])),
     responses(
         (status = 200, description = "Assigned materials", body = Envelope<Vec<AssignedMaterial>>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
     ))]
 pub async fn mine(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -261,38 +209,29 @@ pub async fn mine(ctx: Ctx) -> Result<Reply> {
 
 /// A user's assigned materials, newest assignment first.
 #[utoipa::path(get, operation_id = "listUserMaterials", path = "/education-materials/user/{userId}", tag = "education-materials",
-    security(("bearer" = [])),
     params(("userId" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "Assigned materials", body = Envelope<Vec<AssignedMaterial>>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
     ))]
 pub async fn of_user(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .user_materials(&actor, &Id::from(ctx.param("userId")))
-            .await?,
+        &ctx.app.user_materials(&actor, &ctx.id("userId")).await?,
     ))
 }
 
 /// One material: any for admins; for users only one assigned to them.
 #[utoipa::path(get, operation_id = "getMaterial", path = "/education-materials/{id}", tag = "education-materials",
-    security(("bearer" = [])),
     params(("id" = String, Path, description = "Material id")),
     responses(
         (status = 200, description = "The material", body = Envelope<Material>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 404, description = "No such material, or not assigned to the calling user", body = ErrorEnvelope),
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .get_material(&actor, &Id::from(ctx.param("id")))
-            .await?,
+        &ctx.app.get_material(&actor, &ctx.id("id")).await?,
     ))
 }
 
@@ -300,7 +239,6 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 /// replaces the list, `pdfs` parts are appended, `removePdfIds` removes PDFs (their
 /// files too).
 #[utoipa::path(patch, operation_id = "updateMaterial", path = "/education-materials/{id}", tag = "education-materials",
-    security(("bearer" = [])),
     params(("id" = String, Path, description = "Material id")),
     request_body(content(
         (MaterialUpdateForm = "multipart/form-data"),
@@ -309,8 +247,6 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 200, description = "Updated", body = Envelope<Material>),
         (status = 400, description = "Invalid or unknown fields, an id in removePdfIds that is not a PDF of this material", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such material", body = ErrorEnvelope),
         (status = 413, description = "A PDF over UPLOAD_MAX_BYTES, or a body over 50 MB", body = ErrorEnvelope),
         (status = 415, description = "Neither multipart/form-data nor JSON, or a `pdfs` part that is not a PDF (nothing is changed)", body = ErrorEnvelope),
@@ -318,7 +254,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let id: Id<Material> = Id::from(ctx.param("id"));
+    let id: Id<Material> = ctx.id("id");
     if ctx.has_content_type("application/json") {
         let change = MaterialChange::try_from(ctx.json::<MaterialUpdate>().await?)?;
         let material = ctx
@@ -331,7 +267,7 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
         return Err(neither_json_nor_form());
     }
     let mut form = Form::from_ctx(&mut ctx)?;
-    let read = read_form::<MaterialUpdate>(&ctx.app, &actor, &mut form, &UPDATE_FIELDS).await;
+    let read = read_form::<MaterialUpdate>(&ctx.app, &actor, &mut form, TextFields::update()).await;
     form.linger();
     let (input, pdfs) = read?;
     let (change, pdfs) = parsed(&ctx.app, MaterialChange::try_from(input), pdfs).await?;
@@ -342,20 +278,15 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
 
 /// Delete a material with its assignments and its PDFs (records and files).
 #[utoipa::path(delete, operation_id = "deleteMaterial", path = "/education-materials/{id}", tag = "education-materials",
-    security(("bearer" = [])),
     params(("id" = String, Path, description = "Material id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such material", body = ErrorEnvelope),
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .delete_material(&actor, &Id::from(ctx.param("id")))
-            .await?,
+        &ctx.app.delete_material(&actor, &ctx.id("id")).await?,
     ))
 }
 
@@ -364,49 +295,38 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 /// `{FRONTEND_BASE_URL}/materials/{id}`; users who already had it count as
 /// `alreadyAssigned` and get no mail.
 #[utoipa::path(post, operation_id = "assignMaterial", path = "/education-materials/{id}/assign", tag = "education-materials",
-    security(("bearer" = [])),
     params(("id" = String, Path, description = "Material id")),
     request_body = AssignInput,
     responses(
         (status = 200, description = "Assigned", body = Envelope<AssignResult>),
         (status = 400, description = "userIds missing, empty or too long", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such material, or an unknown user id (named)", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn assign(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let assignment = Assignment::try_from(ctx.json::<AssignInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .assign_material(&actor, &Id::from(ctx.param("id")), &assignment)
+            .assign_material(&actor, &ctx.id("id"), &assignment)
             .await?,
     ))
 }
 
 /// Take a material away from a user.
 #[utoipa::path(delete, operation_id = "unassignMaterial", path = "/education-materials/{id}/assign/{userId}", tag = "education-materials",
-    security(("bearer" = [])),
     params(
         ("id" = String, Path, description = "Material id"),
         ("userId" = String, Path, description = "User id"),
     ),
     responses(
         (status = 200, description = "Unassigned", body = Envelope<Unassigned>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such material, or not assigned to that user", body = ErrorEnvelope),
     ))]
 pub async fn unassign(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
         &ctx.app
-            .unassign_material(
-                &actor,
-                &Id::from(ctx.param("id")),
-                &Id::from(ctx.param("userId")),
-            )
+            .unassign_material(&actor, &ctx.id("id"), &ctx.id("userId"))
             .await?,
     ))
 }

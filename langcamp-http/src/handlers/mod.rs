@@ -1,5 +1,8 @@
 //! The route table and the handlers, one module per resource. Each module declares its
 //! routes (`routes`), each from its `#[utoipa::path]` handler, which also documents it.
+//! A handler's description lists its own answers only; what follows from its [`Access`]
+//! (bearer security, 401, 403) and from the server (408, 413, 415, 429, 503) is added to
+//! every operation in [`crate::docs::openapi`].
 
 pub mod auth;
 pub mod contacts;

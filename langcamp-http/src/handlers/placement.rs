@@ -12,7 +12,7 @@ use langcamp_core::{Page, Result};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
-use crate::request::Ctx;
+use crate::request::{Ctx, PageParams};
 use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
@@ -37,9 +37,7 @@ pub fn routes(r: &mut Routes) {
 /// each question's `correctOptionIndex`.
 #[utoipa::path(get, path = "/proficiency-tests", tag = "placement", operation_id = "listProficiencyTests",
     security((), ("bearer" = [])),
-    params(TestFilter,
-        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
+    params(TestFilter, PageParams),
     responses(
         (status = 200, description = "A page of tests. The public answer carries a weak `ETag` of its data, `Cache-Control: no-cache`, and is gzipped for `Accept-Encoding: gzip`; its `timestamp` is when the answer was encoded (at most a few seconds before).", body = Envelope<Page<ProficiencyTest>>),
         (status = 304, description = "`If-None-Match` holds the current `ETag` (public answer only): no body"),
@@ -88,14 +86,11 @@ pub async fn get_test(ctx: Ctx) -> Result<Reply> {
 
 /// Create a placement test. Every problem of the body is reported, one message each.
 #[utoipa::path(post, path = "/proficiency-tests", tag = "placement", operation_id = "createProficiencyTest",
-    security(("bearer" = [])), request_body = TestInput,
+    request_body = TestInput,
     responses(
         (status = 201, description = "Created", body = Envelope<ProficiencyTest>),
         (status = 400, description = "Invalid test: questions, options, points or level ranges", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 413, description = "Body too large", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn create_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -105,12 +100,10 @@ pub async fn create_test(mut ctx: Ctx) -> Result<Reply> {
 
 /// Copy a test: `<title> (copy)`, inactive, with new question and option ids.
 #[utoipa::path(post, path = "/proficiency-tests/{id}/duplicate", tag = "placement",
-    operation_id = "duplicateProficiencyTest", security(("bearer" = [])),
+    operation_id = "duplicateProficiencyTest",
     params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 201, description = "The copy", body = Envelope<ProficiencyTest>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such test", body = ErrorEnvelope),
     ))]
 pub async fn duplicate_test(ctx: Ctx) -> Result<Reply> {
@@ -123,16 +116,13 @@ pub async fn duplicate_test(ctx: Ctx) -> Result<Reply> {
 /// Change a test. Absent fields stay; `questions` and `levelRanges` replace the whole
 /// list, and a question or option that carries its `id` keeps it.
 #[utoipa::path(patch, path = "/proficiency-tests/{id}", tag = "placement", operation_id = "updateProficiencyTest",
-    security(("bearer" = [])), request_body = TestPatch,
+    request_body = TestPatch,
     params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 200, description = "Updated test", body = Envelope<ProficiencyTest>),
         (status = 400, description = "Invalid change", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such test", body = ErrorEnvelope),
         (status = 413, description = "Body too large", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn update_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -144,12 +134,9 @@ pub async fn update_test(mut ctx: Ctx) -> Result<Reply> {
 
 /// Delete a test. Its results remain, with the title and details they were given with.
 #[utoipa::path(delete, path = "/proficiency-tests/{id}", tag = "placement", operation_id = "deleteProficiencyTest",
-    security(("bearer" = [])),
     params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such test", body = ErrorEnvelope),
     ))]
 pub async fn delete_test(ctx: Ctx) -> Result<Reply> {
@@ -162,15 +149,13 @@ pub async fn delete_test(ctx: Ctx) -> Result<Reply> {
 /// Submit answers and get the scored result. Each submission is a new result (retakes
 /// are allowed); unanswered questions score 0.
 #[utoipa::path(post, path = "/proficiency-tests/{id}/submit", tag = "placement", operation_id = "submitProficiencyTest",
-    security(("bearer" = [])), request_body = SubmitInput,
+    request_body = SubmitInput,
     params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 201, description = "The result", body = Envelope<TestResult>),
         (status = 400, description = "answers missing, not an array or empty; an index out of range or negative; a question answered twice", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
         (status = 413, description = "Body too large", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn submit_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -182,11 +167,9 @@ pub async fn submit_test(mut ctx: Ctx) -> Result<Reply> {
 
 /// Whether the caller has taken this test, and their latest result of it.
 #[utoipa::path(get, path = "/proficiency-tests/{id}/status", tag = "placement", operation_id = "getProficiencyTestStatus",
-    security(("bearer" = [])),
     params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 200, description = "Status", body = Envelope<TestStatus>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
     ))]
 pub async fn test_status(ctx: Ctx) -> Result<Reply> {
@@ -198,10 +181,8 @@ pub async fn test_status(ctx: Ctx) -> Result<Reply> {
 
 /// The caller's results, newest first (at most 1000).
 #[utoipa::path(get, path = "/proficiency-tests/results/me", tag = "placement", operation_id = "listMyTestResults",
-    security(("bearer" = [])),
     responses(
         (status = 200, description = "Own results", body = Envelope<Vec<TestResult>>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
     ))]
 pub async fn my_results(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -211,11 +192,10 @@ pub async fn my_results(ctx: Ctx) -> Result<Reply> {
 /// One of the caller's results, with each question's text, points and the chosen option
 /// (the correct option only when the caller is an admin).
 #[utoipa::path(get, path = "/proficiency-tests/results/me/{resultId}", tag = "placement",
-    operation_id = "getMyTestResult", security(("bearer" = [])),
+    operation_id = "getMyTestResult",
     params(("resultId" = String, Path, description = "Result id")),
     responses(
         (status = 200, description = "The result", body = Envelope<DetailedResult>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 404, description = "No such result of the caller", body = ErrorEnvelope),
     ))]
 pub async fn my_result(ctx: Ctx) -> Result<Reply> {
@@ -229,15 +209,10 @@ pub async fn my_result(ctx: Ctx) -> Result<Reply> {
 
 /// All results, newest first.
 #[utoipa::path(get, path = "/proficiency-tests/admin/results", tag = "placement", operation_id = "listTestResults",
-    security(("bearer" = [])),
-    params(ResultFilter,
-        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
+    params(ResultFilter, PageParams),
     responses(
         (status = 200, description = "A page of results", body = Envelope<Page<TestResult>>),
         (status = 400, description = "Bad language code or pagination", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
     ))]
 pub async fn list_results(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -255,12 +230,10 @@ pub async fn list_results(ctx: Ctx) -> Result<Reply> {
 
 /// One result with the correct option of each question.
 #[utoipa::path(get, path = "/proficiency-tests/admin/results/{resultId}", tag = "placement",
-    operation_id = "getTestResult", security(("bearer" = [])),
+    operation_id = "getTestResult",
     params(("resultId" = String, Path, description = "Result id")),
     responses(
         (status = 200, description = "The result", body = Envelope<DetailedResult>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such result", body = ErrorEnvelope),
     ))]
 pub async fn get_result(ctx: Ctx) -> Result<Reply> {
@@ -274,12 +247,10 @@ pub async fn get_result(ctx: Ctx) -> Result<Reply> {
 
 /// Delete a result.
 #[utoipa::path(delete, path = "/proficiency-tests/admin/results/{resultId}", tag = "placement",
-    operation_id = "deleteTestResult", security(("bearer" = [])),
+    operation_id = "deleteTestResult",
     params(("resultId" = String, Path, description = "Result id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such result", body = ErrorEnvelope),
     ))]
 pub async fn delete_result(ctx: Ctx) -> Result<Reply> {
@@ -293,12 +264,10 @@ pub async fn delete_result(ctx: Ctx) -> Result<Reply> {
 
 /// A user's results, newest first (at most 1000).
 #[utoipa::path(get, path = "/proficiency-tests/admin/results/user/{userId}", tag = "placement",
-    operation_id = "listUserTestResults", security(("bearer" = [])),
+    operation_id = "listUserTestResults",
     params(("userId" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "The user's results", body = Envelope<ResultList>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
     ))]
 pub async fn user_results(ctx: Ctx) -> Result<Reply> {

@@ -7,7 +7,7 @@ use langcamp_core::{Page, Result};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
-use crate::request::Ctx;
+use crate::request::{Ctx, PageParams};
 use crate::router::{Access, Routes};
 
 pub fn routes(r: &mut Routes) {
@@ -20,15 +20,11 @@ pub fn routes(r: &mut Routes) {
 }
 
 /// List users, newest first.
-#[utoipa::path(get, operation_id = "listUsers", path = "/users", tag = "users", security(("bearer" = [])),
-    params(UserFilter,
-        ("page" = Option<u32>, Query, minimum = 1, maximum = 1000000, description = "1-based page, default 1"),
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1..=100, default 10")),
+#[utoipa::path(get, operation_id = "listUsers", path = "/users", tag = "users",
+    params(UserFilter, PageParams),
     responses(
         (status = 200, description = "A page of users", body = Envelope<Page<User>>),
         (status = 400, description = "Bad filter or pagination", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
     ))]
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -42,12 +38,10 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 }
 
 /// One user.
-#[utoipa::path(get, operation_id = "getUser", path = "/users/{id}", tag = "users", security(("bearer" = [])),
+#[utoipa::path(get, operation_id = "getUser", path = "/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "The user", body = Envelope<User>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
@@ -57,11 +51,10 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 
 /// Delete a user with their sessions, results and assignments. Admins and superadmins
 /// can only be deleted by a superadmin; the last superadmin cannot be deleted.
-#[utoipa::path(delete, operation_id = "deleteUser", path = "/users/{id}", tag = "users", security(("bearer" = [])),
+#[utoipa::path(delete, operation_id = "deleteUser", path = "/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 403, description = "Not allowed to delete this user", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "The last superadmin", body = ErrorEnvelope),
@@ -74,16 +67,13 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change a user's role (superadmin only).
-#[utoipa::path(patch, operation_id = "setUserRole", path = "/users/{id}/role", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "setUserRole", path = "/users/{id}/role", tag = "users",
     params(("id" = String, Path, description = "User id")), request_body = RoleInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
         (status = 400, description = "Unknown role", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
-        (status = 403, description = "Not a superadmin", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "Would demote the last superadmin", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -94,16 +84,14 @@ pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Change a user's e-mail address.
-#[utoipa::path(patch, operation_id = "setUserEmail", path = "/users/{id}/email", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "setUserEmail", path = "/users/{id}/email", tag = "users",
     params(("id" = String, Path, description = "User id")), request_body = EmailInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
         (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 403, description = "Not an admin, or the user is an admin and the caller no superadmin", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "Address used by another user", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -116,16 +104,14 @@ pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
 }
 
 /// Edit a user's profile (any subset; note `phone`, not `phoneNumber`).
-#[utoipa::path(patch, operation_id = "updateUserProfile", path = "/admin/users/{id}/profile", tag = "users", security(("bearer" = [])),
+#[utoipa::path(patch, operation_id = "updateUserProfile", path = "/admin/users/{id}/profile", tag = "users",
     params(("id" = String, Path, description = "User id")), request_body = AdminProfileInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<UserEnvelope>),
         (status = 400, description = "Invalid fields", body = ErrorEnvelope),
-        (status = 401, description = "No valid access token", body = ErrorEnvelope),
         (status = 403, description = "Not allowed to edit this user", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "Address used by another user", body = ErrorEnvelope),
-        (status = 415, description = "Body is not JSON", body = ErrorEnvelope),
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

@@ -262,11 +262,7 @@ async fn an_address_gets_at_most_five_codes_an_hour() {
         last = app.request_code("flood@example.com").await;
     }
     // A sixth request, from another client address: same answer, no mail, old code alive.
-    let answer = app
-        .post("/auth/otp/request")
-        .header("x-forwarded-for", "192.0.2.77")
-        .json(&json!({ "email": "flood@example.com" }))
-        .await;
+    let answer = app.otp_request("192.0.2.77", "flood@example.com").await;
     assert_eq!(answer["expiresInSeconds"], 600);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(app.mail_to("flood@example.com", 0).await.len(), 5);
@@ -282,15 +278,11 @@ async fn known_and_unknown_addresses_get_identical_answers() {
         v
     };
     let known = app
-        .post("/auth/otp/request")
-        .header("x-forwarded-for", "192.0.2.1")
-        .json(&json!({ "email": "known@example.com" }))
+        .otp_request("192.0.2.1", "known@example.com")
         .expect(200)
         .await;
     let unknown = app
-        .post("/auth/otp/request")
-        .header("x-forwarded-for", "192.0.2.2")
-        .json(&json!({ "email": "unknown@example.com" }))
+        .otp_request("192.0.2.2", "unknown@example.com")
         .expect(200)
         .await;
     assert_eq!(strip(known.json()), strip(unknown.json()));

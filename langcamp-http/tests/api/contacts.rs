@@ -3,7 +3,7 @@
 use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, fresh_client, utc};
+use crate::helpers::{Call, Client, TestApp, fresh_client, utc};
 
 fn start() -> chrono::DateTime<Utc> {
     utc(2026, 11, 22, 10, 0, 0)
@@ -32,6 +32,22 @@ fn id_of(contact: &Value) -> String {
 }
 
 /// Contact-reply mails queued so far (delivered or not).
+/// An admin's reply `text` to contact request `id`.
+fn reply_to(admin: &Client, id: &str, text: &str) -> Call {
+    admin.post(
+        &format!("/contact/admin/{id}/reply"),
+        &json!({ "replyMessage": text }),
+    )
+}
+
+/// An admin's change of contact request `id` to `status`.
+fn set_status(admin: &Client, id: &str, status: &str) -> Call {
+    admin.patch(
+        &format!("/contact/admin/{id}/status"),
+        &json!({ "status": status }),
+    )
+}
+
 async fn queued_replies(app: &TestApp) -> i64 {
     app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'contact_reply'")
         .await
@@ -275,21 +291,9 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
         (&ids[5], "IN_PROGRESS"),
         (&ids[7], "CLOSED"),
     ] {
-        admin
-            .patch(
-                &format!("/contact/admin/{id}/status"),
-                &json!({ "status": status }),
-            )
-            .expect(200)
-            .await;
+        set_status(&admin, id, status).expect(200).await;
     }
-    admin
-        .post(
-            &format!("/contact/admin/{}/reply", ids[3]),
-            &json!({ "replyMessage": "Thanks!" }),
-        )
-        .expect(200)
-        .await;
+    reply_to(&admin, &ids[3], "Thanks!").expect(200).await;
 
     let count = async |query: &str| {
         let data = admin.get(&format!("/contact/admin{query}")).await;
@@ -360,12 +364,7 @@ async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
     let admin = app.sign_in(&admin.email).await;
 
     let reply = "Dear Ana,\nclasses <b>start</b> at 18:30 & end at 20:00. \"See\" you!";
-    let replied = admin
-        .post(
-            &format!("/contact/admin/{id}/reply"),
-            &json!({ "replyMessage": format!("  {reply}  ") }),
-        )
-        .await;
+    let replied = reply_to(&admin, &id, &format!("  {reply}  ")).await;
     assert_eq!(replied["status"], "REPLIED");
     assert_eq!(replied["replyMessage"], reply);
     assert_eq!(replied["repliedAt"], "2026-11-22T10:30:00.000Z");
@@ -410,31 +409,15 @@ async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mai
     let id = id_of(&send_contact(&app, &form("Bo", "Lee", "bo@example.com")).await);
     app.clock.advance(TimeDelta::hours(1));
     let admin = app.sign_in(&admin.email).await;
-    let first = admin
-        .post(
-            &format!("/contact/admin/{id}/reply"),
-            &json!({ "replyMessage": "First answer" }),
-        )
-        .await;
+    let first = reply_to(&admin, &id, "First answer").await;
     assert_eq!(first["repliedAt"], "2026-11-22T11:00:00.000Z");
     app.mail_to("bo@example.com", 1).await;
 
     // Closing it and replying again re-opens it as replied.
-    admin
-        .patch(
-            &format!("/contact/admin/{id}/status"),
-            &json!({ "status": "CLOSED" }),
-        )
-        .expect(200)
-        .await;
+    set_status(&admin, &id, "CLOSED").expect(200).await;
     app.clock.advance(TimeDelta::days(2));
     let admin = app.sign_in(&admin.email).await;
-    let second = admin
-        .post(
-            &format!("/contact/admin/{id}/reply"),
-            &json!({ "replyMessage": "Second answer" }),
-        )
-        .await;
+    let second = reply_to(&admin, &id, "Second answer").await;
     assert_eq!(second["status"], "REPLIED");
     assert_eq!(second["replyMessage"], "Second answer");
     assert_eq!(second["repliedAt"], "2026-11-24T11:00:00.000Z");
@@ -503,12 +486,7 @@ async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
 
     // The longest reply goes through.
     let long = "r".repeat(10_000);
-    let replied = admin
-        .post(
-            &format!("/contact/admin/{id}/reply"),
-            &json!({ "replyMessage": long }),
-        )
-        .await;
+    let replied = reply_to(&admin, &id, &long).await;
     assert_eq!(replied["replyMessage"], long);
     assert_eq!(queued_replies(&app).await, 1);
 }
@@ -862,11 +840,6 @@ async fn a_stored_status_this_build_does_not_know_is_a_500_never_read_as_pending
         .get(&format!("/contact/admin/{other}"))
         .expect(200)
         .await;
-    let repaired = admin
-        .patch(
-            &format!("/contact/admin/{id}/status"),
-            &json!({ "status": "CLOSED" }),
-        )
-        .await;
+    let repaired = set_status(&admin, &id, "CLOSED").await;
     assert_eq!(repaired["status"], "CLOSED");
 }

@@ -146,205 +146,58 @@ async fn things(conn: &mut AnyConnection, table: &str, ids: &[&str]) {
 pub(crate) async fn seed(app: &TestApp) {
     let mut tx = app.core.db().begin().await.expect("begin");
     let c = &mut *tx;
-    user(
-        c,
-        "u1",
-        Some("User One"),
-        "user",
-        true,
-        "2026-11-20T08:00:00.000Z",
-    )
-    .await;
-    user(c, "u2", None, "user", false, "2026-11-01T00:00:00.000Z").await;
-    user(
-        c,
-        "u3",
-        Some("User Three"),
-        "user",
-        true,
-        "2026-10-31T23:59:59.999Z",
-    )
-    .await;
-    // Exactly 30 days before NOW: new.
-    user(c, "u4", None, "user", false, "2026-10-23T12:00:00.000Z").await;
-    // One millisecond earlier: the 30 days before.
-    user(
-        c,
-        "u5",
-        Some("Admin Five"),
-        "admin",
-        true,
-        "2026-10-23T11:59:59.999Z",
-    )
-    .await;
-    // Exactly 60 days before NOW: still the 30 days before; u7 just outside.
-    user(
-        c,
-        "u6",
-        Some("Root Six"),
-        "superadmin",
-        true,
-        "2026-09-23T12:00:00.000Z",
-    )
-    .await;
-    user(c, "u7", None, "user", false, "2026-09-23T11:59:59.999Z").await;
-    user(
-        c,
-        "u8",
-        Some("User Eight"),
-        "user",
-        true,
-        "2026-06-01T00:00:00.000Z",
-    )
-    .await;
-    user(
-        c,
-        "u9",
-        Some("User Nine"),
-        "user",
-        true,
-        "2026-05-31T23:59:59.999Z",
-    )
-    .await;
+    #[rustfmt::skip]
+    let users = [
+        // (id, name, role, registration complete, created)
+        ("u1", Some("User One"),   "user",       true,  "2026-11-20T08:00:00.000Z"),
+        ("u2", None,               "user",       false, "2026-11-01T00:00:00.000Z"),
+        ("u3", Some("User Three"), "user",       true,  "2026-10-31T23:59:59.999Z"),
+        // Exactly 30 days before NOW: new.
+        ("u4", None,               "user",       false, "2026-10-23T12:00:00.000Z"),
+        // One millisecond earlier: the 30 days before.
+        ("u5", Some("Admin Five"), "admin",      true,  "2026-10-23T11:59:59.999Z"),
+        // Exactly 60 days before NOW: still the 30 days before; u7 just outside.
+        ("u6", Some("Root Six"),   "superadmin", true,  "2026-09-23T12:00:00.000Z"),
+        ("u7", None,               "user",       false, "2026-09-23T11:59:59.999Z"),
+        ("u8", Some("User Eight"), "user",       true,  "2026-06-01T00:00:00.000Z"),
+        ("u9", Some("User Nine"),  "user",       true,  "2026-05-31T23:59:59.999Z"),
+    ];
+    for (id, name, role, complete, created) in users {
+        user(c, id, name, role, complete, created).await;
+    }
 
     things(c, "courses", &["k1", "k2", "k3"]).await;
     things(c, "proficiency_tests", &["t1", "t2"]).await;
     things(c, "education_materials", &["m1", "m2", "m3"]).await;
 
     let (de, fr) = ("German Placement", "French Placement");
-    result(
-        c,
-        "r1",
-        "u1",
-        de,
-        Some("de"),
-        "B1",
-        12,
-        "2026-11-22T11:00:00.000Z",
-    )
-    .await;
-    result(
-        c,
-        "r2",
-        "u3",
-        de,
-        Some("de"),
-        "A2",
-        7,
-        "2026-11-01T00:00:00.000Z",
-    )
-    .await;
-    result(
-        c,
-        "r3",
-        "u1",
-        fr,
-        Some("fr"),
-        "B1",
-        15,
-        "2026-10-31T23:59:59.999Z",
-    )
-    .await;
-    result(
-        c,
-        "r4",
-        "u8",
-        "Portuguese",
-        Some("pt-BR"),
-        "C1",
-        20,
-        "2026-10-01T00:00:00.000Z",
-    )
-    .await;
-    result(
-        c,
-        "r5",
-        "u2",
-        "Mystery",
-        Some("xq"),
-        "A1",
-        2,
-        "2026-07-15T10:00:00.000Z",
-    )
-    .await;
-    result(
-        c,
-        "r6",
-        "u9",
-        "Old",
-        None,
-        "B1",
-        14,
-        "2026-03-03T09:00:00.000Z",
-    )
-    .await;
+    #[rustfmt::skip]
+    let results = [
+        // (id, user, test title, target language, level, score, completed)
+        ("r1", "u1", de,           Some("de"),    "B1", 12, "2026-11-22T11:00:00.000Z"),
+        ("r2", "u3", de,           Some("de"),    "A2", 7,  "2026-11-01T00:00:00.000Z"),
+        ("r3", "u1", fr,           Some("fr"),    "B1", 15, "2026-10-31T23:59:59.999Z"),
+        ("r4", "u8", "Portuguese", Some("pt-BR"), "C1", 20, "2026-10-01T00:00:00.000Z"),
+        ("r5", "u2", "Mystery",    Some("xq"),    "A1", 2,  "2026-07-15T10:00:00.000Z"),
+        ("r6", "u9", "Old",        None,          "B1", 14, "2026-03-03T09:00:00.000Z"),
+    ];
+    for (id, user_id, title, language, level, score, completed) in results {
+        result(c, id, user_id, title, language, level, score, completed).await;
+    }
 
-    contact(
-        c,
-        "c1",
-        "Ana",
-        "Silva",
-        "PENDING",
-        Some("landing"),
-        "2026-11-21T09:00:00.000Z",
-        None,
-    )
-    .await;
-    contact(
-        c,
-        "c2",
-        "Ben",
-        "Okafor",
-        "REPLIED",
-        None,
-        "2026-11-10T08:30:00.000Z",
-        Some("2026-11-11T10:00:00.000Z"),
-    )
-    .await;
-    contact(
-        c,
-        "c3",
-        "Chloe",
-        "Martin",
-        "IN_PROGRESS",
-        Some("courses"),
-        "2026-10-30T15:00:00.000Z",
-        None,
-    )
-    .await;
-    contact(
-        c,
-        "c4",
-        "Dev",
-        "Patel",
-        "CLOSED",
-        None,
-        "2026-08-05T12:00:00.000Z",
-        None,
-    )
-    .await;
-    contact(
-        c,
-        "c5",
-        "Eva",
-        "Novak",
-        "PENDING",
-        None,
-        "2026-06-30T23:59:59.999Z",
-        None,
-    )
-    .await;
-    contact(
-        c,
-        "c6",
-        "Finn",
-        "Berg",
-        "REPLIED",
-        None,
-        "2025-12-24T10:00:00.000Z",
-        Some("2025-12-25T10:00:00.000Z"),
-    )
-    .await;
+    #[rustfmt::skip]
+    let contacts = [
+        // (id, first name, last name, status, source, created, replied)
+        ("c1", "Ana",   "Silva",  "PENDING",     Some("landing"), "2026-11-21T09:00:00.000Z", None),
+        ("c2", "Ben",   "Okafor", "REPLIED",     None,            "2026-11-10T08:30:00.000Z", Some("2026-11-11T10:00:00.000Z")),
+        ("c3", "Chloe", "Martin", "IN_PROGRESS", Some("courses"), "2026-10-30T15:00:00.000Z", None),
+        ("c4", "Dev",   "Patel",  "CLOSED",      None,            "2026-08-05T12:00:00.000Z", None),
+        ("c5", "Eva",   "Novak",  "PENDING",     None,            "2026-06-30T23:59:59.999Z", None),
+        ("c6", "Finn",  "Berg",   "REPLIED",     None,            "2025-12-24T10:00:00.000Z", Some("2025-12-25T10:00:00.000Z")),
+    ];
+    for (id, first, last, status, source, created, replied) in contacts {
+        contact(c, id, first, last, status, source, created, replied).await;
+    }
 
     assignment(c, "m1", "u1", "2026-11-15T10:00:00.000Z").await;
     assignment(c, "m1", "u3", "2026-10-25T10:00:00.000Z").await;
@@ -363,6 +216,25 @@ fn month(key: &str, label: &str, counts: [i64; 4]) -> Value {
         "contacts": counts[2],
         "materialAssignments": counts[3],
     })
+}
+
+/// The default six `trends` months at the tests' clock (June to November 2026), each with
+/// its counts as [`month`] takes them.
+fn june_to_november(counts: [[i64; 4]; 6]) -> Value {
+    let months = [
+        ("2026-06", "Jun 2026"),
+        ("2026-07", "Jul 2026"),
+        ("2026-08", "Aug 2026"),
+        ("2026-09", "Sep 2026"),
+        ("2026-10", "Oct 2026"),
+        ("2026-11", "Nov 2026"),
+    ];
+    let trends = months.iter().zip(counts);
+    Value::Array(
+        trends
+            .map(|((key, label), counts)| month(key, label, counts))
+            .collect(),
+    )
 }
 
 fn share(key: &str, label: &str, count: i64, percentage: f64) -> Value {
@@ -416,13 +288,13 @@ async fn the_dashboard_reports_every_figure_of_a_known_data_set() {
     );
     assert_eq!(
         data["trends"],
-        json!([
-            month("2026-06", "Jun 2026", [1, 0, 1, 1]),
-            month("2026-07", "Jul 2026", [0, 1, 0, 0]),
-            month("2026-08", "Aug 2026", [0, 0, 1, 0]),
-            month("2026-09", "Sep 2026", [2, 0, 0, 0]),
-            month("2026-10", "Oct 2026", [3, 2, 1, 2]),
-            month("2026-11", "Nov 2026", [3, 2, 2, 1]),
+        june_to_november([
+            [1, 0, 1, 1],
+            [0, 1, 0, 0],
+            [0, 0, 1, 0],
+            [2, 0, 0, 0],
+            [3, 2, 1, 2],
+            [3, 2, 2, 1],
         ])
     );
     assert_eq!(
@@ -643,17 +515,7 @@ async fn an_empty_database_reports_zeros_without_dividing_by_zero() {
             },
         })
     );
-    assert_eq!(
-        data["trends"],
-        json!([
-            month("2026-06", "Jun 2026", [0, 0, 0, 0]),
-            month("2026-07", "Jul 2026", [0, 0, 0, 0]),
-            month("2026-08", "Aug 2026", [0, 0, 0, 0]),
-            month("2026-09", "Sep 2026", [0, 0, 0, 0]),
-            month("2026-10", "Oct 2026", [0, 0, 0, 0]),
-            month("2026-11", "Nov 2026", [0, 0, 0, 0]),
-        ])
-    );
+    assert_eq!(data["trends"], june_to_november([[0; 4]; 6]));
     assert_eq!(
         data["distributions"],
         json!({

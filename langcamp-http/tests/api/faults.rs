@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::helpers::{TestApp, extract_code, fresh_client};
+use crate::helpers::{TestApp, TestAppBuilder, extract_code, fresh_client};
 use crate::smtp::ReceivedMail;
 
 fn start() -> DateTime<Utc> {
@@ -224,6 +224,13 @@ struct OutboxRow {
     sealed: bool,
 }
 
+/// An app on the manual clock at [`start`] that sends its mail to `smtp`.
+fn mailing_through(smtp: &FakeSmtp) -> TestAppBuilder {
+    TestApp::builder()
+        .manual_clock(start())
+        .var("MAIL_PORT", &smtp.port.to_string())
+}
+
 async fn outbox_row(app: &TestApp, recipient: &str) -> Option<OutboxRow> {
     let row = sqlx::query(
         "SELECT status, attempts, next_attempt_at, last_error, sealed FROM mail_outbox
@@ -264,11 +271,7 @@ async fn wait_for_row(
 }
 
 async fn request_code(app: &TestApp, email: &str) {
-    let data = app
-        .post("/auth/otp/request")
-        .header("x-forwarded-for", &fresh_client())
-        .json(&json!({ "email": email }))
-        .await;
+    let data = app.otp_request(&fresh_client(), email).await;
     assert_eq!(data["expiresInSeconds"], 600);
 }
 
@@ -283,9 +286,7 @@ fn code_of(mails: &[ReceivedMail], to: &str) -> String {
 #[tokio::test]
 async fn an_smtp_server_that_never_answers_delays_mail_but_not_requests() {
     let smtp = FakeSmtp::start(Behaviour::Silent).await;
-    let app = TestApp::builder()
-        .manual_clock(start())
-        .var("MAIL_PORT", &smtp.port.to_string())
+    let app = mailing_through(&smtp)
         .var("MAIL_TIMEOUT", "3s")
         .spawn()
         .await;
@@ -341,11 +342,7 @@ async fn an_smtp_server_that_never_answers_delays_mail_but_not_requests() {
 #[tokio::test]
 async fn a_refusing_smtp_server_gets_retries_with_backoff_and_the_mail_is_not_lost() {
     let smtp = FakeSmtp::start(Behaviour::RefuseSender).await;
-    let app = TestApp::builder()
-        .manual_clock(start())
-        .var("MAIL_PORT", &smtp.port.to_string())
-        .spawn()
-        .await;
+    let app = mailing_through(&smtp).spawn().await;
     let t0 = app.clock.now_ms();
     let email = "refused@example.com";
 
@@ -383,11 +380,7 @@ async fn a_refusing_smtp_server_gets_retries_with_backoff_and_the_mail_is_not_lo
 #[tokio::test]
 async fn refused_mail_is_retried_until_its_code_expires_or_a_day_passes_never_forever() {
     let smtp = FakeSmtp::start(Behaviour::RefuseRecipient).await;
-    let app = TestApp::builder()
-        .manual_clock(start())
-        .var("MAIL_PORT", &smtp.port.to_string())
-        .spawn()
-        .await;
+    let app = mailing_through(&smtp).spawn().await;
     let t0 = app.clock.now_ms();
 
     // A code mail (expires with its code) and an admin's reply (no expiry).

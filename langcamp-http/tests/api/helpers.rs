@@ -253,6 +253,14 @@ impl TestApp {
         self.call(Method::DELETE, path)
     }
 
+    /// `POST /auth/otp/request` for `email` from the client address `client` (as
+    /// `X-Forwarded-For`: each address has its own rate-limit budget).
+    pub fn otp_request(&self, client: &str, email: &str) -> Call {
+        self.post("/auth/otp/request")
+            .header("x-forwarded-for", client)
+            .json(&serde_json::json!({ "email": email }))
+    }
+
     /// Waits for the newest mail to `to` whose text matches, up to 10 s.
     pub async fn mail_to(&self, to: &str, count: usize) -> Vec<ReceivedMail> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -274,9 +282,7 @@ impl TestApp {
     /// Each call comes from its own client address, so helpers never hit rate limits.
     pub async fn request_code(&self, email: &str) -> String {
         let before = self.mail_to(email, 0).await.len();
-        self.post("/auth/otp/request")
-            .header("x-forwarded-for", &fresh_client())
-            .json(&serde_json::json!({ "email": email }))
+        self.otp_request(&fresh_client(), email)
             .send()
             .await
             .expect(200);

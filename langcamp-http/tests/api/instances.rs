@@ -81,9 +81,7 @@ async fn two_instances_without_a_shared_disk_serve_sign_in_and_deliver_as_one() 
         .await
         .expect(201)
         .data();
-    a.post("/auth/otp/request")
-        .header("x-forwarded-for", &fresh_client())
-        .json(&json!({ "email": email }))
+    a.otp_request(&fresh_client(), email)
         .send()
         .await
         .expect(200);

@@ -162,11 +162,7 @@ async fn metrics_report_the_outbox_backlog_and_rate_limits() {
         .await;
     let client = fresh_client();
     for _ in 0..6 {
-        app.post("/auth/otp/request")
-            .header("x-forwarded-for", &client)
-            .json(&json!({ "email": "queued@example.com" }))
-            .send()
-            .await;
+        app.otp_request(&client, "queued@example.com").send().await;
     }
     let text = app.get("/metrics").bearer(TOKEN).expect(200).await.text();
     let queued = text

@@ -60,9 +60,7 @@ async fn envelope_timestamps_come_from_the_app_clock() {
     for step in 0..2 {
         let now = langcamp_core::Timestamp(app.clock.now()).to_string();
         let ok = app
-            .post("/auth/otp/request")
-            .header("x-forwarded-for", &fresh_client())
-            .json(&json!({ "email": "ana@example.com" }))
+            .otp_request(&fresh_client(), "ana@example.com")
             .expect(200)
             .await
             .json();
@@ -150,9 +148,7 @@ async fn a_json_body_that_is_not_an_object_is_refused_and_mails_nothing() {
         );
     }
     // A real request afterwards is the first mail the server sends.
-    app.post("/auth/otp/request")
-        .header("x-forwarded-for", &fresh_client())
-        .json(&json!({ "email": "b@example.com" }))
+    app.otp_request(&fresh_client(), "b@example.com")
         .expect(200)
         .await;
     let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await;
@@ -302,9 +298,7 @@ async fn bodies_over_the_limit_get_413_without_being_buffered() {
 async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
     let app = TestApp::spawn().await;
     for i in 0..5 {
-        app.post("/auth/otp/request")
-            .header("x-forwarded-for", "203.0.113.10")
-            .json(&json!({ "email": format!("r{i}@example.com") }))
+        app.otp_request("203.0.113.10", &format!("r{i}@example.com"))
             .expect(200)
             .await;
     }
@@ -323,15 +317,11 @@ async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
         .expect("Retry-After");
     assert!((1..=300).contains(&retry_after), "{retry_after}");
     // Another forwarded client has its own budget.
-    app.post("/auth/otp/request")
-        .header("x-forwarded-for", "203.0.113.11")
-        .json(&json!({ "email": "other@example.com" }))
+    app.otp_request("203.0.113.11", "other@example.com")
         .expect(200)
         .await;
     // Garbage in the header falls back to the peer address, which still has budget...
-    app.post("/auth/otp/request")
-        .header("x-forwarded-for", "not-an-address")
-        .json(&json!({ "email": "peer@example.com" }))
+    app.otp_request("not-an-address", "peer@example.com")
         .expect(200)
         .await;
 }
@@ -340,16 +330,12 @@ async fn rate_limits_refuse_after_exactly_the_budget_per_client() {
 async fn garbage_forwarded_for_values_never_disable_limiting() {
     let app = TestApp::spawn().await;
     for i in 0..5 {
-        app.post("/auth/otp/request")
-            .header("x-forwarded-for", &format!("garbage-{i}"))
-            .json(&json!({ "email": format!("g{i}@example.com") }))
+        app.otp_request(&format!("garbage-{i}"), &format!("g{i}@example.com"))
             .expect(200)
             .await;
     }
     // All five were counted against the peer address.
-    app.post("/auth/otp/request")
-        .header("x-forwarded-for", "more garbage")
-        .json(&json!({ "email": "g9@example.com" }))
+    app.otp_request("more garbage", "g9@example.com")
         .expect(429)
         .await;
 }

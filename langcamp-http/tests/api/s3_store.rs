@@ -8,8 +8,8 @@
 //! The test server takes any credentials and is only spoken to unsigned here, to create a
 //! bucket and to list what is in it (what the server itself stores is not under test).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use langcamp_testkit::s3;
+pub use langcamp_testkit::s3::endpoint;
 
 use crate::helpers::TestApp;
 use crate::storage::{path_of, pdf_of_size, stored_files, upload};
@@ -21,18 +21,19 @@ pub struct TestBucket {
     pub name: String,
 }
 
-/// `TEST_S3_ENDPOINT`, or `None` with the reason printed for a test that needs it.
-pub fn endpoint() -> Option<String> {
-    std::env::var("TEST_S3_ENDPOINT")
-        .ok()
-        .filter(|e| !e.trim().is_empty())
-}
-
-fn skip(test: &str) {
-    eprintln!(
-        "skipped {test}: TEST_S3_ENDPOINT is unset; start the S3 test server with \
-         `TEST_S3_ENDPOINT=\"$(scripts/s3-test-server.sh)\"` to run it"
-    );
+/// An app whose files go to its own bucket of the S3 test server, taking uploads of up to
+/// `upload_max_bytes`; `None` (the test skipped, saying so) without that server.
+async fn on_s3(upload_max_bytes: usize) -> Option<(TestApp, TestBucket)> {
+    if endpoint().is_none() {
+        s3::skip();
+        return None;
+    }
+    let app = TestApp::builder()
+        .var("UPLOAD_MAX_BYTES", &upload_max_bytes.to_string())
+        .spawn()
+        .await;
+    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    Some((app, bucket))
 }
 
 impl TestBucket {
@@ -42,13 +43,10 @@ impl TestBucket {
     /// A new bucket on the S3 test server, if `TEST_S3_ENDPOINT` names one.
     pub async fn create() -> Option<TestBucket> {
         let endpoint = endpoint()?;
-        let bucket = TestBucket {
-            name: format!("lc-{}", uuid::Uuid::new_v4().simple()),
+        Some(TestBucket {
+            name: s3::create_bucket(&endpoint),
             endpoint: endpoint.trim_end_matches('/').to_owned(),
-        };
-        let (status, body) = bucket.request("PUT", &format!("/{}", bucket.name));
-        assert_eq!(status, 200, "create bucket {}: {body}", bucket.name);
-        Some(bucket)
+        })
     }
 
     /// The configuration that stores an app's files in this bucket.
@@ -67,38 +65,20 @@ impl TestBucket {
 
     /// Every key in the bucket.
     pub fn keys(&self) -> Vec<String> {
-        let (status, body) = self.request("GET", &format!("/{}?list-type=2", self.name));
+        let (status, body) = s3::request(
+            &self.endpoint,
+            "GET",
+            &format!("/{}?list-type=2", self.name),
+        );
         assert_eq!(status, 200, "list {}: {body}", self.name);
         between(&body, "<Key>", "</Key>")
     }
 
     /// Multipart uploads begun and neither completed nor aborted.
     pub fn pending_uploads(&self) -> Vec<String> {
-        let (status, body) = self.request("GET", &format!("/{}?uploads", self.name));
+        let (status, body) = s3::request(&self.endpoint, "GET", &format!("/{}?uploads", self.name));
         assert_eq!(status, 200, "list uploads of {}: {body}", self.name);
         between(&body, "<UploadId>", "</UploadId>")
-    }
-
-    /// One plain HTTP/1.1 request (blocking: it is short, and callers are synchronous).
-    fn request(&self, method: &str, path: &str) -> (u16, String) {
-        let authority = self
-            .endpoint
-            .strip_prefix("http://")
-            .expect("TEST_S3_ENDPOINT is an http:// URL");
-        let mut stream = TcpStream::connect(authority).expect("reach the S3 test server");
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        )
-        .expect("send");
-        let mut response = String::new();
-        stream.read_to_string(&mut response).expect("read");
-        let status = response
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        (status, response)
     }
 }
 
@@ -112,14 +92,9 @@ fn between(body: &str, open: &str, close: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges() {
-    if endpoint().is_none() {
-        return skip("a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges");
-    }
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", &(32 << 20).to_string())
-        .spawn()
-        .await;
-    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    let Some((app, bucket)) = on_s3(32 << 20).await else {
+        return;
+    };
     // Two full 5 MiB parts and a short last one.
     let size = (11 << 20) + 12345;
     let mut bytes = pdf_of_size(size);
@@ -160,14 +135,9 @@ async fn a_file_of_several_parts_streams_up_and_comes_back_whole_and_in_ranges()
 
 #[tokio::test]
 async fn a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_upload() {
-    if endpoint().is_none() {
-        return skip("a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_upload");
-    }
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", &(8 << 20).to_string())
-        .spawn()
-        .await;
-    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    let Some((app, bucket)) = on_s3(8 << 20).await else {
+        return;
+    };
     // Past the limit after the first part went up: the multipart upload is aborted.
     upload(&app, "big.pdf", "application/pdf", &pdf_of_size(12 << 20))
         .await
@@ -221,14 +191,9 @@ async fn an_unreachable_object_store_answers_503_with_retry_after_and_fails_read
 async fn an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store() {
     use tokio::io::AsyncWriteExt;
 
-    if endpoint().is_none() {
-        return skip("an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store");
-    }
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", &(32 << 20).to_string())
-        .spawn()
-        .await;
-    let bucket = app.s3.clone().expect("the harness gave the test a bucket");
+    let Some((app, bucket)) = on_s3(32 << 20).await else {
+        return;
+    };
     let (content_type, body) = crate::storage::Multipart::new()
         .file("file", "big.pdf", "application/pdf", &pdf_of_size(12 << 20))
         .finish();

@@ -108,9 +108,7 @@ async fn a_token_replayed_after_the_grace_is_caught_even_after_a_grace_reuse() {
 // ---- The client address behind proxies --------------------------------------------------
 
 async fn otp_request(app: &TestApp, forwarded_for: &str, n: usize) -> TestResponse {
-    app.post("/auth/otp/request")
-        .header("x-forwarded-for", forwarded_for)
-        .json(&json!({ "email": format!("addr{n}@example.com") }))
+    app.otp_request(forwarded_for, &format!("addr{n}@example.com"))
         .send()
         .await
 }

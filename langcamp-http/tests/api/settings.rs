@@ -7,6 +7,9 @@ use serde_json::{Value, json};
 
 use crate::helpers::{Case, Client, Session, TestApp, assert_role_matrix, utc};
 
+/// The well-known key the frontend reads its landing page's video address from.
+const VIDEO: &str = "landing_video_url";
+
 async fn put(admin: &Session, key: &str, value: Value) -> Value {
     admin
         .put("/settings", &json!({ "key": key, "value": value }))
@@ -92,16 +95,16 @@ async fn settings_round_trip_any_json_value_but_null() {
 async fn the_landing_video_url_is_readable_by_anyone_once_set() {
     let (app, admin) = TestApp::with_admin().await;
     let student = app.student("student@example.com").await;
-    assert_eq!(public_value(&app, "landing_video_url").await, None);
+    assert_eq!(public_value(&app, VIDEO).await, None);
 
     put(
         &admin,
-        "landing_video_url",
+        VIDEO,
         json!("https://video.example.com/landing.mp4"),
     )
     .await;
     assert_eq!(
-        public_value(&app, "landing_video_url").await,
+        public_value(&app, VIDEO).await,
         Some(json!("https://video.example.com/landing.mp4"))
     );
     let as_student = student.get("/settings/landing_video_url").await;
@@ -217,44 +220,30 @@ async fn a_deleted_setting_is_gone_on_the_next_read() {
 async fn a_setting_change_is_visible_on_the_next_read() {
     let (app, admin) = TestApp::with_admin().await;
     // Read first, so "not set" is what the cache holds.
-    assert_eq!(public_value(&app, "landing_video_url").await, None);
-    put(
-        &admin,
-        "landing_video_url",
-        json!("https://v.example.com/1"),
-    )
-    .await;
+    assert_eq!(public_value(&app, VIDEO).await, None);
+    put(&admin, VIDEO, json!("https://v.example.com/1")).await;
     assert_eq!(
-        public_value(&app, "landing_video_url").await,
+        public_value(&app, VIDEO).await,
         Some(json!("https://v.example.com/1")),
         "create"
     );
-    put(
-        &admin,
-        "landing_video_url",
-        json!("https://v.example.com/2"),
-    )
-    .await;
+    put(&admin, VIDEO, json!("https://v.example.com/2")).await;
     assert_eq!(
-        public_value(&app, "landing_video_url").await,
+        public_value(&app, VIDEO).await,
         Some(json!("https://v.example.com/2")),
         "replace"
     );
     // A write to another key leaves this one correct.
     put(&admin, "other", json!(1)).await;
     assert_eq!(
-        public_value(&app, "landing_video_url").await,
+        public_value(&app, VIDEO).await,
         Some(json!("https://v.example.com/2"))
     );
     admin
         .delete("/settings/landing_video_url")
         .expect(200)
         .await;
-    assert_eq!(
-        public_value(&app, "landing_video_url").await,
-        None,
-        "delete"
-    );
+    assert_eq!(public_value(&app, VIDEO).await, None, "delete");
 }
 
 #[tokio::test]
@@ -262,14 +251,9 @@ async fn settings_written_by_another_server_show_within_five_seconds() {
     let start = utc(2026, 3, 1, 9, 0, 0);
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let admin = app.admin().await;
-    put(
-        &admin,
-        "landing_video_url",
-        json!("https://v.example.com/old"),
-    )
-    .await;
+    put(&admin, VIDEO, json!("https://v.example.com/old")).await;
     assert_eq!(
-        public_value(&app, "landing_video_url").await,
+        public_value(&app, VIDEO).await,
         Some(json!("https://v.example.com/old"))
     );
     // The `langcamp settings set` command, or a second server, on the same database.
@@ -279,7 +263,7 @@ async fn settings_written_by_another_server_show_within_five_seconds() {
     other
         .put_setting(
             &Actor::Operator,
-            SettingInput::new("landing_video_url", json!("https://v.example.com/new")),
+            SettingInput::new(VIDEO, json!("https://v.example.com/new")),
         )
         .await
         .expect("write on the other server");
@@ -288,9 +272,7 @@ async fn settings_written_by_another_server_show_within_five_seconds() {
         // PostgreSQL: the other instance's NOTIFY reaches this one in milliseconds
         // (`langcamp-core/src/changes.rs`), long before the time to live.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-        while public_value(&app, "landing_video_url").await
-            != Some(json!("https://v.example.com/new"))
-        {
+        while public_value(&app, VIDEO).await != Some(json!("https://v.example.com/new")) {
             assert!(std::time::Instant::now() < deadline, "heard within 1 s");
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
@@ -298,13 +280,13 @@ async fn settings_written_by_another_server_show_within_five_seconds() {
     }
     app.clock.advance(TimeDelta::milliseconds(4_999));
     assert_eq!(
-        public_value(&app, "landing_video_url").await,
+        public_value(&app, VIDEO).await,
         Some(json!("https://v.example.com/old")),
         "still cached"
     );
     app.clock.advance(TimeDelta::milliseconds(1));
     assert_eq!(
-        public_value(&app, "landing_video_url").await,
+        public_value(&app, VIDEO).await,
         Some(json!("https://v.example.com/new")),
         "reloaded after five seconds"
     );

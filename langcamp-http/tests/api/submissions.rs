@@ -22,6 +22,19 @@ fn one_question() -> Value {
     })
 }
 
+/// Where each test here starts: the app, its admin, a student and the id of the admin's
+/// [`one_question`] test.
+async fn quiz() -> (TestApp, Session, Session, String) {
+    let (app, admin) = TestApp::with_admin().await;
+    let student = app.student("quick@example.com").await;
+    let test = admin
+        .post("/proficiency-tests", &one_question())
+        .created()
+        .await;
+    let id = test["id"].as_str().expect("id").to_owned();
+    (app, admin, student, id)
+}
+
 async fn submit_first_option(who: &Session, test_id: &str) -> crate::helpers::TestResponse {
     who.post(
         &format!("/proficiency-tests/{test_id}/submit"),
@@ -49,13 +62,7 @@ async fn result_count(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn a_test_edited_through_the_service_scores_the_next_submission_by_its_new_key() {
-    let (app, admin) = TestApp::with_admin().await;
-    let student = app.student("quick@example.com").await;
-    let test = admin
-        .post("/proficiency-tests", &one_question())
-        .created()
-        .await;
-    let id = test["id"].as_str().expect("id").to_owned();
+    let (_app, admin, student, id) = quiz().await;
     let first = submit_first_option(&student, &id).await.expect(201).data();
     assert_eq!(first["totalScore"], 1);
 
@@ -72,13 +79,7 @@ async fn a_test_edited_through_the_service_scores_the_next_submission_by_its_new
 
 #[tokio::test]
 async fn a_test_changed_by_another_process_is_still_scored_by_its_current_key() {
-    let (app, admin) = TestApp::with_admin().await;
-    let student = app.student("quick2@example.com").await;
-    let test = admin
-        .post("/proficiency-tests", &one_question())
-        .created()
-        .await;
-    let id = test["id"].as_str().expect("id").to_owned();
+    let (app, _admin, student, id) = quiz().await;
     // The server now holds the test.
     assert_eq!(
         submit_first_option(&student, &id).await.expect(201).data()["totalScore"],
@@ -108,13 +109,7 @@ async fn a_test_changed_by_another_process_is_still_scored_by_its_current_key() 
 
 #[tokio::test]
 async fn a_test_deactivated_by_another_process_refuses_submissions_and_stores_nothing() {
-    let (app, admin) = TestApp::with_admin().await;
-    let student = app.student("quick3@example.com").await;
-    let test = admin
-        .post("/proficiency-tests", &one_question())
-        .created()
-        .await;
-    let id = test["id"].as_str().expect("id").to_owned();
+    let (app, _admin, student, id) = quiz().await;
     submit_first_option(&student, &id).await.expect(201);
     behind_the_back(
         &app,

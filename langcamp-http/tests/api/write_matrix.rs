@@ -13,7 +13,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp, TestResponse};
+use crate::helpers::{Call, Session, TestApp};
 use crate::storage::{Multipart, pdf};
 
 /// Which variant of each optional field a round sends.
@@ -25,8 +25,9 @@ enum Fill {
     Full,
 }
 
-/// The data of a response with the expected status; else a failure naming the operation.
-fn check(response: TestResponse, status: u16, what: &str, fill: Fill) -> Value {
+/// The data of the answer to `call` with the expected status; else a failure naming the operation.
+async fn check(call: Call, status: u16, what: &str, fill: Fill) -> Value {
+    let response = call.send().await;
     assert_eq!(
         response.status,
         status,
@@ -60,13 +61,9 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     } else {
         json!({ "title": "Bare" })
     };
-    let course = check(
-        admin.post("/courses", &body).send().await,
-        201,
-        "POST /courses",
-        fill,
-    )
-    .into_id();
+    let course = check(admin.post("/courses", &body), 201, "POST /courses", fill)
+        .await
+        .into_id();
     let patch = if full {
         json!({
             "title": "  Renamed course  ", "summary": "s", "description": "d", "targetLanguage": "fr",
@@ -82,25 +79,21 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         })
     };
     let updated = check(
-        admin
-            .patch(&format!("/courses/{course}"), &patch)
-            .send()
-            .await,
+        admin.patch(&format!("/courses/{course}"), &patch),
         200,
         "PATCH /courses/{id}",
         fill,
-    );
+    )
+    .await;
     let expected_price = if full { json!(10.0) } else { Value::Null };
     assert_eq!(updated["price"], expected_price, "{fill:?}");
     let copy = check(
-        admin
-            .post_empty(&format!("/courses/{course}/duplicate"))
-            .send()
-            .await,
+        admin.post_empty(&format!("/courses/{course}/duplicate")),
         201,
         "POST /courses/{id}/duplicate",
         fill,
-    );
+    )
+    .await;
     assert_eq!(
         copy["price"], expected_price,
         "{fill:?}: the copy keeps the price"
@@ -128,11 +121,12 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         test_body["questions"][1]["points"] = json!(1);
     }
     let test = check(
-        admin.post("/proficiency-tests", &test_body).send().await,
+        admin.post("/proficiency-tests", &test_body),
         201,
         "POST /proficiency-tests",
         fill,
     )
+    .await
     .into_id();
     let test_patch = if full {
         json!({ "description": "Changed", "locale": "pt-BR", "targetLanguage": "es", "timeLimitMinutes": 15, "isActive": true })
@@ -140,23 +134,19 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!({ "description": null, "locale": null, "targetLanguage": null, "timeLimitMinutes": null })
     };
     check(
-        admin
-            .patch(&format!("/proficiency-tests/{test}"), &test_patch)
-            .send()
-            .await,
+        admin.patch(&format!("/proficiency-tests/{test}"), &test_patch),
         200,
         "PATCH /proficiency-tests/{id}",
         fill,
-    );
+    )
+    .await;
     check(
-        admin
-            .post_empty(&format!("/proficiency-tests/{test}/duplicate"))
-            .send()
-            .await,
+        admin.post_empty(&format!("/proficiency-tests/{test}/duplicate")),
         201,
         "POST /proficiency-tests/{id}/duplicate",
         fill,
-    );
+    )
+    .await;
     // Unanswered questions store no selected option: one answer, then both.
     let answers = if full {
         json!([{ "questionIndex": 0, "selectedOptionIndex": 0 }, { "questionIndex": 1, "selectedOptionIndex": 1 }])
@@ -164,18 +154,15 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!([{ "questionIndex": 1, "selectedOptionIndex": 0 }])
     };
     let result = check(
-        people
-            .edited
-            .post(
-                &format!("/proficiency-tests/{test}/submit"),
-                &json!({ "answers": answers }),
-            )
-            .send()
-            .await,
+        people.edited.post(
+            &format!("/proficiency-tests/{test}/submit"),
+            &json!({ "answers": answers }),
+        ),
         201,
         "POST /proficiency-tests/{id}/submit",
         fill,
-    );
+    )
+    .await;
     assert_eq!(result["totalScore"], 1, "{fill:?}");
 
     // Materials: create (JSON, or a form with a PDF), update, assign.
@@ -195,18 +182,15 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         admin
             .call(hyper::Method::POST, "/education-materials")
             .body(&content_type, body)
-            .send()
-            .await
     } else {
-        admin
-            .post(
-                "/education-materials",
-                &json!({ "title": "Bare unit", "videos": [{ "url": "https://v.example.com/2" }] }),
-            )
-            .send()
-            .await
+        admin.post(
+            "/education-materials",
+            &json!({ "title": "Bare unit", "videos": [{ "url": "https://v.example.com/2" }] }),
+        )
     };
-    let material = check(material, 201, "POST /education-materials", fill).into_id();
+    let material = check(material, 201, "POST /education-materials", fill)
+        .await
+        .into_id();
     let material_patch = if full {
         json!({ "description": "More", "locale": "de", "targetLanguage": "fr", "level": "B2",
                 "videos": [{ "title": "Bonjour", "url": "https://v.example.com/3" }] })
@@ -215,27 +199,23 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
                 "videos": [{ "url": "https://v.example.com/4" }] })
     };
     check(
-        admin
-            .patch(&format!("/education-materials/{material}"), &material_patch)
-            .send()
-            .await,
+        admin.patch(&format!("/education-materials/{material}"), &material_patch),
         200,
         "PATCH /education-materials/{id}",
         fill,
-    );
+    )
+    .await;
     // The newcomer has no name yet in the empty round (the mail greets nobody by name).
     let assigned = check(
-        admin
-            .post(
-                &format!("/education-materials/{material}/assign"),
-                &json!({ "userIds": [people.newcomer.user_id] }),
-            )
-            .send()
-            .await,
+        admin.post(
+            &format!("/education-materials/{material}/assign"),
+            &json!({ "userIds": [people.newcomer.user_id] }),
+        ),
         200,
         "POST /education-materials/{id}/assign",
         fill,
-    );
+    )
+    .await;
     assert_eq!(assigned["assigned"], 1, "{fill:?}");
 
     // Contact requests: create, reply, status.
@@ -248,37 +228,34 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         contact_body["source"] = json!("landing");
     }
     let contact = check(
-        app.post("/contact").json(&contact_body).send().await,
+        app.post("/contact").json(&contact_body),
         201,
         "POST /contact",
         fill,
     )
+    .await
     .into_id();
     check(
-        admin
-            .post(
-                &format!("/contact/admin/{contact}/reply"),
-                &json!({ "replyMessage": "In September." }),
-            )
-            .send()
-            .await,
+        admin.post(
+            &format!("/contact/admin/{contact}/reply"),
+            &json!({ "replyMessage": "In September." }),
+        ),
         200,
         "POST /contact/admin/{id}/reply",
         fill,
-    );
+    )
+    .await;
     let status = if full { "CLOSED" } else { "IN_PROGRESS" };
     check(
-        admin
-            .patch(
-                &format!("/contact/admin/{contact}/status"),
-                &json!({ "status": status }),
-            )
-            .send()
-            .await,
+        admin.patch(
+            &format!("/contact/admin/{contact}/status"),
+            &json!({ "status": status }),
+        ),
         200,
         "PATCH /contact/admin/{id}/status",
         fill,
-    );
+    )
+    .await;
 
     // Settings: a JSON value of another type each round.
     let value = if full {
@@ -287,17 +264,15 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!("")
     };
     let setting = check(
-        admin
-            .put(
-                "/settings",
-                &json!({ "key": "landing_video", "value": value }),
-            )
-            .send()
-            .await,
+        admin.put(
+            "/settings",
+            &json!({ "key": "landing_video", "value": value }),
+        ),
         200,
         "PUT /settings",
         fill,
-    );
+    )
+    .await;
     assert_eq!(setting["value"], value, "{fill:?}");
 
     // Profiles: complete (city is optional), patch own, patch as admin.
@@ -312,13 +287,12 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     check(
         people
             .newcomer
-            .post("/auth/complete-registration", &profile)
-            .send()
-            .await,
+            .post("/auth/complete-registration", &profile),
         200,
         "POST /auth/complete-registration",
         fill,
-    );
+    )
+    .await;
     let own = if full {
         json!({ "age": 31, "gender": "female", "city": "Porto", "country": "Portugal",
                 "countryCode": "+351", "phoneNumber": "912000111", "locale": "de-AT" })
@@ -327,11 +301,12 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!({ "city": null })
     };
     check(
-        people.newcomer.patch("/me/profile", &own).send().await,
+        people.newcomer.patch("/me/profile", &own),
         200,
         "PATCH /me/profile",
         fill,
-    );
+    )
+    .await;
     let by_admin = if full {
         json!({ "name": "Edited", "age": 40, "phone": "5550001", "gender": "male", "city": "Berlin",
                 "country": "Germany", "email": format!("edited.{tag}@example.com") })
@@ -339,17 +314,15 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!({ "city": null })
     };
     check(
-        admin
-            .patch(
-                &format!("/admin/users/{}/profile", people.edited.user_id),
-                &by_admin,
-            )
-            .send()
-            .await,
+        admin.patch(
+            &format!("/admin/users/{}/profile", people.edited.user_id),
+            &by_admin,
+        ),
         200,
         "PATCH /admin/users/{id}/profile",
         fill,
-    );
+    )
+    .await;
 
     // Users: role and e-mail.
     let role = if full { "admin" } else { "user" };
@@ -357,25 +330,23 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         root.patch(
             &format!("/users/{}/role", people.newcomer.user_id),
             &json!({ "role": role }),
-        )
-        .send()
-        .await,
+        ),
         200,
         "PATCH /users/{id}/role",
         fill,
-    );
+    )
+    .await;
     check(
         // By the superadmin: the newcomer may be an admin by now.
         root.patch(
             &format!("/users/{}/email", people.newcomer.user_id),
             &json!({ "email": format!("moved.{tag}@example.com") }),
-        )
-        .send()
-        .await,
+        ),
         200,
         "PATCH /users/{id}/email",
         fill,
-    );
+    )
+    .await;
 }
 
 trait IdOf {

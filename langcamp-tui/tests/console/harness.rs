@@ -292,6 +292,18 @@ impl Console {
             .await;
     }
 
+    /// The text of the message the console shows.
+    pub fn message(&self) -> String {
+        self.app.message.clone().expect("a message").text
+    }
+
+    /// Presses each key in turn, as a user typing the sequence.
+    pub async fn press_all(&mut self, codes: &[KeyCode]) {
+        for code in codes {
+            self.press(*code).await;
+        }
+    }
+
     pub async fn ctrl(&mut self, c: char) {
         self.press_event(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
             .await;

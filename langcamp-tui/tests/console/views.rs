@@ -45,47 +45,29 @@ async fn plus_and_minus_change_the_months_of_the_dashboard_trend() {
     assert_snapshot(&console, "dashboard-one-month");
 }
 
+/// Each list view, its selection moved down some rows, against its snapshot.
 #[tokio::test]
-async fn the_users_view_lists_users_newest_first_with_the_selected_one_in_detail() {
-    let mut console = open(View::Users).await;
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Down).await;
-    assert_snapshot(&console, "users");
-}
-
-#[tokio::test]
-async fn the_contacts_view_shows_requests_and_the_selected_message() {
-    let mut console = open(View::Contacts).await;
-    console.press(KeyCode::Down).await;
-    assert_snapshot(&console, "contacts");
-}
-
-#[tokio::test]
-async fn the_placement_view_shows_tests_with_level_ranges_and_the_selected_tests_results() {
-    let mut console = open(View::Placement).await;
-    console.press(KeyCode::Down).await;
-    assert_snapshot(&console, "placement");
-}
-
-#[tokio::test]
-async fn the_materials_view_shows_materials_with_their_pdfs_and_videos() {
-    let mut console = open(View::Materials).await;
-    console.press(KeyCode::Down).await;
-    assert_snapshot(&console, "materials");
-}
-
-#[tokio::test]
-async fn the_courses_view_shows_published_and_unpublished_courses() {
-    let console = open(View::Courses).await;
-    assert_snapshot(&console, "courses");
-}
-
-#[tokio::test]
-async fn the_settings_view_shows_keys_and_the_selected_value_as_json() {
-    let mut console = open(View::Settings).await;
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Down).await;
-    assert_snapshot(&console, "settings");
+async fn every_list_view_shows_its_items_and_the_selected_one_in_detail() {
+    for (view, downs, snapshot) in [
+        // Users newest first.
+        (View::Users, 2, "users"),
+        // Requests and the selected message.
+        (View::Contacts, 1, "contacts"),
+        // Tests with their level ranges and the selected test's results.
+        (View::Placement, 1, "placement"),
+        // Materials with their PDFs and videos.
+        (View::Materials, 1, "materials"),
+        // Published and unpublished courses.
+        (View::Courses, 0, "courses"),
+        // Keys, and the selected value as JSON.
+        (View::Settings, 2, "settings"),
+    ] {
+        let mut console = open(view).await;
+        for _ in 0..downs {
+            console.press(KeyCode::Down).await;
+        }
+        assert_snapshot(&console, snapshot);
+    }
 }
 
 #[tokio::test]

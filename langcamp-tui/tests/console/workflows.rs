@@ -113,10 +113,14 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     // The newest material, "Business English: meetings", is selected.
     console.press(KeyCode::Char('a')).await;
     console.type_text("example.com").await;
-    console.press(KeyCode::Char(' ')).await;
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Char(' ')).await;
+    console
+        .press_all(&[
+            KeyCode::Char(' '),
+            KeyCode::Down,
+            KeyCode::Down,
+            KeyCode::Char(' '),
+        ])
+        .await;
     assert_snapshot(&console, "materials-assign-picker");
     console.press(KeyCode::Enter).await;
     assert!(console.app.overlay.is_none());
@@ -142,7 +146,7 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     console.type_text("ana").await;
     console.press(KeyCode::Enter).await;
     assert_eq!(
-        console.app.message.clone().expect("message").text,
+        console.message(),
         "unassigned \"Business English: meetings\" from ana.silva@example.com"
     );
     assert!(
@@ -182,14 +186,15 @@ async fn a_role_is_changed_from_the_user_list() {
     let mut console = open(View::Users).await;
     console.press(KeyCode::Char('/')).await;
     console.type_text("jonas").await;
-    console.press(KeyCode::Enter).await;
-    console.press(KeyCode::Char('s')).await;
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Enter).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "jonas.weber@example.com is now admin"
-    );
+    console
+        .press_all(&[
+            KeyCode::Enter,
+            KeyCode::Char('s'),
+            KeyCode::Down,
+            KeyCode::Enter,
+        ])
+        .await;
+    assert_eq!(console.message(), "jonas.weber@example.com is now admin");
     assert_eq!(
         user(&console, "jonas.weber@example.com").await.role,
         langcamp_core::Role::Admin
@@ -202,14 +207,13 @@ async fn a_role_is_changed_from_the_user_list() {
 #[tokio::test]
 async fn refusing_to_demote_the_last_superadmin_leaves_the_console_usable() {
     let mut console = open(View::Users).await;
-    console.press(KeyCode::Char('f')).await;
-    console.press(KeyCode::Char('f')).await;
-    console.press(KeyCode::Char('f')).await;
+    console
+        .press_all(&[KeyCode::Char('f'), KeyCode::Char('f'), KeyCode::Char('f')])
+        .await;
     assert_eq!(console.app.users.list.items.len(), 1, "only the superadmin");
-    console.press(KeyCode::Char('s')).await;
-    console.press(KeyCode::Up).await;
-    console.press(KeyCode::Up).await;
-    console.press(KeyCode::Enter).await;
+    console
+        .press_all(&[KeyCode::Char('s'), KeyCode::Up, KeyCode::Up, KeyCode::Enter])
+        .await;
     assert_snapshot(&console, "users-error");
     assert_eq!(
         user(&console, "head@langcamp.example").await.role,
@@ -237,7 +241,7 @@ async fn an_e_mail_address_is_edited_and_a_bad_one_is_refused_in_place() {
     console.press(KeyCode::Enter).await;
     assert!(console.app.overlay.is_none());
     assert_eq!(
-        console.app.message.clone().expect("message").text,
+        console.message(),
         "e-mail changed to new.student@school.example"
     );
     assert_eq!(
@@ -255,10 +259,7 @@ async fn a_user_is_deleted_only_after_confirmation() {
     console.press(KeyCode::Char('d')).await;
     assert_snapshot(&console, "users-confirm-delete");
     console.press(KeyCode::Char('y')).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "deleted new.student@example.com"
-    );
+    assert_eq!(console.message(), "deleted new.student@example.com");
     assert_eq!(console.app.users.list.items.len(), 4);
     let gone = console
         .core
@@ -271,15 +272,16 @@ async fn a_user_is_deleted_only_after_confirmation() {
 async fn a_contact_status_is_changed_and_the_filter_follows_it() {
     let mut console = open(View::Contacts).await;
     // Marta Reis (PENDING) is selected.
-    console.press(KeyCode::Char('s')).await;
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Enter).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "status set to CLOSED"
-    );
+    console
+        .press_all(&[
+            KeyCode::Char('s'),
+            KeyCode::Down,
+            KeyCode::Down,
+            KeyCode::Down,
+            KeyCode::Enter,
+        ])
+        .await;
+    assert_eq!(console.message(), "status set to CLOSED");
     assert_eq!(
         console.app.contacts.list.items[0].status,
         ContactStatus::Closed
@@ -302,9 +304,9 @@ async fn a_contact_status_is_changed_and_the_filter_follows_it() {
     console.press(KeyCode::Char('d')).await;
     console.press(KeyCode::Char('y')).await;
     assert!(statuses(&console).is_empty());
-    console.press(KeyCode::Char('f')).await;
-    console.press(KeyCode::Char('f')).await;
-    console.press(KeyCode::Char('f')).await;
+    console
+        .press_all(&[KeyCode::Char('f'), KeyCode::Char('f'), KeyCode::Char('f')])
+        .await;
     assert_eq!(console.app.contacts.status, None);
     assert_eq!(statuses(&console), ["Marta", "Chloé"]);
 }
@@ -314,10 +316,7 @@ async fn courses_are_published_duplicated_and_deleted() {
     let mut console = open(View::Courses).await;
     console.press(KeyCode::Down).await; // Business English, unpublished
     console.press(KeyCode::Char('p')).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "published \"Business English\""
-    );
+    assert_eq!(console.message(), "published \"Business English\"");
     assert!(console.app.courses.list.items[1].is_published);
     console.press(KeyCode::Char('c')).await;
     let titles: Vec<(String, bool)> = console
@@ -341,10 +340,7 @@ async fn courses_are_published_duplicated_and_deleted() {
     assert!(!console.app.courses.list.items[1].is_published);
     console.press(KeyCode::Char('d')).await;
     console.press(KeyCode::Char('y')).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "deleted \"Business English\""
-    );
+    assert_eq!(console.message(), "deleted \"Business English\"");
     assert_eq!(console.app.courses.list.items.len(), 3);
 }
 
@@ -352,9 +348,9 @@ async fn courses_are_published_duplicated_and_deleted() {
 async fn a_setting_is_edited_as_json_and_bad_json_is_refused() {
     let mut console = open(View::Settings).await;
     console.press(KeyCode::Down).await; // max_class_size = 12
-    console.press(KeyCode::Enter).await;
-    console.press(KeyCode::Backspace).await;
-    console.press(KeyCode::Backspace).await;
+    console
+        .press_all(&[KeyCode::Enter, KeyCode::Backspace, KeyCode::Backspace])
+        .await;
     console.type_text("{\"adults\": 10,").await;
     console.ctrl('s').await;
     let message = console.app.message.clone().expect("message");
@@ -393,10 +389,7 @@ async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
         [("jonas.weber@example.com".to_owned(), "A2".to_owned(), 1)]
     );
     console.press(KeyCode::Char('a')).await;
-    assert_eq!(
-        console.app.message.clone().expect("message").text,
-        "activated \"Spanish placement test\""
-    );
+    assert_eq!(console.message(), "activated \"Spanish placement test\"");
     assert!(console.app.placement.tests.items[0].is_active);
 
     console.press(KeyCode::Down).await;
@@ -422,11 +415,11 @@ async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
     assert_snapshot(&console, "placement-user-results");
 
     // The results pane has the keys: delete Jonas's German result.
-    console.press(KeyCode::Down).await;
-    console.press(KeyCode::Char('d')).await;
-    console.press(KeyCode::Char('y')).await;
+    console
+        .press_all(&[KeyCode::Down, KeyCode::Char('d'), KeyCode::Char('y')])
+        .await;
     assert_eq!(
-        console.app.message.clone().expect("message").text,
+        console.message(),
         "deleted the result of jonas.weber@example.com"
     );
     assert_eq!(

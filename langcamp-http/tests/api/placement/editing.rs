@@ -85,7 +85,7 @@ async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
             ]
         })).expect(400).await;
     assert_eq!(
-        errors(&response),
+        response.errors(),
         [
             "questions[0].id does not name a question of this test",
             "questions[1].options[0].id does not name an option of this question",
@@ -117,7 +117,7 @@ async fn updates_keep_question_count_max_score_and_coverage_in_step() {
         .expect(400)
         .await;
     assert_eq!(
-        errors(&response),
+        response.errors(),
         [
             "levelRanges must cover every reachable score, but no range covers the reachable scores 10 to 13"
         ]
@@ -202,7 +202,7 @@ async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
         .expect(400)
         .await;
     assert_eq!(
-        errors(&response),
+        response.errors(),
         [
             "title cannot be null",
             "isActive cannot be null",
@@ -215,7 +215,7 @@ async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
         .expect(400)
         .await;
     assert_eq!(
-        errors(&empty),
+        empty.errors(),
         ["questions must have at least one question"]
     );
     admin

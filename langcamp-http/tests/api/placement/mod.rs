@@ -113,16 +113,7 @@ async fn create_errors(admin: &Session, body: &Value) -> Vec<String> {
         .post("/proficiency-tests", body)
         .fails(400, "VALIDATION_FAILED")
         .await;
-    errors(&response)
-}
-
-fn errors(response: &TestResponse) -> Vec<String> {
-    response.json()["errors"]
-        .as_array()
-        .expect("errors")
-        .iter()
-        .map(|e| e.as_str().expect("a message").to_owned())
-        .collect()
+    response.errors()
 }
 
 /// Every place in `value` that reveals the answer key: any field naming a correct option,

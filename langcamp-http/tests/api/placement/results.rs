@@ -98,7 +98,7 @@ async fn someone_elses_result_is_not_found() {
     let path = format!("/proficiency-tests/results/me/{}", id(&result));
     ben.get(&path).fails(404, "NOT_FOUND").await;
     assert_eq!(
-        errors(&app.get(&path).bearer(&ben.access).send().await),
+        app.get(&path).bearer(&ben.access).send().await.errors(),
         ["test result not found"]
     );
     ana.get("/proficiency-tests/results/me/not-an-id")

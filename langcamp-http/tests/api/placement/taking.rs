@@ -128,7 +128,7 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
             .post(&path, &body)
             .fails(400, "VALIDATION_FAILED")
             .await;
-        assert_eq!(errors(&response), expected, "{body}");
+        assert_eq!(response.errors(), expected, "{body}");
     }
     let unknown = student
         .post(
@@ -137,7 +137,7 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
         )
         .expect(400)
         .await;
-    assert!(errors(&unknown)[0].contains("final"));
+    assert!(unknown.errors()[0].contains("final"));
     student
         .call(hyper::Method::POST, &path)
         .body("text/plain", "answers")
@@ -161,7 +161,7 @@ async fn submissions_to_unknown_inactive_or_malformed_tests_are_404() {
     ] {
         let response = submit(&student, &test_id, &[(0, 0)]).await.expect(404);
         assert_eq!(response.code(), "NOT_FOUND");
-        assert_eq!(errors(&response), ["test not found"]);
+        assert_eq!(response.errors(), ["test not found"]);
     }
     // Admins cannot submit to an inactive test either.
     submit(&admin, &id(&inactive), &[(0, 0)]).await.expect(404);

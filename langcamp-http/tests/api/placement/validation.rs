@@ -114,94 +114,76 @@ async fn points_must_be_greater_than_zero() {
         .post("/proficiency-tests", &fraction)
         .expect(400)
         .await;
-    assert_eq!(errors(&response).len(), 1);
+    assert_eq!(response.errors().len(), 1);
 }
 
+/// Level ranges must neither overlap nor leave a reachable score (0 to the maximum, 6
+/// for the sample) without a level; each case is the sample with other `levelRanges`.
 #[tokio::test]
-async fn level_ranges_must_not_overlap() {
+async fn level_ranges_must_not_overlap_and_must_cover_every_reachable_score() {
     let (_app, admin) = TestApp::with_admin().await;
-    let body = with(
-        sample(),
-        "levelRanges",
-        json!([
-            {"level": "A1", "minScore": 0, "maxScore": 3},
-            {"level": "A2", "minScore": 3, "maxScore": 4},
-            {"level": "B1", "minScore": 4, "maxScore": 6}
-        ]),
-    );
-    assert_eq!(
-        create_errors(&admin, &body).await,
-        [
-            "levelRanges[0] and levelRanges[1] overlap (score 3)",
-            "levelRanges[1] and levelRanges[2] overlap (score 4)"
-        ]
-    );
-    let nested = with(
-        sample(),
-        "levelRanges",
-        json!([
-            {"level": "A1", "minScore": 0, "maxScore": 6},
-            {"level": "A2", "minScore": 2, "maxScore": 3}
-        ]),
-    );
-    assert_eq!(
-        create_errors(&admin, &nested).await,
-        ["levelRanges[0] and levelRanges[1] overlap (scores 2 to 3)"]
-    );
-}
-
-#[tokio::test]
-async fn level_ranges_must_cover_every_reachable_score_from_zero_to_the_maximum() {
-    let (_app, admin) = TestApp::with_admin().await;
-    let gap = with(
-        sample(),
-        "levelRanges",
-        json!([
-            {"level": "A1", "minScore": 0, "maxScore": 2},
-            {"level": "B1", "minScore": 5, "maxScore": 6}
-        ]),
-    );
-    assert_eq!(
-        create_errors(&admin, &gap).await,
-        [
-            "levelRanges must cover every reachable score, but no range covers the reachable scores 3 to 4"
-        ]
-    );
-    let no_zero = with(
-        sample(),
-        "levelRanges",
-        json!([{"level": "A1", "minScore": 1, "maxScore": 6}]),
-    );
-    assert_eq!(
-        create_errors(&admin, &no_zero).await,
-        ["levelRanges must cover every reachable score, but no range covers the reachable score 0"]
-    );
-    let short = with(
-        sample(),
-        "levelRanges",
-        json!([{"level": "A1", "minScore": 0, "maxScore": 5}]),
-    );
-    assert_eq!(
-        create_errors(&admin, &short).await,
-        ["levelRanges must cover every reachable score, but no range covers the reachable score 6"]
-    );
-    let bad_bounds = with(
-        sample(),
-        "levelRanges",
-        json!([
-            {"level": "A1", "minScore": -1, "maxScore": 2},
-            {"level": "A2", "minScore": 4, "maxScore": 3},
-            {"level": "", "minScore": 5, "maxScore": 6}
-        ]),
-    );
-    assert_eq!(
-        create_errors(&admin, &bad_bounds).await,
-        [
-            "levelRanges[0].minScore must be 0 or more",
-            "levelRanges[1].maxScore must not be less than minScore",
-            "levelRanges[2].level must not be empty"
-        ]
-    );
+    let cases: [(Value, &[&str]); 6] = [
+        (
+            json!([
+                {"level": "A1", "minScore": 0, "maxScore": 3},
+                {"level": "A2", "minScore": 3, "maxScore": 4},
+                {"level": "B1", "minScore": 4, "maxScore": 6}
+            ]),
+            &[
+                "levelRanges[0] and levelRanges[1] overlap (score 3)",
+                "levelRanges[1] and levelRanges[2] overlap (score 4)",
+            ],
+        ),
+        // Nested.
+        (
+            json!([
+                {"level": "A1", "minScore": 0, "maxScore": 6},
+                {"level": "A2", "minScore": 2, "maxScore": 3}
+            ]),
+            &["levelRanges[0] and levelRanges[1] overlap (scores 2 to 3)"],
+        ),
+        // A gap.
+        (
+            json!([
+                {"level": "A1", "minScore": 0, "maxScore": 2},
+                {"level": "B1", "minScore": 5, "maxScore": 6}
+            ]),
+            &[
+                "levelRanges must cover every reachable score, but no range covers the reachable scores 3 to 4",
+            ],
+        ),
+        // Zero left out.
+        (
+            json!([{"level": "A1", "minScore": 1, "maxScore": 6}]),
+            &[
+                "levelRanges must cover every reachable score, but no range covers the reachable score 0",
+            ],
+        ),
+        // The maximum left out.
+        (
+            json!([{"level": "A1", "minScore": 0, "maxScore": 5}]),
+            &[
+                "levelRanges must cover every reachable score, but no range covers the reachable score 6",
+            ],
+        ),
+        // Bounds and levels that are no range at all.
+        (
+            json!([
+                {"level": "A1", "minScore": -1, "maxScore": 2},
+                {"level": "A2", "minScore": 4, "maxScore": 3},
+                {"level": "", "minScore": 5, "maxScore": 6}
+            ]),
+            &[
+                "levelRanges[0].minScore must be 0 or more",
+                "levelRanges[1].maxScore must not be less than minScore",
+                "levelRanges[2].level must not be empty",
+            ],
+        ),
+    ];
+    for (ranges, expected) in cases {
+        let body = with(sample(), "levelRanges", ranges.clone());
+        assert_eq!(create_errors(&admin, &body).await, expected, "{ranges}");
+    }
 }
 
 #[tokio::test]
@@ -279,9 +261,9 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
         .expect(400)
         .await;
     assert!(
-        errors(&unknown)[0].contains("difficulty"),
+        unknown.errors()[0].contains("difficulty"),
         "{:?}",
-        errors(&unknown)
+        unknown.errors()
     );
     let mut option_field = sample();
     option_field["questions"][0]["options"][0]["isCorrect"] = json!(true);
@@ -289,7 +271,7 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
         .post("/proficiency-tests", &option_field)
         .expect(400)
         .await;
-    assert!(errors(&refused)[0].contains("isCorrect"));
+    assert!(refused.errors()[0].contains("isCorrect"));
     admin
         .post(
             "/proficiency-tests",
