@@ -123,7 +123,7 @@ impl Langcamp {
 
     /// `GET /settings/{key}`: public; served from the cache. A key that is not set (or
     /// could not be one) is not found.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_setting(&self, _actor: &Actor, key: &str) -> Result<Setting> {
         let Ok(key) = check_key(key) else {
             return Err(Error::not_found("setting"));
@@ -140,7 +140,7 @@ impl Langcamp {
     }
 
     /// `GET /settings`: every setting, by key (admin).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_settings(&self, actor: &Actor) -> Result<Vec<Setting>> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
@@ -152,7 +152,7 @@ impl Langcamp {
     }
 
     /// `PUT /settings`: creates or replaces a setting (admin).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn put_setting(&self, actor: &Actor, input: SettingInput) -> Result<Setting> {
         actor.require(Role::Admin)?;
         let mut problems = Problems::new();
@@ -201,7 +201,7 @@ impl Langcamp {
     }
 
     /// `DELETE /settings/{key}` (admin).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_setting(&self, actor: &Actor, key: &str) -> Result<DeletedSetting> {
         actor.require(Role::Admin)?;
         let Ok(key) = check_key(key) else {

@@ -98,7 +98,7 @@ struct SignIn {
 
 impl Langcamp {
     /// `POST /auth/otp/request`: sends a code; answers the same for every address.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn request_otp(&self, input: OtpRequestInput) -> Result<OtpRequested> {
         let email = parse_email(input.email.as_deref()).map_err(Error::invalid)?;
         let ttl = self.config().otp_ttl;
@@ -156,7 +156,7 @@ impl Langcamp {
     }
 
     /// `POST /auth/otp/verify`: signs in, creating the user on first sign-in.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn verify_otp(
         &self,
         input: OtpVerifyInput,
@@ -203,7 +203,7 @@ impl Langcamp {
         })
     }
     /// `POST /auth/refresh`: rotates the refresh token.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn refresh(&self, input: RefreshInput) -> Result<TokenPair> {
         let token = input
             .refresh_token
@@ -281,7 +281,7 @@ impl Langcamp {
     }
 
     /// `POST /auth/logout`: ends the sign-in of the access token and blacklists it.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn logout(&self, actor: &Actor, input: LogoutInput) -> Result<Message> {
         let caller = actor.caller()?;
         let now = self.clock().now_ms();
@@ -338,7 +338,7 @@ impl Langcamp {
 
     /// Deletes what has expired: codes, issue logs, blacklist entries, ended sign-ins,
     /// delivered mail bookkeeping. Runs in the background; safe on several instances.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn purge_expired(&self) -> Result<()> {
         let now = self.clock().now_ms();
         let week = 7 * 24 * HOUR_MS;

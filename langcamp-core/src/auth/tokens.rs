@@ -97,7 +97,7 @@ impl Langcamp {
 
     /// Checks an access token against the signature, the clock, the sign-in, the blacklist
     /// and the user's current row. Any failure is the same 401.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate(&self, token: &str) -> Result<Caller> {
         let now = self.clock().now_ms();
         let claims = match self.inner.verified_tokens.get(token) {

@@ -62,7 +62,7 @@ impl Contact {
 
 impl Langcamp {
     /// `POST /contact`: anyone may write to the school.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_contact(&self, _actor: &Actor, new: NewContact) -> Result<Contact> {
         let now = self.clock().now_ms();
         let id = Id::new();
@@ -74,7 +74,7 @@ impl Langcamp {
     }
 
     /// `GET /contact/admin`: newest first, filtered by status and text.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_contacts(
         &self,
         actor: &Actor,
@@ -88,7 +88,7 @@ impl Langcamp {
     }
 
     /// `GET /contact/admin/{id}`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Contact> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
@@ -98,7 +98,7 @@ impl Langcamp {
     /// `POST /contact/admin/{id}/reply`: stores the reply, marks the request `REPLIED` and
     /// mails the reply to the visitor, all in one transaction. A later reply replaces the
     /// stored text and sends another mail.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn reply_to_contact(
         &self,
         actor: &Actor,
@@ -119,7 +119,7 @@ impl Langcamp {
     }
 
     /// `PATCH /contact/admin/{id}/status`: any of the four values, from any state.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn set_contact_status(
         &self,
         actor: &Actor,
@@ -140,7 +140,7 @@ impl Langcamp {
     }
 
     /// `DELETE /contact/admin/{id}`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let delete = "DELETE FROM contacts WHERE id = $1";

@@ -92,7 +92,7 @@ impl Langcamp {
     /// `GET /courses`: published courses (every course for admins), by `sortOrder` then
     /// creation time, at most [`crate::page::UNPAGED_CAP`]. The public list comes from the
     /// cache.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_courses(
         &self,
         actor: &Actor,
@@ -113,7 +113,7 @@ impl Langcamp {
     }
 
     /// `GET /courses/{id}`: an unpublished course is not found unless the caller is an admin.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Course> {
         let mut conn = self.db().reader().acquire().await?;
         match store::find(&mut conn, id).await? {
@@ -123,7 +123,7 @@ impl Langcamp {
     }
 
     /// `POST /courses`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_course(&self, actor: &Actor, new: NewCourse) -> Result<Course> {
         actor.require(Role::Admin)?;
         let now = self.clock().now_ms();
@@ -134,7 +134,7 @@ impl Langcamp {
     }
 
     /// `POST /courses/{id}/duplicate`: an unpublished copy titled `<title> (copy)`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn duplicate_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Course> {
         actor.require(Role::Admin)?;
         let now = self.clock().now_ms();
@@ -150,7 +150,7 @@ impl Langcamp {
 
     /// `PATCH /courses/{id}`. The change is checked against the stored course (an unknown
     /// course is 404), so the rules that span fields see the values the course will have.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update_course(
         &self,
         actor: &Actor,
@@ -172,7 +172,7 @@ impl Langcamp {
     }
 
     /// `DELETE /courses/{id}`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let delete = "DELETE FROM courses WHERE id = $1";

@@ -293,7 +293,7 @@ struct PlainCounts {
 
 impl Langcamp {
     /// `GET /admin/dashboard`: statistics for admins (see the module documentation).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn dashboard(&self, actor: &Actor, query: &DashboardQuery) -> Result<Dashboard> {
         actor.require(Role::Admin)?;
         let months = parse_months(query.months.as_deref())?;

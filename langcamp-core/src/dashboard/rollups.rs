@@ -314,7 +314,7 @@ async fn drift(conn: &mut AnyConnection) -> Result<Vec<Drift>> {
 impl Langcamp {
     /// Compares every rollup row with a recount of the rows it counts, in one snapshot
     /// (superadmins and operators: `langcamp stats check`). Empty when they agree.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn check_dashboard_rollups(&self, actor: &Actor) -> Result<Vec<Drift>> {
         actor.require(Role::Superadmin)?;
         let mut tx = self.db().begin_read().await?;
@@ -326,7 +326,7 @@ impl Langcamp {
     /// Replaces every rollup row by a recount, in one write transaction, and returns
     /// the drift it repaired (`langcamp stats rebuild`). No counted row changes between
     /// the recount and the commit (SQLite: the one writer; PostgreSQL: table locks).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn rebuild_dashboard_rollups(&self, actor: &Actor) -> Result<Vec<Drift>> {
         actor.require(Role::Superadmin)?;
         let mut tx = self.db().begin().await?;

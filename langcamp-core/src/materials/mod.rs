@@ -158,7 +158,7 @@ impl Langcamp {
 
     /// `POST /education-materials` (admin): a new material with its videos and the
     /// staged PDFs (which must be PDF documents).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_material(
         &self,
         actor: &Actor,
@@ -203,7 +203,7 @@ impl Langcamp {
 
     /// `PATCH /education-materials/{id}` (admin): changes fields, replaces the videos when
     /// given, appends the staged PDFs and removes those in `removePdfIds`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update_material(
         &self,
         actor: &Actor,
@@ -307,7 +307,7 @@ impl Langcamp {
 
     /// `DELETE /education-materials/{id}` (admin): the material, its assignments and its
     /// PDFs, records and bytes.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_material(&self, actor: &Actor, id: &Id<Material>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let mut tx = self.db().begin().await?;
@@ -319,7 +319,7 @@ impl Langcamp {
     }
 
     /// `GET /education-materials` (admin): newest first, optionally of one locale.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_materials(
         &self,
         actor: &Actor,
@@ -334,7 +334,7 @@ impl Langcamp {
 
     /// `GET /education-materials/{id}`: admins see any material, users those assigned to
     /// them (any other is 404, as if it did not exist).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_material(&self, actor: &Actor, id: &Id<Material>) -> Result<Material> {
         actor.require(Role::User)?;
         let mut conn = self.db().reader().acquire().await?;
@@ -349,7 +349,7 @@ impl Langcamp {
     }
 
     /// `GET /education-materials/my-materials`: the caller's materials, newest assignment first.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn my_materials(&self, actor: &Actor) -> Result<Vec<AssignedMaterial>> {
         let caller = actor.caller()?;
         let mut conn = self.db().reader().acquire().await?;
@@ -359,7 +359,7 @@ impl Langcamp {
     }
 
     /// `GET /education-materials/user/{userId}` (admin): a user's materials, newest first.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn user_materials(
         &self,
         actor: &Actor,
@@ -380,7 +380,7 @@ impl Langcamp {
     /// `POST /education-materials/{id}/assign` (admin): all or nothing. Any unknown user
     /// is 404 (naming it) and nothing is assigned; each newly assigned user gets one mail,
     /// queued in the same transaction.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn assign_material(
         &self,
         actor: &Actor,
@@ -440,7 +440,7 @@ impl Langcamp {
     }
 
     /// `DELETE /education-materials/{id}/assign/{userId}` (admin).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn unassign_material(
         &self,
         actor: &Actor,

@@ -259,7 +259,7 @@ fn copy_title(title: &str) -> String {
 
 impl Langcamp {
     /// `GET /proficiency-tests`: newest first; active tests only unless the caller is admin.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_tests(
         &self,
         actor: &Actor,
@@ -271,7 +271,7 @@ impl Langcamp {
 
     /// [`Langcamp::list_tests`] without copying the cached page: the public page is the
     /// read cache's own object (the HTTP layer keeps its encoding by that identity).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_tests_shared(
         &self,
         actor: &Actor,
@@ -332,14 +332,14 @@ impl Langcamp {
     }
 
     /// `GET /proficiency-tests/languages`: target languages having an active test, sorted.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn test_languages(&self, _actor: &Actor) -> Result<Vec<String>> {
         let mut conn = self.db().reader().acquire().await?;
         store::active_languages(&mut conn).await
     }
 
     /// `GET /proficiency-tests/{id}`: an inactive test is not found unless the caller is admin.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_test(&self, actor: &Actor, id: &str) -> Result<ProficiencyTest> {
         let admin = actor.is_admin();
         let mut snapshot = self.db().begin_read().await?;
@@ -350,7 +350,7 @@ impl Langcamp {
     }
 
     /// `POST /proficiency-tests`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_test(&self, actor: &Actor, input: TestInput) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
         let draft = draft::from_input(input)?;
@@ -364,7 +364,7 @@ impl Langcamp {
     }
 
     /// `POST /proficiency-tests/{id}/duplicate`: an inactive copy with new ids.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn duplicate_test(&self, actor: &Actor, id: &str) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
         let now = self.clock().now_ms();
@@ -383,7 +383,7 @@ impl Langcamp {
     }
 
     /// `PATCH /proficiency-tests/{id}`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update_test(
         &self,
         actor: &Actor,
@@ -405,7 +405,7 @@ impl Langcamp {
     }
 
     /// `DELETE /proficiency-tests/{id}`: its results remain, with their snapshots.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_test(&self, actor: &Actor, id: &str) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let mut tx = self.db().begin().await?;

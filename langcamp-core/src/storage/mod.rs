@@ -318,7 +318,7 @@ impl Langcamp {
     /// (415 when not accepted, before anything is written), the size is checked while
     /// streaming (413 past `UPLOAD_MAX_BYTES`), the SHA-256 computed on the way. Nothing
     /// is recorded yet; a failure leaves no bytes behind.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn stage_file<S>(
         &self,
         actor: &Actor,
@@ -415,7 +415,7 @@ impl Langcamp {
     }
 
     /// `POST /storage/upload` (public): records a staged upload.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn save_upload(&self, actor: &Actor, mut staged: StagedFile) -> Result<StoredFile> {
         // Anyone may upload; the actor is taken for symmetry with every other operation.
         let _ = actor;
@@ -442,7 +442,7 @@ impl Langcamp {
     }
 
     /// The record of a stored file (public; an unknown or malformed id is 404).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn stored_file(&self, actor: &Actor, id: &str) -> Result<FileMeta> {
         let _ = actor;
         let not_found = || Error::not_found("file");
@@ -470,7 +470,7 @@ impl Langcamp {
     }
 
     /// Streams a stored file, or the bytes `range` of it (`start < end <= size`).
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn read_stored_file(
         &self,
         meta: &FileMeta,

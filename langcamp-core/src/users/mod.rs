@@ -91,7 +91,7 @@ fn no_user() -> Error {
 
 impl Langcamp {
     /// `GET /me`: the caller's own profile.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn me(&self, actor: &Actor) -> Result<User> {
         let caller = actor.caller()?;
         // The token check just filled or confirmed this entry (see `crate::sessions`).
@@ -108,7 +108,7 @@ impl Langcamp {
             .ok_or(Error::TokenInvalid)
     }
 
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn registration_status(&self, actor: &Actor) -> Result<RegistrationStatus> {
         let user = self.me(actor).await?;
         Ok(RegistrationStatus {
@@ -117,7 +117,7 @@ impl Langcamp {
     }
 
     /// Completes a first sign-in's profile; 409 when already complete.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn complete_registration(
         &self,
         actor: &Actor,
@@ -164,7 +164,7 @@ impl Langcamp {
     }
 
     /// `PATCH /me/profile`: any subset of the profile fields.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update_my_profile(&self, actor: &Actor, input: ProfileInput) -> Result<User> {
         let caller = actor.caller()?;
         let mut problems = Problems::new();
@@ -176,7 +176,7 @@ impl Langcamp {
     }
 
     /// `GET /users`: newest first, filtered.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_users(
         &self,
         actor: &Actor,
@@ -212,7 +212,7 @@ impl Langcamp {
         Ok(Page::new(list, page, total))
     }
 
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_user(&self, actor: &Actor, id: &str) -> Result<User> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
@@ -230,7 +230,7 @@ impl Langcamp {
     }
 
     /// `PATCH /users/{id}/role`: superadmin only; the last superadmin stays.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn set_role(&self, actor: &Actor, id: &str, input: RoleInput) -> Result<User> {
         actor.require(Role::Superadmin)?;
         let role: Role = input
@@ -262,7 +262,7 @@ impl Langcamp {
     }
 
     /// `PATCH /users/{id}/email`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn set_user_email(&self, actor: &Actor, id: &str, input: EmailInput) -> Result<User> {
         actor.require(Role::Admin)?;
         let email = Email::parse("email", input.email.as_deref().unwrap_or("")).map_err(|e| {
@@ -281,7 +281,7 @@ impl Langcamp {
     }
 
     /// `PATCH /admin/users/{id}/profile`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn admin_update_profile(
         &self,
         actor: &Actor,
@@ -319,7 +319,7 @@ impl Langcamp {
     }
 
     /// `DELETE /users/{id}`: removes the user with their sessions, results and assignments.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_user(&self, actor: &Actor, id: &str) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let mut tx = self.db().begin().await?;
@@ -345,7 +345,7 @@ impl Langcamp {
     }
 
     /// Creates a user directly (operator tools); registration is complete when a name is given.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_user(
         &self,
         actor: &Actor,
