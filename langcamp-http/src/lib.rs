@@ -317,9 +317,14 @@ pub async fn serve_with(
         let server = Arc::clone(&server);
         let first_request = Arc::new(Notify::new());
         let service = service_fn({
+            // Told once, at the first request (the wait below ends there), not per request.
             let first_request = Arc::clone(&first_request);
+            let told = AtomicBool::new(false);
             move |request| {
-                first_request.notify_one();
+                if !told.load(Ordering::Relaxed) {
+                    told.store(true, Ordering::Relaxed);
+                    first_request.notify_one();
+                }
                 let server = Arc::clone(&server);
                 async move { Ok::<_, Infallible>(server.handle(request, peer).await) }
             }

@@ -106,12 +106,14 @@ impl std::error::Error for BodyTimeout {}
 /// `idle` for the client's next bytes, or once `deadline` has passed (counted from the end
 /// of the headers). The timers run only while a handler reads the body, so a handler
 /// that is slow for other reasons never trips them, and bodies that nobody reads cost
-/// nothing. `timed_out` tells the server afterwards, whatever the handler made of it.
+/// nothing (the deadline's timer is made at the first wait, not per request).
+/// `timed_out` tells the server afterwards, whatever the handler made of it.
 pub struct TimedBody<B = RequestBody> {
     inner: B,
     idle: Duration,
     idle_timer: Option<Pin<Box<tokio::time::Sleep>>>,
-    deadline: Pin<Box<tokio::time::Sleep>>,
+    deadline: tokio::time::Instant,
+    deadline_timer: Option<Pin<Box<tokio::time::Sleep>>>,
     timed_out: Arc<AtomicBool>,
 }
 
@@ -121,7 +123,8 @@ impl<B> TimedBody<B> {
             inner,
             idle,
             idle_timer: None,
-            deadline: Box::pin(tokio::time::sleep(total)),
+            deadline: tokio::time::Instant::now() + total,
+            deadline_timer: None,
             timed_out,
         }
     }
@@ -150,7 +153,7 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<std::result::Result<Frame<Self::Data>, Self::Error>>> {
         let this = &mut *self;
-        if this.timed_out.load(Ordering::Relaxed) || this.deadline.is_elapsed() {
+        if this.timed_out.load(Ordering::Relaxed) || tokio::time::Instant::now() >= this.deadline {
             return this.fail();
         }
         match Pin::new(&mut this.inner).poll_frame(cx) {
@@ -162,12 +165,15 @@ where
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => {
-                let idle = this.idle;
+                let (idle, deadline) = (this.idle, this.deadline);
                 let idle_timer = this
                     .idle_timer
                     .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
+                let deadline_timer = this
+                    .deadline_timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
                 if idle_timer.as_mut().poll(cx).is_ready()
-                    || this.deadline.as_mut().poll(cx).is_ready()
+                    || deadline_timer.as_mut().poll(cx).is_ready()
                 {
                     return this.fail();
                 }
