@@ -209,7 +209,7 @@ impl Langcamp {
     /// guard fails (an edit or a deletion raced the submission, or the cache was stale
     /// because another process wrote) the submission is done again reading everything
     /// inside the write transaction, exactly as before the cache existed.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn submit_test(
         &self,
         actor: &Actor,
@@ -288,7 +288,7 @@ impl Langcamp {
     }
 
     /// `GET /proficiency-tests/{id}/status`: the caller's latest result of this test.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn test_status(&self, actor: &Actor, test_id: &str) -> Result<TestStatus> {
         actor.require(Role::User)?;
         let caller = actor.caller()?;
@@ -320,7 +320,7 @@ impl Langcamp {
     }
 
     /// `GET /proficiency-tests/results/me`: the caller's results, newest first.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn my_test_results(&self, actor: &Actor) -> Result<Vec<TestResult>> {
         actor.require(Role::User)?;
         let caller = actor.caller()?;
@@ -329,7 +329,7 @@ impl Langcamp {
     }
 
     /// `GET /proficiency-tests/results/me/{resultId}`: someone else's result is not found.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn my_test_result(&self, actor: &Actor, result_id: &str) -> Result<DetailedResult> {
         actor.require(Role::User)?;
         let caller = actor.caller()?;
@@ -343,7 +343,7 @@ impl Langcamp {
     }
 
     /// `GET /proficiency-tests/admin/results`: newest first, filtered.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_test_results(
         &self,
         actor: &Actor,
@@ -376,7 +376,7 @@ impl Langcamp {
     }
 
     /// `GET /proficiency-tests/admin/results/{resultId}`: with the correct options.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_test_result(&self, actor: &Actor, result_id: &str) -> Result<DetailedResult> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
@@ -387,7 +387,7 @@ impl Langcamp {
     }
 
     /// `DELETE /proficiency-tests/admin/results/{resultId}`.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_test_result(&self, actor: &Actor, result_id: &str) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let delete = "DELETE FROM test_results WHERE id = $1";
@@ -396,7 +396,7 @@ impl Langcamp {
     }
 
     /// `GET /proficiency-tests/admin/results/user/{userId}`: that user's results, newest first.
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn user_test_results(&self, actor: &Actor, user_id: &str) -> Result<ResultList> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
