@@ -27,7 +27,7 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
 pub const FLUSH_BYTES: usize = 32 * 1024;
 
 /// The target of the access-log lines (`langcamp_http::observe`).
-const ACCESS_TARGET: &str = "langcamp_http::access";
+pub const ACCESS_TARGET: &str = "langcamp_http::access";
 
 static BUFFER: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 

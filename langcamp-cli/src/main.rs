@@ -1,5 +1,6 @@
 //! `langcamp`: the operator's command. Each subcommand lives in its own module.
 
+mod access_line;
 mod backup;
 mod console;
 mod doctor;
@@ -181,7 +182,10 @@ fn init_tracing() -> Result<(), CliError> {
             .with_span_list(false)
             .init();
     } else {
-        builder.with_ansi(std::io::stderr().is_terminal()).init();
+        builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .event_format(access_line::TextLines::default())
+            .init();
     }
     Ok(())
 }
