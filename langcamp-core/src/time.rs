@@ -74,7 +74,9 @@ impl fmt::Display for Timestamp {
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.fixed_text() {
-            Some(text) => s.serialize_str(std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?),
+            Some(text) => {
+                s.serialize_str(std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?)
+            }
             None => s.collect_str(self),
         }
     }
