@@ -7,7 +7,9 @@
 # Options: --duration S (each wrk run, default 5), --runs N (measured runs per endpoint,
 # default 3, after one warm-up), --soak S (the long submission run, default 60, 0 skips it),
 # --scale full|tenth (default full), --keep (keep the data set and logs),
-# --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/verify').
+# --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/verify'),
+# --langcamp PATH (measure that `langcamp` binary, e.g. a copy of an earlier build, for a
+# before/after comparison; the data set and the baselines still come from this checkout).
 #
 # One run: builds the release binaries; seeds the data set (100k users, 1M results,
 # 60 courses, 50 tests, one-time codes, a student and an admin signed in); times
@@ -30,6 +32,7 @@ SOAK=60
 SCALE=full
 KEEP=0
 ONLY=""
+LANGCAMP=""
 CONNECTIONS=64
 THREADS=2
 while [ $# -gt 0 ]; do
@@ -41,7 +44,8 @@ while [ $# -gt 0 ]; do
     --scale) SCALE=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --only) ONLY=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --langcamp) LANGCAMP=$(realpath "$2"); shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +62,7 @@ fi
 echo "== building release binaries" >&2
 cargo build --release --quiet -p langcamp-cli -p langcamp-bench --bins
 BIN=$ROOT/target/release
+LANGCAMP=${LANGCAMP:-$BIN/langcamp}
 
 WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/langcamp-http-bench}
 rm -rf "$WORK"
@@ -98,12 +103,12 @@ echo "== seeding ($BACKEND, $SCALE)" >&2
 . "$WORK/bench.env"
 
 echo "== start-up to first answer" >&2
-STARTUP=$("$BIN/api-bench" startup --bin "$BIN/langcamp" --database-url "$DB_URL" \
+STARTUP=$("$BIN/api-bench" startup --bin "$LANGCAMP" --database-url "$DB_URL" \
   --secret "$SECRET" --data-dir "$WORK/data" --port $PORT --runs 5)
 
 LOG=$WORK/server.log
 DATABASE_URL=$DB_URL JWT_SECRET=$SECRET DATA_DIR=$WORK/data \
-  "$BIN/langcamp" serve --host 127.0.0.1 --port $PORT >>"$LOG" 2>&1 &
+  "$LANGCAMP" serve --host 127.0.0.1 --port $PORT >>"$LOG" 2>&1 &
 SERVER_PID=$!
 "$BIN/hello" $BASE_PORT &
 HELLO_PID=$!
