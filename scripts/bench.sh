@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --only) ONLY=$2; shift 2 ;;
     --langcamp) LANGCAMP=$(realpath "$2"); shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
