@@ -4,25 +4,22 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+mod common;
+
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use langcamp_testkit::{TestDatabase, s3};
+use langcamp_testkit::s3;
 use serde_json::Value;
+
+use common::Env;
 
 /// Nothing listens on the discard port: connections are refused at once.
 const REFUSED_DB: &str = "postgres://ana:topsecret@127.0.0.1:9/langcamp";
 
-/// A test's folder and database (removed when it ends), for the binary to run on.
-struct Env {
-    db: TestDatabase,
-}
-
 impl Env {
     async fn new() -> Env {
-        Env {
-            db: TestDatabase::create("lc_ops").await,
-        }
+        Env::create("lc_ops").await
     }
 
     /// A database with the schema in place.
@@ -37,17 +34,12 @@ impl Env {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_langcamp"));
+        let mut command = self.langcamp(args);
         command
-            .args(args)
-            .env("DATABASE_URL", self.db.url())
-            .env("DATA_DIR", self.db.dir())
             .env("JWT_SECRET", "operator-test-secret-0123456789")
-            .env("RUST_LOG", "warn")
             .env_remove("MAIL_HOST")
             .env_remove("LOG_FORMAT")
-            .env_remove("METRICS_TOKEN")
-            .stdin(Stdio::null());
+            .env_remove("METRICS_TOKEN");
         command
     }
 

@@ -427,26 +427,7 @@ fn b64url(data: &[u8]) -> String {
 
 fn claims_of(token: &str) -> Value {
     let payload = token.split('.').nth(1).expect("payload");
-    let mut bits = 0u32;
-    let mut count = 0;
-    let mut bytes = Vec::new();
-    for c in payload.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => continue,
-        };
-        bits = (bits << 6) | u32::from(v);
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            bytes.push((bits >> count) as u8);
-        }
-    }
-    serde_json::from_slice(&bytes).expect("claims JSON")
+    serde_json::from_slice(&crate::smtp::base64_decode(payload)).expect("claims JSON")
 }
 
 #[tokio::test]

@@ -541,10 +541,7 @@ async fn the_21st_upload_within_ten_minutes_from_one_client_is_rate_limited() {
     .await
     .expect(429);
     assert_eq!(limited.code(), "RATE_LIMITED");
-    let retry_after: u64 = limited
-        .header("retry-after")
-        .and_then(|v| v.parse().ok())
-        .expect("Retry-After in seconds");
+    let retry_after = limited.retry_after();
     assert!((1..=600).contains(&retry_after), "{retry_after}");
     // Another client is not affected.
     upload(&app, "p.png", "image/png", &image).await.expect(201);

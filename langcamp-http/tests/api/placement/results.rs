@@ -220,12 +220,13 @@ async fn admins_list_results_with_filters_and_pages() {
         json!({"currentPage": 2, "totalPages": 3, "totalItems": 5, "itemsPerPage": 2,
                "hasNextPage": true, "hasPrevPage": true})
     );
-    for bad in ["?limit=0", "?page=x", "?targetLanguage=!!"] {
-        admin
-            .get(&format!("/proficiency-tests/admin/results{bad}"))
-            .expect(400)
-            .await;
-    }
+    admin
+        .assert_invalid_queries(&[
+            "/proficiency-tests/admin/results?limit=0",
+            "/proficiency-tests/admin/results?page=x",
+            "/proficiency-tests/admin/results?targetLanguage=!!",
+        ])
+        .await;
 }
 
 #[tokio::test]
