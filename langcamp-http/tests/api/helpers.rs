@@ -192,6 +192,11 @@ impl TestApp {
         TestApp::builder().spawn().await
     }
 
+    /// A server with one configuration variable set (`UPLOAD_MAX_BYTES`, ...).
+    pub async fn with_var(name: &str, value: &str) -> TestApp {
+        TestApp::builder().var(name, value).spawn().await
+    }
+
     /// A number the database answers (`SELECT COUNT(*) ...`), read as another process would.
     pub async fn count(&self, sql: impl sqlx::SqlSafeStr) -> i64 {
         sqlx::query_scalar(sql)

@@ -501,10 +501,7 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
 
 #[tokio::test]
 async fn without_a_frontend_base_the_mail_carries_a_relative_link() {
-    let app = TestApp::builder()
-        .var("FRONTEND_BASE_URL", "")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("FRONTEND_BASE_URL", "").await;
     let admin = app.admin().await;
     let material = create_json(&admin, json!({ "title": "Relative" })).await;
     let id = material["id"].as_str().expect("id");

@@ -412,10 +412,7 @@ async fn mail_sent_while_smtp_is_down_arrives_once_it_is_up() {
     };
     let down = SmtpSink::start_on(port).await;
     down.stop();
-    let app = TestApp::builder()
-        .var("MAIL_PORT", &port.to_string())
-        .spawn()
-        .await;
+    let app = TestApp::with_var("MAIL_PORT", &port.to_string()).await;
     app.post("/auth/otp/request")
         .json(&json!({ "email": "late@example.com" }))
         .expect(200)
@@ -491,10 +488,7 @@ impl DatabaseRelay {
             return None;
         };
         let (relay, relayed) = DatabaseRelay::for_new_database(&server).await;
-        let app = TestApp::builder()
-            .var("DATABASE_URL", &relayed)
-            .spawn()
-            .await;
+        let app = TestApp::with_var("DATABASE_URL", &relayed).await;
         Some((relay, app))
     }
 

@@ -312,10 +312,7 @@ async fn upload(app: &TestApp, bytes: &[u8]) -> TestResponse {
 
 #[tokio::test]
 async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
-    let app = TestApp::builder()
-        .var("FILE_STORE_MAX_BYTES", "3000")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("FILE_STORE_MAX_BYTES", "3000").await;
     upload(&app, &pdf_of(2000)).await.expect(201);
     let refused = upload(&app, &pdf_of(1001)).await.expect(507);
     assert_eq!(refused.code(), "INSUFFICIENT_STORAGE");
@@ -347,10 +344,7 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
 
 #[tokio::test]
 async fn deleting_files_gives_their_bytes_back_to_the_quota() {
-    let app = TestApp::builder()
-        .var("FILE_STORE_MAX_BYTES", "1000")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("FILE_STORE_MAX_BYTES", "1000").await;
     let admin = app.admin().await;
     let (content_type, body) = Multipart::new()
         .text("title", "Reading")
@@ -374,10 +368,7 @@ async fn deleting_files_gives_their_bytes_back_to_the_quota() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn simultaneous_uploads_never_pass_the_quota_together() {
-    let app = TestApp::builder()
-        .var("FILE_STORE_MAX_BYTES", "3000")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("FILE_STORE_MAX_BYTES", "3000").await;
     let file = pdf_of(600);
     let calls = (0..12).map(|_| upload(&app, &file));
     let answers = futures_util::future::join_all(calls).await;

@@ -339,10 +339,7 @@ async fn a_path_in_the_file_name_never_leaves_the_storage_root() {
 
 #[tokio::test]
 async fn a_file_over_the_limit_is_refused_while_streaming_and_leaves_nothing() {
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", "1024")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("UPLOAD_MAX_BYTES", "1024").await;
     upload(&app, "exact.pdf", "application/pdf", &pdf_of_size(1024))
         .await
         .expect(201);

@@ -44,8 +44,14 @@ fn sample() -> Value {
     })
 }
 
-fn with(mut body: Value, field: &str, value: Value) -> Value {
-    body[field] = value;
+/// `body` with the fields of the object `fields` set (added or replaced).
+fn with(mut body: Value, fields: Value) -> Value {
+    let Value::Object(fields) = fields else {
+        panic!("fields to set are an object: {fields}")
+    };
+    for (field, value) in fields {
+        body[field] = value;
+    }
     body
 }
 
@@ -71,8 +77,9 @@ async fn submitted(who: &Session, test_id: &str, answers: &[(i64, i64)]) -> Valu
     submit(who, test_id, answers).await.expect(201).data()
 }
 
-/// What most tests here start from: an admin and the sample test they created. Bind
-/// `app` even where a test does not use it (`app: _app`): dropping it stops the server.
+/// What most tests here start from: an admin and the sample test they created. Keep the
+/// `app` even where a test does not use it: dropping it stops the server (so such a test
+/// binds the school and borrows the rest: `let School { admin, test, .. } = &school;`).
 struct School {
     app: TestApp,
     admin: Session,

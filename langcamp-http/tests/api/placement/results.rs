@@ -12,9 +12,8 @@ async fn own_results_are_listed_newest_first_and_retakes_are_separate_results() 
     let french = create(
         &admin,
         &with(
-            with(sample(), "title", json!("French placement")),
-            "targetLanguage",
-            json!("fr"),
+            sample(),
+            json!({ "title": "French placement", "targetLanguage": "fr" }),
         ),
     )
     .await;
@@ -149,7 +148,7 @@ async fn admins_list_results_with_filters_and_pages() {
     let ana = app.student("ana@example.com").await;
     let ben = app.student("ben@example.com").await;
     let german = create(&admin, &sample()).await;
-    let french = create(&admin, &with(sample(), "targetLanguage", json!("fr"))).await;
+    let french = create(&admin, &with(sample(), json!({ "targetLanguage": "fr" }))).await;
     // (who, test, answers) -> levels A1, B1, A2, B1, A1
     let plan: [(&Session, &Value, Answers); 5] = [
         (&ana, &german, &[(0, 2)]),
