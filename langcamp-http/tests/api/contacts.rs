@@ -3,7 +3,7 @@
 use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{Call, Client, TestApp, fresh_client, utc};
+use crate::helpers::{Call, Client, Session, TestApp, fresh_client, utc};
 
 fn start() -> chrono::DateTime<Utc> {
     utc(2026, 11, 22, 10, 0, 0)
@@ -46,6 +46,15 @@ fn set_status(admin: &Client, id: &str, status: &str) -> Call {
         &format!("/contact/admin/{id}/status"),
         &json!({ "status": status }),
     )
+}
+
+/// What the reply and status tests start from: a server on a manual clock at [`start`],
+/// its admin, and the contact request `first last <email>` sent.
+async fn with_contact(first: &str, last: &str, email: &str) -> (TestApp, Session, Value) {
+    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let admin = app.admin().await;
+    let contact = send_contact(&app, &form(first, last, email)).await;
+    (app, admin, contact)
 }
 
 async fn queued_replies(app: &TestApp) -> i64 {
@@ -351,9 +360,7 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
 
 #[tokio::test]
 async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
-    let contact = send_contact(&app, &form("Ana", "Silva", "Ana@Example.com")).await;
+    let (app, admin, contact) = with_contact("Ana", "Silva", "Ana@Example.com").await;
     let id = id_of(&contact);
     app.clock.advance(TimeDelta::minutes(30));
     // Access tokens are short-lived: sign in again after moving the clock.
@@ -400,9 +407,8 @@ async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
 
 #[tokio::test]
 async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mail() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
-    let id = id_of(&send_contact(&app, &form("Bo", "Lee", "bo@example.com")).await);
+    let (app, admin, contact) = with_contact("Bo", "Lee", "bo@example.com").await;
+    let id = id_of(&contact);
     app.clock.advance(TimeDelta::hours(1));
     let admin = app.sign_in(&admin.email).await;
     let first = reply_to(&admin, &id, "First answer").await;
@@ -435,9 +441,7 @@ async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mai
 
 #[tokio::test]
 async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
-    let contact = send_contact(&app, &form("Cy", "Ng", "cy@example.com")).await;
+    let (app, admin, contact) = with_contact("Cy", "Ng", "cy@example.com").await;
     let id = id_of(&contact);
     app.clock.advance(TimeDelta::minutes(5));
     for (body, message) in [
@@ -489,9 +493,7 @@ async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
 
 #[tokio::test]
 async fn admins_can_set_every_status_from_any_state_and_unknown_ones_are_refused() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
-    let contact = send_contact(&app, &form("Di", "Ro", "di@example.com")).await;
+    let (app, admin, contact) = with_contact("Di", "Ro", "di@example.com").await;
     let id = id_of(&contact);
     let path = format!("/contact/admin/{id}/status");
     for (minutes, status) in [
