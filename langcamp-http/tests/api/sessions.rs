@@ -48,7 +48,6 @@ async fn a_held_sign_in_ended_by_its_refresh_token_at_logout_is_refused_at_once(
     // Logging out on the phone with the laptop's refresh token ends the laptop's sign-in.
     phone
         .post("/auth/logout", &json!({ "refreshToken": laptop.refresh }))
-        .expect(200)
         .await;
     laptop.get("/me").expect(401).await;
 }
@@ -61,7 +60,6 @@ async fn a_held_sign_in_revoked_by_refresh_reuse_is_refused_at_once() {
     warm(&session).await;
     app.post("/auth/refresh")
         .json(&json!({ "refreshToken": session.refresh }))
-        .expect(200)
         .await;
     app.clock.advance(TimeDelta::seconds(11));
     warm(&session).await;
@@ -84,7 +82,6 @@ async fn role_changes_reach_a_held_sign_in_in_both_directions() {
             &format!("/users/{}/role", student.user_id),
             &json!({ "role": role }),
         )
-        .expect(200)
         .await;
         student.get("/users").expect(status).await;
         assert_eq!(warm(&student).await["role"], role);
@@ -102,7 +99,6 @@ async fn profile_registration_and_email_changes_show_in_the_next_me() {
             "/auth/complete-registration",
             &registration("Ana", json!(30)),
         )
-        .expect(200)
         .await;
     let me = warm(&fresh).await;
     assert_eq!(me["isRegistrationComplete"], true);
@@ -110,7 +106,6 @@ async fn profile_registration_and_email_changes_show_in_the_next_me() {
 
     fresh
         .patch("/me/profile", &json!({ "city": "Porto" }))
-        .expect(200)
         .await;
     assert_eq!(warm(&fresh).await["city"], "Porto");
 
@@ -131,10 +126,7 @@ async fn a_held_sign_in_of_a_deleted_user_is_refused_at_once() {
     let (app, admin) = TestApp::with_admin().await;
     let student = app.student("leaving@example.com").await;
     warm(&student).await;
-    admin
-        .delete(&format!("/users/{}", student.user_id))
-        .expect(200)
-        .await;
+    admin.delete(&format!("/users/{}", student.user_id)).await;
     student.get("/me").fails(401, "TOKEN_INVALID").await;
 }
 

@@ -184,7 +184,6 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
             &format!("/proficiency-tests/{test_id}"),
             &json!({ "title": "Renamed test" }),
         )
-        .expect(200)
         .await;
     assert_eq!(
         titles(app.get("/proficiency-tests").await),
@@ -196,7 +195,6 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
             &format!("/proficiency-tests/{test_id}"),
             &json!({ "isActive": false }),
         )
-        .expect(200)
         .await;
     assert!(
         titles(app.get("/proficiency-tests").await).is_empty(),
@@ -208,13 +206,9 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
             &format!("/proficiency-tests/{test_id}"),
             &json!({ "isActive": true }),
         )
-        .expect(200)
         .await;
     app.get("/proficiency-tests").expect(200).await;
-    admin
-        .delete(&format!("/proficiency-tests/{test_id}"))
-        .expect(200)
-        .await;
+    admin.delete(&format!("/proficiency-tests/{test_id}")).await;
     assert!(
         titles(app.get("/proficiency-tests").await).is_empty(),
         "deleted"
