@@ -165,14 +165,7 @@ async fn every_operation_checks_the_callers_role() {
 #[tokio::test]
 async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
     let (app, admin) = TestApp::with_admin().await;
-    let titles = |page: Value| -> Vec<String> {
-        page["list"]
-            .as_array()
-            .expect("list")
-            .iter()
-            .map(|t| t["title"].as_str().unwrap_or("").to_owned())
-            .collect()
-    };
+    let titles = |page: Value| listed(&page, "title");
     assert!(titles(app.get("/proficiency-tests").await).is_empty());
     let test = create(&admin, &sample()).await;
     let test_id = id(&test);

@@ -146,14 +146,7 @@ async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_fir
         ids.push(id(&create(&admin, &body).await));
         app.clock.advance(TimeDelta::minutes(1));
     }
-    let titles = |data: &Value| -> Vec<String> {
-        data["list"]
-            .as_array()
-            .expect("list")
-            .iter()
-            .map(|t| t["title"].as_str().expect("title").to_owned())
-            .collect()
-    };
+    let titles = |page: &Value| listed(page, "title");
     let all = app.get("/proficiency-tests").await;
     assert_eq!(
         titles(&all),

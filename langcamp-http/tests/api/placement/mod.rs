@@ -110,6 +110,18 @@ fn pick(ids: &[String], order: &[usize]) -> Vec<String> {
     order.iter().map(|&i| ids[i].clone()).collect()
 }
 
+/// `field` of each item of a page's `list`, in order.
+fn listed(page: &Value, field: &str) -> Vec<String> {
+    let items = page["list"].as_array().expect("list");
+    items
+        .iter()
+        .map(|item| match item[field].as_str() {
+            Some(value) => value.to_owned(),
+            None => panic!("no {field}: {item}"),
+        })
+        .collect()
+}
+
 fn id(value: &Value) -> String {
     value["id"].as_str().expect("an id").to_owned()
 }
