@@ -102,10 +102,7 @@ async fn the_whole_sign_in_story_works() {
         .bearer(&access2)
         .fails(401, "TOKEN_INVALID")
         .await;
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": refresh2 }))
-        .expect(401)
-        .await;
+    app.refresh(&refresh2).expect(401).await;
 
     // Signing in again with a known address keeps the user.
     let session = app.sign_in("ana@example.com").await;
@@ -318,17 +315,11 @@ async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
     let new_access = rotated["accessToken"].as_str().expect("access").to_owned();
 
     app.clock.advance(TimeDelta::seconds(11));
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": tab.refresh }))
-        .expect(401)
-        .await;
+    app.refresh(&tab.refresh).expect(401).await;
     // The whole sign-in is gone, including the pair from the legitimate rotation...
     app.get("/me").bearer(&new_access).expect(401).await;
     let new_refresh = rotated["refreshToken"].as_str().expect("refresh");
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": new_refresh }))
-        .expect(401)
-        .await;
+    app.refresh(new_refresh).expect(401).await;
     // ...but the user's other sign-in is untouched.
     other_device.get("/me").expect(200).await;
 }
@@ -353,9 +344,7 @@ async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
     // One chain, never a tree: the second tab gets the same refresh token.
     assert_eq!(first["refreshToken"], second["refreshToken"]);
     let refresh = first["refreshToken"].as_str().expect("refresh");
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": refresh }))
-        .await;
+    app.refresh(refresh).await;
 }
 
 #[tokio::test]
@@ -506,10 +495,7 @@ async fn a_deleted_users_token_gets_401() {
     let student = app.student("gone@example.com").await;
     admin.delete(&format!("/users/{}", student.user_id)).await;
     student.get("/me").fails(401, "TOKEN_INVALID").await;
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": student.refresh }))
-        .expect(401)
-        .await;
+    app.refresh(&student.refresh).expect(401).await;
 }
 
 #[tokio::test]
@@ -625,10 +611,7 @@ async fn logout_with_a_refresh_token_ends_that_sign_in_too() {
     session
         .post("/auth/logout", &json!({ "refreshToken": session.refresh }))
         .await;
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": session.refresh }))
-        .expect(401)
-        .await;
+    app.refresh(&session.refresh).expect(401).await;
     app.post("/auth/logout").expect(401).await;
 }
 

@@ -268,6 +268,12 @@ impl TestApp {
             .json(&serde_json::json!({ "email": email }))
     }
 
+    /// `POST /auth/refresh` with `refresh_token`, anonymously as every client sends it.
+    pub fn refresh(&self, refresh_token: &str) -> Call {
+        self.post("/auth/refresh")
+            .json(&serde_json::json!({ "refreshToken": refresh_token }))
+    }
+
     /// Waits for the newest mail to `to` whose text matches, up to 10 s.
     pub async fn mail_to(&self, to: &str, count: usize) -> Vec<ReceivedMail> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);

@@ -26,7 +26,8 @@ async fn send_form(
         .await
 }
 
-async fn create_form(app: &TestApp, admin: &Session, form: Multipart) -> TestResponse {
+/// `POST /education-materials` as `admin` with a multipart form.
+pub async fn create_form(app: &TestApp, admin: &Session, form: Multipart) -> TestResponse {
     send_form(
         app,
         hyper::Method::POST,

@@ -7,6 +7,7 @@ use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, TestResponse, fresh_client, utc};
+use crate::materials::create_form;
 use crate::storage::{Multipart, stored_files};
 
 fn start() -> chrono::DateTime<Utc> {
@@ -279,14 +280,8 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
         .await;
 
     // A multipart text field goes through the same rule.
-    let (content_type, body) = Multipart::new()
-        .text("title", "Grammar\u{202e}fdp.exe")
-        .finish();
-    admin
-        .call(hyper::Method::POST, "/education-materials")
-        .body(&content_type, body)
-        .expect(400)
-        .await;
+    let form = Multipart::new().text("title", "Grammar\u{202e}fdp.exe");
+    create_form(&app, &admin, form).await.expect(400);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM education_materials").await,
         0
@@ -321,15 +316,13 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
 
     // Material PDFs count against the same quota, and deleting frees their bytes.
     let admin = app.admin().await;
-    let (content_type, body) = Multipart::new()
-        .text("title", "Over quota")
-        .file("pdfs", "a.pdf", "application/pdf", &pdf_of(100))
-        .finish();
-    admin
-        .call(hyper::Method::POST, "/education-materials")
-        .body(&content_type, body)
-        .expect(507)
-        .await;
+    let form = Multipart::new().text("title", "Over quota").file(
+        "pdfs",
+        "a.pdf",
+        "application/pdf",
+        &pdf_of(100),
+    );
+    create_form(&app, &admin, form).await.expect(507);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM education_materials").await,
         0
@@ -342,15 +335,13 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
 async fn deleting_files_gives_their_bytes_back_to_the_quota() {
     let app = TestApp::with_var("FILE_STORE_MAX_BYTES", "1000").await;
     let admin = app.admin().await;
-    let (content_type, body) = Multipart::new()
-        .text("title", "Reading")
-        .file("pdfs", "a.pdf", "application/pdf", &pdf_of(900))
-        .finish();
-    let material = admin
-        .call(hyper::Method::POST, "/education-materials")
-        .body(&content_type, body)
-        .created()
-        .await;
+    let form = Multipart::new().text("title", "Reading").file(
+        "pdfs",
+        "a.pdf",
+        "application/pdf",
+        &pdf_of(900),
+    );
+    let material = create_form(&app, &admin, form).await.expect(201).data();
     assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 900);
     upload(&app, &pdf_of(200)).await.expect(507);
     let id = material["id"].as_str().expect("id");

@@ -58,15 +58,10 @@ async fn a_held_sign_in_revoked_by_refresh_reuse_is_refused_at_once() {
     let app = TestApp::builder().manual_clock(start).spawn().await;
     let session = app.sign_in("reuse@example.com").await;
     warm(&session).await;
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": session.refresh }))
-        .await;
+    app.refresh(&session.refresh).await;
     app.clock.advance(TimeDelta::seconds(11));
     warm(&session).await;
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": session.refresh }))
-        .expect(401)
-        .await;
+    app.refresh(&session.refresh).expect(401).await;
     session.get("/me").expect(401).await;
 }
 

@@ -102,17 +102,21 @@ async fn every_operation_checks_the_callers_role() {
         ("user", &student),
         ("admin", &admin),
     ];
+    const ANYONE: &[u16] = &[200, 200, 200];
+    const SIGNED_IN: &[u16] = &[401, 200, 200];
+    const ADMIN: &[u16] = &[401, 403, 200];
+    const ADMIN_CREATES: &[u16] = &[401, 403, 201];
     let cases = [
-        Case::new("GET", "/proficiency-tests", &[200, 200, 200]),
-        Case::new("GET", "/proficiency-tests/languages", &[200, 200, 200]),
-        Case::new("GET", format!("/proficiency-tests/{t}"), &[200, 200, 200]),
-        Case::new("POST", "/proficiency-tests", &[401, 403, 201]).body(sample()),
+        Case::new("GET", "/proficiency-tests", ANYONE),
+        Case::new("GET", "/proficiency-tests/languages", ANYONE),
+        Case::new("GET", format!("/proficiency-tests/{t}"), ANYONE),
+        Case::new("POST", "/proficiency-tests", ADMIN_CREATES).body(sample()),
         Case::new(
             "POST",
             format!("/proficiency-tests/{t}/duplicate"),
-            &[401, 403, 201],
+            ADMIN_CREATES,
         ),
-        Case::new("PATCH", format!("/proficiency-tests/{t}"), &[401, 403, 200])
+        Case::new("PATCH", format!("/proficiency-tests/{t}"), ADMIN)
             .body(json!({"title": "Renamed"})),
         Case::new(
             "POST",
@@ -120,39 +124,31 @@ async fn every_operation_checks_the_callers_role() {
             &[401, 201, 201],
         )
         .body(answers),
-        Case::new(
-            "GET",
-            format!("/proficiency-tests/{t}/status"),
-            &[401, 200, 200],
-        ),
-        Case::new("GET", "/proficiency-tests/results/me", &[401, 200, 200]),
+        Case::new("GET", format!("/proficiency-tests/{t}/status"), SIGNED_IN),
+        Case::new("GET", "/proficiency-tests/results/me", SIGNED_IN),
         // Own results only: the admin did not take this one.
         Case::new(
             "GET",
             format!("/proficiency-tests/results/me/{r}"),
             &[401, 200, 404],
         ),
-        Case::new("GET", "/proficiency-tests/admin/results", &[401, 403, 200]),
+        Case::new("GET", "/proficiency-tests/admin/results", ADMIN),
         Case::new(
             "GET",
             format!("/proficiency-tests/admin/results/{r}"),
-            &[401, 403, 200],
+            ADMIN,
         ),
         Case::new(
             "GET",
             format!("/proficiency-tests/admin/results/user/{u}"),
-            &[401, 403, 200],
+            ADMIN,
         ),
         Case::new(
             "DELETE",
             format!("/proficiency-tests/admin/results/{r}"),
-            &[401, 403, 200],
+            ADMIN,
         ),
-        Case::new(
-            "DELETE",
-            format!("/proficiency-tests/{s}"),
-            &[401, 403, 200],
-        ),
+        Case::new("DELETE", format!("/proficiency-tests/{s}"), ADMIN),
     ];
     assert_role_matrix(&callers, &cases).await;
     // A token that is not valid is refused even where anonymous callers are welcome.
