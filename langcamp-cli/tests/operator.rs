@@ -52,6 +52,13 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Asserts that what the command wrote to stderr names `what`; shows all of it otherwise.
+#[track_caller]
+fn assert_stderr_names(out: &Output, what: &str) {
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(what), "no {what:?} in: {stderr}");
+}
+
 fn checks(out: &Output) -> Vec<(String, bool, String)> {
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("doctor printed no JSON ({e}): {}", text(&out.stdout)));
@@ -132,11 +139,7 @@ async fn doctor_fails_with_the_fix_for_pending_migrations_and_an_unset_secret() 
         "{report}"
     );
     assert!(line("database").starts_with("ok"), "{report}");
-    assert!(
-        text(&out.stderr).contains("migrations"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_stderr_names(&out, "migrations");
 }
 
 #[tokio::test]
@@ -199,11 +202,7 @@ async fn backup_copies_a_live_sqlite_database_that_the_cli_opens_and_refuses_pos
     let out = env.run(&["backup", &copy_arg]);
     if env.is_postgres() {
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-        assert!(
-            text(&out.stderr).contains("pg_dump"),
-            "{}",
-            text(&out.stderr)
-        );
+        assert_stderr_names(&out, "pg_dump");
         assert!(!copy.exists());
         return;
     }
@@ -443,11 +442,7 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let out = env.run(&["storage", "migrate", "--to", "s3://No_Such"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("FILE_STORE"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_stderr_names(&out, "FILE_STORE");
 }
 
 #[tokio::test]
