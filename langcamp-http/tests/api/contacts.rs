@@ -18,10 +18,15 @@ fn form(first: &str, last: &str, email: &str) -> Value {
     })
 }
 
+/// `POST /contact` from the client address `client` (each address has its own hourly
+/// budget).
+fn post_contact(app: &TestApp, client: &str) -> Call {
+    app.post("/contact").header("x-forwarded-for", client)
+}
+
 /// Sends the contact form from a client address of its own; returns the created contact.
 async fn send_contact(app: &TestApp, body: &Value) -> Value {
-    app.post("/contact")
-        .header("x-forwarded-for", &fresh_client())
+    post_contact(app, &fresh_client())
         .json(body)
         .created()
         .await
@@ -65,9 +70,7 @@ async fn queued_replies(app: &TestApp) -> i64 {
 #[tokio::test]
 async fn visitors_send_a_contact_request_and_get_it_back_trimmed_and_pending() {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let response = app
-        .post("/contact")
-        .header("x-forwarded-for", &fresh_client())
+    let response = post_contact(&app, &fresh_client())
         .json(&json!({
             "firstName": "  Ana ",
             "lastName": " Silva  ",
@@ -148,11 +151,7 @@ async fn the_longest_allowed_values_are_accepted() {
 #[tokio::test]
 async fn invalid_contact_requests_get_one_message_per_field_and_store_nothing() {
     let app = TestApp::spawn().await;
-    let post = |body: Value| {
-        app.post("/contact")
-            .header("x-forwarded-for", &fresh_client())
-            .json(&body)
-    };
+    let post = |body: Value| post_contact(&app, &fresh_client()).json(&body);
 
     let refused = post(json!({
         "lastName": "L".repeat(101),
@@ -221,13 +220,11 @@ async fn invalid_contact_requests_get_one_message_per_field_and_store_nothing() 
     .expect(400);
     assert_eq!(wrong_type.code(), "VALIDATION_FAILED");
 
-    app.post("/contact")
-        .header("x-forwarded-for", &fresh_client())
+    post_contact(&app, &fresh_client())
         .body("text/plain", "firstName=Ana")
         .fails(415, "UNSUPPORTED_MEDIA_TYPE")
         .await;
-    app.post("/contact")
-        .header("x-forwarded-for", &fresh_client())
+    post_contact(&app, &fresh_client())
         .body("application/json", "{\"firstName\":")
         .expect(400)
         .await;
@@ -600,9 +597,7 @@ async fn deleting_a_contact_removes_it_for_good() {
 async fn a_name_with_line_breaks_cannot_add_mail_headers() {
     let (app, admin) = TestApp::with_admin().await;
     // Line breaks in single-line fields are refused at the edge (CONTRACT §1)...
-    let refused = app
-        .post("/contact")
-        .header("x-forwarded-for", &fresh_client())
+    let refused = post_contact(&app, &fresh_client())
         .json(&json!({
             "firstName": "Eve\r\nBcc: victim@example.com",
             "lastName": "Doe\r\nTo: other@example.com\r\n\r\nforged body",
@@ -682,23 +677,19 @@ async fn a_name_with_line_breaks_cannot_add_mail_headers() {
 async fn the_contact_form_takes_six_requests_per_hour_from_one_client() {
     let app = TestApp::spawn().await;
     for i in 0..6 {
-        app.post("/contact")
-            .header("x-forwarded-for", "198.51.100.60")
+        post_contact(&app, "198.51.100.60")
             .json(&form("Rate", "Limited", &format!("r{i}@example.com")))
             .expect(201)
             .await;
     }
-    let refused = app
-        .post("/contact")
-        .header("x-forwarded-for", "198.51.100.60")
+    let refused = post_contact(&app, "198.51.100.60")
         .json(&form("Rate", "Limited", "r7@example.com"))
         .fails(429, "RATE_LIMITED")
         .await;
     let retry_after = refused.retry_after();
     assert!((1..=3600).contains(&retry_after), "{retry_after}");
     // Another client still has its own budget.
-    app.post("/contact")
-        .header("x-forwarded-for", "198.51.100.61")
+    post_contact(&app, "198.51.100.61")
         .json(&form("Other", "Client", "other@example.com"))
         .expect(201)
         .await;

@@ -297,6 +297,13 @@ fn pdf_of(size: usize) -> Vec<u8> {
     bytes
 }
 
+/// A material's form: its title and one PDF of `size` bytes.
+fn material_with_pdf(title: &str, size: usize) -> Multipart {
+    Multipart::new()
+        .text("title", title)
+        .file("pdfs", "a.pdf", "application/pdf", &pdf_of(size))
+}
+
 async fn upload(app: &TestApp, bytes: &[u8]) -> TestResponse {
     crate::storage::upload(app, "doc.pdf", "application/pdf", bytes).await
 }
@@ -316,12 +323,7 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
 
     // Material PDFs count against the same quota, and deleting frees their bytes.
     let admin = app.admin().await;
-    let form = Multipart::new().text("title", "Over quota").file(
-        "pdfs",
-        "a.pdf",
-        "application/pdf",
-        &pdf_of(100),
-    );
+    let form = material_with_pdf("Over quota", 100);
     create_form(&app, &admin, form).await.expect(507);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM education_materials").await,
@@ -335,12 +337,7 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
 async fn deleting_files_gives_their_bytes_back_to_the_quota() {
     let app = TestApp::with_var("FILE_STORE_MAX_BYTES", "1000").await;
     let admin = app.admin().await;
-    let form = Multipart::new().text("title", "Reading").file(
-        "pdfs",
-        "a.pdf",
-        "application/pdf",
-        &pdf_of(900),
-    );
+    let form = material_with_pdf("Reading", 900);
     let material = create_form(&app, &admin, form).await.expect(201).data();
     assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 900);
     upload(&app, &pdf_of(200)).await.expect(507);
