@@ -174,8 +174,8 @@ async fn every_endpoint_refuses_a_caller_below_its_access_before_the_body_and_th
             assert_eq!(refused.status, 403, "{what}: {}", refused.text());
             assert_eq!(refused.code(), "FORBIDDEN", "{what}");
             assert_eq!(
-                refused.json()["errors"],
-                json!(["you do not have permission to do this"]),
+                refused.errors(),
+                ["you do not have permission to do this"],
                 "{what}: the same message as core's check"
             );
         }

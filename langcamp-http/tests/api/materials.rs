@@ -189,7 +189,7 @@ async fn a_json_body_creates_a_material_without_files_and_fields_are_checked() {
         ),
     ] {
         let refused = admin.post("/education-materials", &body).expect(400).await;
-        assert_eq!(refused.json()["errors"], json!([message]), "{body}");
+        assert_eq!(refused.errors(), [message], "{body}");
     }
     let unknown = admin
         .post("/education-materials", &json!({ "title": "x", "pdfs": [] }))
@@ -216,10 +216,7 @@ async fn a_non_pdf_among_the_pdfs_is_refused_and_nothing_is_stored() {
         .file("pdfs", "sneaky.pdf", "application/pdf", &png(4, 4));
     let refused = create_form(&app, &admin, form).await.expect(415);
     assert_eq!(refused.code(), "UNSUPPORTED_MEDIA_TYPE");
-    assert_eq!(
-        refused.json()["errors"],
-        json!(["\"sneaky.pdf\" is not a PDF document"])
-    );
+    assert_eq!(refused.errors(), ["\"sneaky.pdf\" is not a PDF document"]);
     assert_nothing_stored(&app).await;
 }
 
@@ -259,7 +256,7 @@ async fn form_mistakes_are_400_and_discard_pdfs_already_received() {
         ),
     ] {
         let refused = create_form(&app, &admin, form).await.expect(400);
-        assert_eq!(refused.json()["errors"], json!([message]));
+        assert_eq!(refused.errors(), [message]);
     }
     assert_nothing_stored(&app).await;
 }
@@ -343,7 +340,7 @@ async fn updates_append_and_remove_pdfs_and_change_fields() {
         ),
     ] {
         let refused = admin.patch(&path, &body).expect(400).await;
-        assert_eq!(refused.json()["errors"], json!([message]));
+        assert_eq!(refused.errors(), [message]);
     }
     let non_pdf = Multipart::new().file("pdfs", "x.pdf", "application/pdf", &png(2, 2));
     send_form(&app, hyper::Method::PATCH, &path, &admin.access, non_pdf)
@@ -415,10 +412,7 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
     let refused = assign(json!([ana, ghost, ben]))
         .fails(404, "NOT_FOUND")
         .await;
-    assert_eq!(
-        refused.json()["errors"],
-        json!([format!("user \"{ghost}\" not found")])
-    );
+    assert_eq!(refused.errors(), [format!("user \"{ghost}\" not found")]);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM material_assignments").await,
         0
@@ -480,10 +474,7 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
         )
         .expect(404)
         .await;
-    assert_eq!(
-        unknown_material.json()["errors"],
-        json!(["education material not found"])
-    );
+    assert_eq!(unknown_material.errors(), ["education material not found"]);
 }
 
 #[tokio::test]
@@ -567,10 +558,7 @@ async fn users_see_only_their_own_materials_newest_assignment_first() {
     )
     .await
     .expect(404);
-    assert_eq!(
-        missing.json()["errors"],
-        json!(["education material not found"])
-    );
+    assert_eq!(missing.errors(), ["education material not found"]);
 
     // Unassigning takes the material away.
     let unassigned = admin
