@@ -1,22 +1,18 @@
 //! The real `langcamp` binary against a fresh database: SQLite, or PostgreSQL when
 //! `TEST_DATABASE_URL` names a server.
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 
-use langcamp_testkit::TestDatabase;
 use serde_json::Value;
 use sqlx::Connection;
 
-/// A test's folder and database (removed when it ends), for the binary to run on.
-struct Env {
-    db: TestDatabase,
-}
+use common::Env;
 
 impl Env {
     async fn new() -> Env {
-        Env {
-            db: TestDatabase::create("lc_cli").await,
-        }
+        Env::create("lc_cli").await
     }
 
     /// A database with the schema in place.
@@ -27,13 +23,8 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_langcamp"))
-            .args(args)
-            .env("DATABASE_URL", self.db.url())
-            .env("DATA_DIR", self.db.dir())
-            .env("RUST_LOG", "warn")
+        self.langcamp(args)
             .env_remove("JWT_SECRET")
-            .stdin(Stdio::null())
             .output()
             .expect("run langcamp")
     }

@@ -4,25 +4,22 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+mod common;
+
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use langcamp_testkit::{TestDatabase, s3};
+use langcamp_testkit::s3;
 use serde_json::Value;
+
+use common::Env;
 
 /// Nothing listens on the discard port: connections are refused at once.
 const REFUSED_DB: &str = "postgres://ana:topsecret@127.0.0.1:9/langcamp";
 
-/// A test's folder and database (removed when it ends), for the binary to run on.
-struct Env {
-    db: TestDatabase,
-}
-
 impl Env {
     async fn new() -> Env {
-        Env {
-            db: TestDatabase::create("lc_ops").await,
-        }
+        Env::create("lc_ops").await
     }
 
     /// A database with the schema in place.
@@ -37,17 +34,12 @@ impl Env {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_langcamp"));
+        let mut command = self.langcamp(args);
         command
-            .args(args)
-            .env("DATABASE_URL", self.db.url())
-            .env("DATA_DIR", self.db.dir())
             .env("JWT_SECRET", "operator-test-secret-0123456789")
-            .env("RUST_LOG", "warn")
             .env_remove("MAIL_HOST")
             .env_remove("LOG_FORMAT")
-            .env_remove("METRICS_TOKEN")
-            .stdin(Stdio::null());
+            .env_remove("METRICS_TOKEN");
         command
     }
 
@@ -58,6 +50,13 @@ impl Env {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts that what the command wrote to stderr names `what`; shows all of it otherwise.
+#[track_caller]
+fn assert_stderr_names(out: &Output, what: &str) {
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(what), "no {what:?} in: {stderr}");
 }
 
 fn checks(out: &Output) -> Vec<(String, bool, String)> {
@@ -140,11 +139,7 @@ async fn doctor_fails_with_the_fix_for_pending_migrations_and_an_unset_secret() 
         "{report}"
     );
     assert!(line("database").starts_with("ok"), "{report}");
-    assert!(
-        text(&out.stderr).contains("migrations"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_stderr_names(&out, "migrations");
 }
 
 #[tokio::test]
@@ -207,11 +202,7 @@ async fn backup_copies_a_live_sqlite_database_that_the_cli_opens_and_refuses_pos
     let out = env.run(&["backup", &copy_arg]);
     if env.is_postgres() {
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-        assert!(
-            text(&out.stderr).contains("pg_dump"),
-            "{}",
-            text(&out.stderr)
-        );
+        assert_stderr_names(&out, "pg_dump");
         assert!(!copy.exists());
         return;
     }
@@ -451,11 +442,7 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let out = env.run(&["storage", "migrate", "--to", "s3://No_Such"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("FILE_STORE"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert_stderr_names(&out, "FILE_STORE");
 }
 
 #[tokio::test]

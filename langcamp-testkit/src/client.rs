@@ -88,6 +88,13 @@ impl Client {
         self.delete(path).fails(404, "NOT_FOUND").await;
     }
 
+    /// Each of `paths` (a listing with a query it must refuse) is `400 VALIDATION_FAILED`.
+    pub async fn assert_invalid_queries(&self, paths: &[&str]) {
+        for path in paths {
+            self.get(path).invalid().await;
+        }
+    }
+
     /// A POST without a body: an action on what the path names (`/courses/{id}/duplicate`).
     pub fn post_empty(&self, path: &str) -> Call {
         self.call(Method::POST, path)
@@ -182,6 +189,12 @@ impl Call {
     pub async fn data_as<T: DeserializeOwned>(self) -> T {
         self.expect(200).await.data_as()
     }
+
+    /// Expects `400 VALIDATION_FAILED` and gives the envelope's `errors`, one message per
+    /// problem.
+    pub async fn invalid(self) -> Vec<String> {
+        self.fails(400, "VALIDATION_FAILED").await.errors()
+    }
 }
 
 impl IntoFuture for Call {
@@ -232,6 +245,15 @@ impl TestResponse {
 
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The `Retry-After` header of a refusal, in whole seconds; a failure when it is
+    /// missing or not a number.
+    #[track_caller]
+    pub fn retry_after(&self) -> u64 {
+        self.header("retry-after")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{}: no Retry-After in seconds", self.request))
     }
 
     /// Asserts the status, showing the request and the body when it differs.

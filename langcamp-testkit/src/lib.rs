@@ -5,13 +5,16 @@
 //! - [`client`]: an HTTP client bound to a caller (`admin.get(path).await`,
 //!   `student.post(path, &body).fails(403, "FORBIDDEN").await`);
 //! - [`roles`]: the role matrix, one table of operations × callers;
-//! - [`s3`]: the S3 test server, for the tests of the object store.
+//! - [`s3`]: the S3 test server, for the tests of the object store;
+//! - [`snapshot`]: a rendered text compared with its file in the repository.
 
 pub mod client;
 pub mod database;
 pub mod roles;
 pub mod s3;
+pub mod snapshot;
 
 pub use client::{Call, Client, TestResponse};
 pub use database::TestDatabase;
 pub use roles::{Case, assert_role_matrix};
+pub use snapshot::assert_snapshot;

@@ -102,10 +102,7 @@ async fn the_whole_sign_in_story_works() {
         .bearer(&access2)
         .fails(401, "TOKEN_INVALID")
         .await;
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": refresh2 }))
-        .expect(401)
-        .await;
+    app.refresh(&refresh2).expect(401).await;
 
     // Signing in again with a known address keeps the user.
     let session = app.sign_in("ana@example.com").await;
@@ -318,17 +315,11 @@ async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
     let new_access = rotated["accessToken"].as_str().expect("access").to_owned();
 
     app.clock.advance(TimeDelta::seconds(11));
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": tab.refresh }))
-        .expect(401)
-        .await;
+    app.refresh(&tab.refresh).expect(401).await;
     // The whole sign-in is gone, including the pair from the legitimate rotation...
     app.get("/me").bearer(&new_access).expect(401).await;
     let new_refresh = rotated["refreshToken"].as_str().expect("refresh");
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": new_refresh }))
-        .expect(401)
-        .await;
+    app.refresh(new_refresh).expect(401).await;
     // ...but the user's other sign-in is untouched.
     other_device.get("/me").expect(200).await;
 }
@@ -353,10 +344,7 @@ async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
     // One chain, never a tree: the second tab gets the same refresh token.
     assert_eq!(first["refreshToken"], second["refreshToken"]);
     let refresh = first["refreshToken"].as_str().expect("refresh");
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": refresh }))
-        .expect(200)
-        .await;
+    app.refresh(refresh).await;
 }
 
 #[tokio::test]
@@ -427,26 +415,7 @@ fn b64url(data: &[u8]) -> String {
 
 fn claims_of(token: &str) -> Value {
     let payload = token.split('.').nth(1).expect("payload");
-    let mut bits = 0u32;
-    let mut count = 0;
-    let mut bytes = Vec::new();
-    for c in payload.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => continue,
-        };
-        bits = (bits << 6) | u32::from(v);
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            bytes.push((bits >> count) as u8);
-        }
-    }
-    serde_json::from_slice(&bytes).expect("claims JSON")
+    serde_json::from_slice(&crate::smtp::base64_decode(payload)).expect("claims JSON")
 }
 
 #[tokio::test]
@@ -490,10 +459,7 @@ async fn hostile_tokens_all_get_the_same_401() {
     for token in hostile {
         let response = app.get("/me").bearer(&token).expect(401).await;
         assert_eq!(response.code(), "TOKEN_INVALID", "{token}");
-        assert_eq!(
-            response.json()["errors"],
-            json!(["invalid or expired token"])
-        );
+        assert_eq!(response.errors(), ["invalid or expired token"]);
     }
     // The edited role with a valid signature still only grants the current database role.
     let forged_admin = forge(&admin, secret);
@@ -516,7 +482,6 @@ async fn a_demoted_admin_loses_access_on_the_next_request() {
         &format!("/users/{}/role", admin.user_id),
         &json!({ "role": "user" }),
     )
-    .expect(200)
     .await;
     admin.get("/users").expect(403).await;
 }
@@ -525,15 +490,9 @@ async fn a_demoted_admin_loses_access_on_the_next_request() {
 async fn a_deleted_users_token_gets_401() {
     let (app, admin) = TestApp::with_admin().await;
     let student = app.student("gone@example.com").await;
-    admin
-        .delete(&format!("/users/{}", student.user_id))
-        .expect(200)
-        .await;
+    admin.delete(&format!("/users/{}", student.user_id)).await;
     student.get("/me").fails(401, "TOKEN_INVALID").await;
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": student.refresh }))
-        .expect(401)
-        .await;
+    app.refresh(&student.refresh).expect(401).await;
 }
 
 #[tokio::test]
@@ -591,8 +550,8 @@ async fn own_profile_refuses_null_for_each_required_field_and_keeps_the_profile(
             .await;
         assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
         assert_eq!(
-            refused.json()["errors"],
-            json!([format!("{field} cannot be null")]),
+            refused.errors(),
+            [format!("{field} cannot be null")],
             "{field}"
         );
     }
@@ -648,12 +607,8 @@ async fn logout_with_a_refresh_token_ends_that_sign_in_too() {
     let session: Session = app.sign_in("bye@example.com").await;
     session
         .post("/auth/logout", &json!({ "refreshToken": session.refresh }))
-        .expect(200)
         .await;
-    app.post("/auth/refresh")
-        .json(&json!({ "refreshToken": session.refresh }))
-        .expect(401)
-        .await;
+    app.refresh(&session.refresh).expect(401).await;
     app.post("/auth/logout").expect(401).await;
 }
 

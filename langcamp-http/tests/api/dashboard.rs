@@ -237,8 +237,41 @@ fn june_to_november(counts: [[i64; 4]; 6]) -> Value {
     )
 }
 
-fn share(key: &str, label: &str, count: i64, percentage: f64) -> Value {
-    json!({ "key": key, "label": label, "count": count, "percentage": percentage })
+/// A distribution over a fixed list of keys: every key in its order, with its label, and
+/// the count and percentage given for it.
+fn shares<const N: usize>(keys: [(&str, &str); N], figures: [(i64, f64); N]) -> Value {
+    keys.into_iter()
+        .zip(figures)
+        .map(|((key, label), (count, percentage))| {
+            json!({ "key": key, "label": label, "count": count, "percentage": percentage })
+        })
+        .collect()
+}
+
+/// `distributions.roles`: every role, as (count, percentage) of user, admin, superadmin.
+fn roles(figures: [(i64, f64); 3]) -> Value {
+    shares(
+        [
+            ("user", "User"),
+            ("admin", "Admin"),
+            ("superadmin", "Superadmin"),
+        ],
+        figures,
+    )
+}
+
+/// `distributions.contactsByStatus`: every status, as (count, percentage) of pending, in
+/// progress, replied, closed.
+fn contact_statuses(figures: [(i64, f64); 4]) -> Value {
+    shares(
+        [
+            ("PENDING", "Pending"),
+            ("IN_PROGRESS", "In progress"),
+            ("REPLIED", "Replied"),
+            ("CLOSED", "Closed"),
+        ],
+        figures,
+    )
 }
 
 #[tokio::test]
@@ -299,20 +332,11 @@ async fn the_dashboard_reports_every_figure_of_a_known_data_set() {
     );
     assert_eq!(
         data["distributions"]["roles"],
-        json!([
-            share("user", "User", 7, 70.0),
-            share("admin", "Admin", 2, 20.0),
-            share("superadmin", "Superadmin", 1, 10.0),
-        ])
+        roles([(7, 70.0), (2, 20.0), (1, 10.0)])
     );
     assert_eq!(
         data["distributions"]["contactsByStatus"],
-        json!([
-            share("PENDING", "Pending", 2, 33.33),
-            share("IN_PROGRESS", "In progress", 1, 16.67),
-            share("REPLIED", "Replied", 2, 33.33),
-            share("CLOSED", "Closed", 1, 16.67),
-        ])
+        contact_statuses([(2, 33.33), (1, 16.67), (2, 33.33), (1, 16.67)])
     );
     assert_eq!(
         data["distributions"]["levels"],
@@ -519,17 +543,8 @@ async fn an_empty_database_reports_zeros_without_dividing_by_zero() {
     assert_eq!(
         data["distributions"],
         json!({
-            "roles": [
-                share("user", "User", 0, 0.0),
-                share("admin", "Admin", 0, 0.0),
-                share("superadmin", "Superadmin", 0, 0.0),
-            ],
-            "contactsByStatus": [
-                share("PENDING", "Pending", 0, 0.0),
-                share("IN_PROGRESS", "In progress", 0, 0.0),
-                share("REPLIED", "Replied", 0, 0.0),
-                share("CLOSED", "Closed", 0, 0.0),
-            ],
+            "roles": roles([(0, 0.0); 3]),
+            "contactsByStatus": contact_statuses([(0, 0.0); 4]),
             "levels": [],
             "languages": [],
         })
@@ -561,22 +576,18 @@ async fn an_empty_database_reports_zeros_without_dividing_by_zero() {
 async fn months_outside_one_to_twenty_four_or_not_a_number_are_refused() {
     let (_app, admin) = TestApp::with_admin().await;
     for bad in ["0", "25", "abc", "", "-1", "2.5"] {
-        let response = admin
+        let errors = admin
             .get(&format!("/admin/dashboard?months={bad}"))
-            .expect(400)
+            .invalid()
             .await;
-        assert_eq!(response.code(), "VALIDATION_FAILED", "months={bad}");
         assert_eq!(
-            response.json()["errors"],
-            json!(["months must be a whole number from 1 to 24"]),
+            errors,
+            ["months must be a whole number from 1 to 24"],
             "months={bad}"
         );
     }
     for good in ["1", "24"] {
-        admin
-            .get(&format!("/admin/dashboard?months={good}"))
-            .expect(200)
-            .await;
+        admin.get(&format!("/admin/dashboard?months={good}")).await;
     }
 }
 

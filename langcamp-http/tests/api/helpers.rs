@@ -18,6 +18,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use hyper::Method;
+use langcamp_core::auth::OtpVerifyInput;
+use langcamp_core::crypto::Keys;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::database;
 pub use langcamp_testkit::{Call, Case, Client, TestResponse, assert_role_matrix};
@@ -190,6 +192,11 @@ impl TestApp {
         TestApp::builder().spawn().await
     }
 
+    /// A server with one configuration variable set (`UPLOAD_MAX_BYTES`, ...).
+    pub async fn with_var(name: &str, value: &str) -> TestApp {
+        TestApp::builder().var(name, value).spawn().await
+    }
+
     /// A number the database answers (`SELECT COUNT(*) ...`), read as another process would.
     pub async fn count(&self, sql: impl sqlx::SqlSafeStr) -> i64 {
         sqlx::query_scalar(sql)
@@ -261,6 +268,12 @@ impl TestApp {
             .json(&serde_json::json!({ "email": email }))
     }
 
+    /// `POST /auth/refresh` with `refresh_token`, anonymously as every client sends it.
+    pub fn refresh(&self, refresh_token: &str) -> Call {
+        self.post("/auth/refresh")
+            .json(&serde_json::json!({ "refreshToken": refresh_token }))
+    }
+
     /// Waits for the newest mail to `to` whose text matches, up to 10 s.
     pub async fn mail_to(&self, to: &str, count: usize) -> Vec<ReceivedMail> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -317,13 +330,63 @@ impl TestApp {
         }
     }
 
+    /// Signs `email` in through core rather than HTTP and SMTP: a code is stored as
+    /// `POST /auth/otp/request` stores it (hashed with the server's key, as the benchmarks
+    /// seed theirs) and core's own sign-in verifies it. The sign-in tests walk the real
+    /// flow ([`TestApp::sign_in`]); every other test only needs a signed-in caller, and
+    /// this one sends no mail, so it neither waits for the SMTP sink nor adds to its mail.
+    pub async fn sign_in_through_core(&self, email: &str) -> Session {
+        const CODE: &str = "246810";
+        let address = email.trim().to_lowercase();
+        let now = self.core.clock().now_ms();
+        let code_hash = Keys::derive(database::JWT_SECRET).otp_hash(&address, CODE);
+        let mut conn = self
+            .core
+            .db()
+            .writer_connection()
+            .await
+            .expect("a writer connection");
+        sqlx::query(
+            "INSERT INTO otp_codes (email, code_hash, attempts, created_at, expires_at)
+             VALUES ($1, $2, 0, $3, $4)
+             ON CONFLICT (email) DO UPDATE SET code_hash = excluded.code_hash, attempts = 0,
+                 created_at = excluded.created_at, expires_at = excluded.expires_at",
+        )
+        .bind(&address)
+        .bind(code_hash)
+        .bind(now)
+        .bind(now + 60_000)
+        .execute(&mut *conn)
+        .await
+        .expect("store a sign-in code");
+        drop(conn);
+        let signed_in = self
+            .core
+            .verify_otp(
+                OtpVerifyInput {
+                    email: Some(address),
+                    code: Some(CODE.to_owned()),
+                },
+                None,
+            )
+            .await
+            .expect("sign in through core");
+        Session {
+            client: self.client.with_token(&signed_in.access_token),
+            access: signed_in.access_token,
+            refresh: signed_in.refresh_token,
+            user_id: signed_in.user.id.to_string(),
+            email: email.to_owned(),
+        }
+    }
+
     /// A signed-in user with `role` and a complete profile.
     pub async fn user_with_role(&self, email: &str, role: Role) -> Session {
         self.core
             .create_user(&Actor::Operator, email, role, Some("Test Person"))
             .await
             .expect("create the user");
-        self.sign_in(email).await
+        self.sign_in_through_core(email).await
     }
 
     pub async fn admin(&self) -> Session {

@@ -28,10 +28,7 @@ async fn on_s3(upload_max_bytes: usize) -> Option<(TestApp, TestBucket)> {
         s3::skip();
         return None;
     }
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", &upload_max_bytes.to_string())
-        .spawn()
-        .await;
+    let app = TestApp::with_var("UPLOAD_MAX_BYTES", &upload_max_bytes.to_string()).await;
     let bucket = app.s3.clone().expect("the harness gave the test a bucket");
     Some((app, bucket))
 }

@@ -7,6 +7,7 @@ use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, TestResponse, fresh_client, utc};
+use crate::materials::create_form;
 use crate::storage::{Multipart, stored_files};
 
 fn start() -> chrono::DateTime<Utc> {
@@ -81,10 +82,7 @@ async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_i
     assert_eq!(again, successor);
     assert_ne!(second_access, first_access);
     // Both access tokens belong to one sign-in: ending it through one ends the other.
-    app.post("/auth/logout")
-        .bearer(&second_access)
-        .expect(200)
-        .await;
+    app.post("/auth/logout").bearer(&second_access).await;
     app.get("/me").bearer(&first_access).expect(401).await;
     refresh(&app, &successor).await.expect(401);
 }
@@ -279,18 +277,11 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
             "/me/profile",
             &json!({ "city": "Tel Aviv \u{05ea}\u{05dc}" }),
         )
-        .expect(200)
         .await;
 
     // A multipart text field goes through the same rule.
-    let (content_type, body) = Multipart::new()
-        .text("title", "Grammar\u{202e}fdp.exe")
-        .finish();
-    admin
-        .call(hyper::Method::POST, "/education-materials")
-        .body(&content_type, body)
-        .expect(400)
-        .await;
+    let form = Multipart::new().text("title", "Grammar\u{202e}fdp.exe");
+    create_form(&app, &admin, form).await.expect(400);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM education_materials").await,
         0
@@ -306,16 +297,20 @@ fn pdf_of(size: usize) -> Vec<u8> {
     bytes
 }
 
+/// A material's form: its title and one PDF of `size` bytes.
+fn material_with_pdf(title: &str, size: usize) -> Multipart {
+    Multipart::new()
+        .text("title", title)
+        .file("pdfs", "a.pdf", "application/pdf", &pdf_of(size))
+}
+
 async fn upload(app: &TestApp, bytes: &[u8]) -> TestResponse {
     crate::storage::upload(app, "doc.pdf", "application/pdf", bytes).await
 }
 
 #[tokio::test]
 async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
-    let app = TestApp::builder()
-        .var("FILE_STORE_MAX_BYTES", "3000")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("FILE_STORE_MAX_BYTES", "3000").await;
     upload(&app, &pdf_of(2000)).await.expect(201);
     let refused = upload(&app, &pdf_of(1001)).await.expect(507);
     assert_eq!(refused.code(), "INSUFFICIENT_STORAGE");
@@ -328,15 +323,8 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
 
     // Material PDFs count against the same quota, and deleting frees their bytes.
     let admin = app.admin().await;
-    let (content_type, body) = Multipart::new()
-        .text("title", "Over quota")
-        .file("pdfs", "a.pdf", "application/pdf", &pdf_of(100))
-        .finish();
-    admin
-        .call(hyper::Method::POST, "/education-materials")
-        .body(&content_type, body)
-        .expect(507)
-        .await;
+    let form = material_with_pdf("Over quota", 100);
+    create_form(&app, &admin, form).await.expect(507);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM education_materials").await,
         0
@@ -347,37 +335,21 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
 
 #[tokio::test]
 async fn deleting_files_gives_their_bytes_back_to_the_quota() {
-    let app = TestApp::builder()
-        .var("FILE_STORE_MAX_BYTES", "1000")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("FILE_STORE_MAX_BYTES", "1000").await;
     let admin = app.admin().await;
-    let (content_type, body) = Multipart::new()
-        .text("title", "Reading")
-        .file("pdfs", "a.pdf", "application/pdf", &pdf_of(900))
-        .finish();
-    let material = admin
-        .call(hyper::Method::POST, "/education-materials")
-        .body(&content_type, body)
-        .created()
-        .await;
+    let form = material_with_pdf("Reading", 900);
+    let material = create_form(&app, &admin, form).await.expect(201).data();
     assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 900);
     upload(&app, &pdf_of(200)).await.expect(507);
     let id = material["id"].as_str().expect("id");
-    admin
-        .delete(&format!("/education-materials/{id}"))
-        .expect(200)
-        .await;
+    admin.delete(&format!("/education-materials/{id}")).await;
     assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 0);
     upload(&app, &pdf_of(1000)).await.expect(201);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn simultaneous_uploads_never_pass_the_quota_together() {
-    let app = TestApp::builder()
-        .var("FILE_STORE_MAX_BYTES", "3000")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("FILE_STORE_MAX_BYTES", "3000").await;
     let file = pdf_of(600);
     let calls = (0..12).map(|_| upload(&app, &file));
     let answers = futures_util::future::join_all(calls).await;

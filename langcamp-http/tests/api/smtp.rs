@@ -458,8 +458,8 @@ fn decode_encoded_word(word: &str) -> Option<Vec<u8>> {
 }
 
 /// Base64 (standard or URL-safe alphabet); skips line breaks and other non-alphabet bytes and
-/// stops at padding.
-fn base64_decode(input: &str) -> Vec<u8> {
+/// stops at padding. Also reads the payload of a JWT (URL-safe, unpadded).
+pub fn base64_decode(input: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(input.len() / 4 * 3);
     let mut acc: u32 = 0;
     let mut bits: u32 = 0;

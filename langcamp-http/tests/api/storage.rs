@@ -339,10 +339,7 @@ async fn a_path_in_the_file_name_never_leaves_the_storage_root() {
 
 #[tokio::test]
 async fn a_file_over_the_limit_is_refused_while_streaming_and_leaves_nothing() {
-    let app = TestApp::builder()
-        .var("UPLOAD_MAX_BYTES", "1024")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("UPLOAD_MAX_BYTES", "1024").await;
     upload(&app, "exact.pdf", "application/pdf", &pdf_of_size(1024))
         .await
         .expect(201);
@@ -467,10 +464,7 @@ async fn unknown_and_malformed_file_ids_are_404_in_the_envelope() {
             .fails(404, "NOT_FOUND")
             .await;
         assert_eq!(missing.json()["isSuccess"], false);
-        assert_eq!(
-            missing.json()["errors"],
-            serde_json::json!(["file not found"])
-        );
+        assert_eq!(missing.errors(), ["file not found"]);
     }
 }
 
@@ -509,7 +503,7 @@ async fn upload_form_mistakes_are_refused_and_store_nothing() {
     for (form, message) in cases {
         let refused = upload_from(&app, &fresh_client(), form).await.expect(400);
         assert_eq!(refused.code(), "VALIDATION_FAILED");
-        assert_eq!(refused.json()["errors"], serde_json::json!([message]));
+        assert_eq!(refused.errors(), [message]);
     }
     app.post("/storage/upload")
         .header("x-forwarded-for", &fresh_client())
@@ -541,10 +535,7 @@ async fn the_21st_upload_within_ten_minutes_from_one_client_is_rate_limited() {
     .await
     .expect(429);
     assert_eq!(limited.code(), "RATE_LIMITED");
-    let retry_after: u64 = limited
-        .header("retry-after")
-        .and_then(|v| v.parse().ok())
-        .expect("Retry-After in seconds");
+    let retry_after = limited.retry_after();
     assert!((1..=600).contains(&retry_after), "{retry_after}");
     // Another client is not affected.
     upload(&app, "p.png", "image/png", &image).await.expect(201);

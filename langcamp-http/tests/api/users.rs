@@ -60,19 +60,15 @@ async fn admins_list_users_newest_first_with_filters_and_pages() {
     let admins = admin.get("/users?role=admin").await;
     assert_eq!(admins["pagination"]["totalItems"], 1);
 
-    for bad in [
-        "/users?page=0",
-        "/users?limit=101",
-        "/users?limit=x",
-        "/users?isRegistrationComplete=maybe",
-        "/users?role=king",
-    ] {
-        assert_eq!(
-            admin.get(bad).expect(400).await.code(),
-            "VALIDATION_FAILED",
-            "{bad}"
-        );
-    }
+    admin
+        .assert_invalid_queries(&[
+            "/users?page=0",
+            "/users?limit=101",
+            "/users?limit=x",
+            "/users?isRegistrationComplete=maybe",
+            "/users?role=king",
+        ])
+        .await;
 }
 
 #[tokio::test]
@@ -211,7 +207,6 @@ async fn only_a_superadmin_manages_admins() {
         .expect(403)
         .await;
     root.delete(&format!("/users/{}", other_admin.user_id))
-        .expect(200)
         .await;
 }
 
@@ -228,8 +223,8 @@ async fn the_admin_profile_edit_refuses_null_for_required_fields() {
             .await;
         assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
         assert_eq!(
-            refused.json()["errors"],
-            json!([format!("{field} cannot be null")]),
+            refused.errors(),
+            [format!("{field} cannot be null")],
             "{field}"
         );
     }

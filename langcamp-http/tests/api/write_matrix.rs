@@ -362,10 +362,7 @@ impl IdOf for Value {
 
 /// Two rounds over one pooled connection, in the given order.
 async fn matrix(order: [Fill; 2]) {
-    let app = TestApp::builder()
-        .var("DATABASE_MAX_CONNECTIONS", "1")
-        .spawn()
-        .await;
+    let app = TestApp::with_var("DATABASE_MAX_CONNECTIONS", "1").await;
     let admin = app.admin().await;
     let root = app.superadmin().await;
     for (n, fill) in order.into_iter().enumerate() {

@@ -4,10 +4,16 @@ use langcamp_core::{Page, PageRequest, Role, Timestamp};
 
 use super::*;
 
+/// The id and address of [`user`]`(n, _)`, as the jobs about it name the user.
+fn key_of(n: i64) -> (String, String) {
+    (format!("id-{n}"), format!("u{n}@example.com"))
+}
+
 fn user(n: i64, role: Role) -> User {
+    let (id, email) = key_of(n);
     User {
-        id: format!("id-{n}"),
-        email: format!("u{n}@example.com"),
+        id,
+        email,
         name: Some(format!("User {n}")),
         role,
         is_registration_complete: true,
@@ -112,13 +118,8 @@ fn delete_asks_first_and_only_yes_deletes() {
 
     app.update(Action::Delete);
     let tasks = app.update(Action::Yes);
-    assert_eq!(
-        jobs(&tasks),
-        [&Job::DeleteUser {
-            id: "id-2".into(),
-            email: "u2@example.com".into()
-        }]
-    );
+    let (id, email) = key_of(2);
+    assert_eq!(jobs(&tasks), [&Job::DeleteUser { id, email }]);
     assert_eq!(app.activity(), Some("Deleting…"));
 }
 
@@ -255,14 +256,9 @@ fn choosing_the_current_role_changes_nothing() {
     app.update(Action::SetRole);
     app.update(Action::Down);
     let tasks = app.update(Action::Submit);
-    assert_eq!(
-        jobs(&tasks),
-        [&Job::SetRole {
-            id: "id-1".into(),
-            email: "u1@example.com".into(),
-            role: Role::Superadmin
-        }]
-    );
+    let (id, email) = key_of(1);
+    let role = Role::Superadmin;
+    assert_eq!(jobs(&tasks), [&Job::SetRole { id, email, role }]);
 }
 
 #[test]

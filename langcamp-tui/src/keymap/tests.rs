@@ -5,8 +5,13 @@ fn press(code: KeyCode) -> KeyEvent {
 }
 
 fn normal(view: View) -> KeyContext {
+    in_mode(Mode::Normal, view)
+}
+
+/// `view` in `mode`, the main panel focused.
+fn in_mode(mode: Mode, view: View) -> KeyContext {
     KeyContext {
-        mode: Mode::Normal,
+        mode,
         view,
         focus: Focus::Main,
     }
@@ -34,11 +39,7 @@ fn q_quits_in_normal_mode_but_is_typed_in_a_text_field() {
         Some(Action::Quit)
     );
     for mode in [Mode::Line, Mode::Editor] {
-        let cx = KeyContext {
-            mode,
-            view: View::Users,
-            focus: Focus::Main,
-        };
+        let cx = in_mode(mode, View::Users);
         assert_eq!(map_key(cx, press(Char('q'))), Some(Action::Type('q')));
         assert_eq!(map_key(cx, press(Char('1'))), Some(Action::Type('1')));
     }
@@ -55,11 +56,7 @@ fn ctrl_c_quits_in_every_mode() {
         Mode::Editor,
         Mode::Picker,
     ] {
-        let cx = KeyContext {
-            mode,
-            view: View::Users,
-            focus: Focus::Main,
-        };
+        let cx = in_mode(mode, View::Users);
         assert_eq!(
             map_key(cx, KeyEvent::new(Char('c'), KeyModifiers::CONTROL)),
             Some(Action::Quit),
@@ -70,11 +67,7 @@ fn ctrl_c_quits_in_every_mode() {
 
 #[test]
 fn the_editor_sends_with_ctrl_s_and_breaks_lines_with_enter() {
-    let cx = KeyContext {
-        mode: Mode::Editor,
-        view: View::Users,
-        focus: Focus::Main,
-    };
+    let cx = in_mode(Mode::Editor, View::Users);
     assert_eq!(
         map_key(cx, KeyEvent::new(Char('s'), KeyModifiers::CONTROL)),
         Some(Action::Submit)
@@ -133,11 +126,7 @@ fn placement_keys_follow_the_pane_that_has_the_focus() {
 
 #[test]
 fn the_picker_types_letters_and_marks_with_space() {
-    let cx = KeyContext {
-        mode: Mode::Picker,
-        view: View::Materials,
-        focus: Focus::Main,
-    };
+    let cx = in_mode(Mode::Picker, View::Materials);
     assert_eq!(map_key(cx, press(Char('j'))), Some(Action::Type('j')));
     assert_eq!(map_key(cx, press(Char(' '))), Some(Action::Toggle));
     assert_eq!(map_key(cx, press(Down)), Some(Action::Down));
@@ -146,11 +135,7 @@ fn the_picker_types_letters_and_marks_with_space() {
 
 #[test]
 fn confirmation_takes_only_yes_or_no() {
-    let cx = KeyContext {
-        mode: Mode::Confirm,
-        view: View::Users,
-        focus: Focus::Main,
-    };
+    let cx = in_mode(Mode::Confirm, View::Users);
     assert_eq!(map_key(cx, press(Char('y'))), Some(Action::Yes));
     assert_eq!(map_key(cx, press(Esc)), Some(Action::No));
     assert_eq!(map_key(cx, press(Char('d'))), None);

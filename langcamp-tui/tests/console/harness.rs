@@ -355,16 +355,12 @@ pub fn assert_snapshot(console: &Console, name: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/snapshots")
         .join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().expect("folder")).expect("snapshot folder");
-        std::fs::write(&path, &current).expect("write snapshot");
-    }
-    let stored = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        stored == current,
-        "the {name} screen changed; review it and run \
-         `UPDATE_SNAPSHOTS=1 cargo test -p langcamp-tui` to accept ({})\n\
-         --- stored\n{stored}\n--- now\n{current}",
-        path.display()
+    langcamp_testkit::assert_snapshot(
+        &path,
+        &current,
+        &format!(
+            "the {name} screen changed; review it and run \
+             `UPDATE_SNAPSHOTS=1 cargo test --workspace --test console` to accept"
+        ),
     );
 }

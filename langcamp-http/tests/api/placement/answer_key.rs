@@ -102,17 +102,21 @@ async fn every_operation_checks_the_callers_role() {
         ("user", &student),
         ("admin", &admin),
     ];
+    const ANYONE: &[u16] = &[200, 200, 200];
+    const SIGNED_IN: &[u16] = &[401, 200, 200];
+    const ADMIN: &[u16] = &[401, 403, 200];
+    const ADMIN_CREATES: &[u16] = &[401, 403, 201];
     let cases = [
-        Case::new("GET", "/proficiency-tests", &[200, 200, 200]),
-        Case::new("GET", "/proficiency-tests/languages", &[200, 200, 200]),
-        Case::new("GET", format!("/proficiency-tests/{t}"), &[200, 200, 200]),
-        Case::new("POST", "/proficiency-tests", &[401, 403, 201]).body(sample()),
+        Case::new("GET", "/proficiency-tests", ANYONE),
+        Case::new("GET", "/proficiency-tests/languages", ANYONE),
+        Case::new("GET", format!("/proficiency-tests/{t}"), ANYONE),
+        Case::new("POST", "/proficiency-tests", ADMIN_CREATES).body(sample()),
         Case::new(
             "POST",
             format!("/proficiency-tests/{t}/duplicate"),
-            &[401, 403, 201],
+            ADMIN_CREATES,
         ),
-        Case::new("PATCH", format!("/proficiency-tests/{t}"), &[401, 403, 200])
+        Case::new("PATCH", format!("/proficiency-tests/{t}"), ADMIN)
             .body(json!({"title": "Renamed"})),
         Case::new(
             "POST",
@@ -120,39 +124,31 @@ async fn every_operation_checks_the_callers_role() {
             &[401, 201, 201],
         )
         .body(answers),
-        Case::new(
-            "GET",
-            format!("/proficiency-tests/{t}/status"),
-            &[401, 200, 200],
-        ),
-        Case::new("GET", "/proficiency-tests/results/me", &[401, 200, 200]),
+        Case::new("GET", format!("/proficiency-tests/{t}/status"), SIGNED_IN),
+        Case::new("GET", "/proficiency-tests/results/me", SIGNED_IN),
         // Own results only: the admin did not take this one.
         Case::new(
             "GET",
             format!("/proficiency-tests/results/me/{r}"),
             &[401, 200, 404],
         ),
-        Case::new("GET", "/proficiency-tests/admin/results", &[401, 403, 200]),
+        Case::new("GET", "/proficiency-tests/admin/results", ADMIN),
         Case::new(
             "GET",
             format!("/proficiency-tests/admin/results/{r}"),
-            &[401, 403, 200],
+            ADMIN,
         ),
         Case::new(
             "GET",
             format!("/proficiency-tests/admin/results/user/{u}"),
-            &[401, 403, 200],
+            ADMIN,
         ),
         Case::new(
             "DELETE",
             format!("/proficiency-tests/admin/results/{r}"),
-            &[401, 403, 200],
+            ADMIN,
         ),
-        Case::new(
-            "DELETE",
-            format!("/proficiency-tests/{s}"),
-            &[401, 403, 200],
-        ),
+        Case::new("DELETE", format!("/proficiency-tests/{s}"), ADMIN),
     ];
     assert_role_matrix(&callers, &cases).await;
     // A token that is not valid is refused even where anonymous callers are welcome.
@@ -165,14 +161,7 @@ async fn every_operation_checks_the_callers_role() {
 #[tokio::test]
 async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
     let (app, admin) = TestApp::with_admin().await;
-    let titles = |page: Value| -> Vec<String> {
-        page["list"]
-            .as_array()
-            .expect("list")
-            .iter()
-            .map(|t| t["title"].as_str().unwrap_or("").to_owned())
-            .collect()
-    };
+    let titles = |page: Value| listed(&page, "title");
     assert!(titles(app.get("/proficiency-tests").await).is_empty());
     let test = create(&admin, &sample()).await;
     let test_id = id(&test);
@@ -184,7 +173,6 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
             &format!("/proficiency-tests/{test_id}"),
             &json!({ "title": "Renamed test" }),
         )
-        .expect(200)
         .await;
     assert_eq!(
         titles(app.get("/proficiency-tests").await),
@@ -196,7 +184,6 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
             &format!("/proficiency-tests/{test_id}"),
             &json!({ "isActive": false }),
         )
-        .expect(200)
         .await;
     assert!(
         titles(app.get("/proficiency-tests").await).is_empty(),
@@ -208,13 +195,9 @@ async fn the_cached_public_test_list_shows_every_change_on_the_next_read() {
             &format!("/proficiency-tests/{test_id}"),
             &json!({ "isActive": true }),
         )
-        .expect(200)
         .await;
     app.get("/proficiency-tests").expect(200).await;
-    admin
-        .delete(&format!("/proficiency-tests/{test_id}"))
-        .expect(200)
-        .await;
+    admin.delete(&format!("/proficiency-tests/{test_id}")).await;
     assert!(
         titles(app.get("/proficiency-tests").await).is_empty(),
         "deleted"

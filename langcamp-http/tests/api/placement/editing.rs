@@ -66,14 +66,11 @@ async fn updates_keep_the_ids_they_carry_and_give_new_ids_to_the_rest() {
 
 #[tokio::test]
 async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
-    let School {
-        app: _app,
-        admin,
-        test,
-    } = School::new().await;
-    let other = create(&admin, &sample()).await;
+    let school = School::new().await;
+    let School { admin, test, .. } = &school;
+    let other = create(admin, &sample()).await;
     let q = &test["questions"];
-    let path = format!("/proficiency-tests/{}", id(&test));
+    let path = format!("/proficiency-tests/{}", id(test));
     let response = admin.patch(&path, &json!({
             "questions": [
                 {"id": other["questions"][0]["id"], "text": "a", "options": [{"text": "x"}, {"text": "y"}], "correctOptionIndex": 0},
@@ -95,12 +92,12 @@ async fn updates_refuse_ids_that_are_not_this_tests_or_this_questions() {
         ]
     );
     let unchanged = admin.get(&path).await;
-    assert_eq!(unchanged, test, "nothing changed");
+    assert_eq!(&unchanged, test, "nothing changed");
     // On create, no id can be carried.
     let mut carried = sample();
     carried["questions"][0]["id"] = q[0]["id"].clone();
     assert_eq!(
-        create_errors(&admin, &carried).await,
+        create_errors(admin, &carried).await,
         ["questions[0].id does not name a question of this test"]
     );
 }
@@ -179,12 +176,9 @@ async fn concurrent_edits_of_one_test_both_apply_one_after_the_other() {
 
 #[tokio::test]
 async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
-    let School {
-        app: _app,
-        admin,
-        test,
-    } = School::new().await;
-    let path = format!("/proficiency-tests/{}", id(&test));
+    let school = School::new().await;
+    let School { admin, test, .. } = &school;
+    let path = format!("/proficiency-tests/{}", id(test));
     let cleared = admin.patch(&path, &json!({"description": null, "locale": null, "targetLanguage": null, "timeLimitMinutes": null})).await;
     for field in [
         "description",
@@ -233,13 +227,10 @@ async fn patch_nulls_clear_optional_fields_and_are_refused_for_required_ones() {
 
 #[tokio::test]
 async fn duplicates_are_inactive_copies_with_new_ids() {
-    let School {
-        app: _app,
-        admin,
-        test,
-    } = School::new().await;
+    let school = School::new().await;
+    let School { admin, test, .. } = &school;
     let copy = admin
-        .post_empty(&format!("/proficiency-tests/{}/duplicate", id(&test)))
+        .post_empty(&format!("/proficiency-tests/{}/duplicate", id(test)))
         .created()
         .await;
     assert_ne!(copy["id"], test["id"]);
@@ -263,7 +254,7 @@ async fn duplicates_are_inactive_copies_with_new_ids() {
         assert_ne!(a["options"][0]["id"], b["options"][0]["id"]);
         assert_eq!(a["options"][0]["text"], b["options"][0]["text"]);
     }
-    let long = create(&admin, &with(sample(), "title", json!("t".repeat(200)))).await;
+    let long = create(admin, &with(sample(), json!({ "title": "t".repeat(200) }))).await;
     let long_copy = admin
         .post_empty(&format!("/proficiency-tests/{}/duplicate", id(&long)))
         .created()

@@ -44,8 +44,14 @@ fn sample() -> Value {
     })
 }
 
-fn with(mut body: Value, field: &str, value: Value) -> Value {
-    body[field] = value;
+/// `body` with the fields of the object `fields` set (added or replaced).
+fn with(mut body: Value, fields: Value) -> Value {
+    let Value::Object(fields) = fields else {
+        panic!("fields to set are an object: {fields}")
+    };
+    for (field, value) in fields {
+        body[field] = value;
+    }
     body
 }
 
@@ -71,8 +77,9 @@ async fn submitted(who: &Session, test_id: &str, answers: &[(i64, i64)]) -> Valu
     submit(who, test_id, answers).await.expect(201).data()
 }
 
-/// What most tests here start from: an admin and the sample test they created. Bind
-/// `app` even where a test does not use it (`app: _app`): dropping it stops the server.
+/// What most tests here start from: an admin and the sample test they created. Keep the
+/// `app` even where a test does not use it: dropping it stops the server (so such a test
+/// binds the school and borrows the rest: `let School { admin, test, .. } = &school;`).
 struct School {
     app: TestApp,
     admin: Session,
@@ -103,17 +110,25 @@ fn pick(ids: &[String], order: &[usize]) -> Vec<String> {
     order.iter().map(|&i| ids[i].clone()).collect()
 }
 
+/// `field` of each item of a page's `list`, in order.
+fn listed(page: &Value, field: &str) -> Vec<String> {
+    let items = page["list"].as_array().expect("list");
+    items
+        .iter()
+        .map(|item| match item[field].as_str() {
+            Some(value) => value.to_owned(),
+            None => panic!("no {field}: {item}"),
+        })
+        .collect()
+}
+
 fn id(value: &Value) -> String {
     value["id"].as_str().expect("an id").to_owned()
 }
 
 /// The `errors` of a 400 answer to a create body.
 async fn create_errors(admin: &Session, body: &Value) -> Vec<String> {
-    let response = admin
-        .post("/proficiency-tests", body)
-        .fails(400, "VALIDATION_FAILED")
-        .await;
-    response.errors()
+    admin.post("/proficiency-tests", body).invalid().await
 }
 
 /// Every place in `value` that reveals the answer key: any field naming a correct option,

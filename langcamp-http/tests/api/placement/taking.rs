@@ -152,7 +152,7 @@ async fn submissions_with_bad_answers_are_refused_with_400() {
 async fn submissions_to_unknown_inactive_or_malformed_tests_are_404() {
     let (app, admin) = TestApp::with_admin().await;
     let student = app.student("ana@example.com").await;
-    let inactive = create(&admin, &with(sample(), "isActive", json!(false))).await;
+    let inactive = create(&admin, &with(sample(), json!({ "isActive": false }))).await;
     for test_id in [
         "0190a4b6-0000-7000-8000-000000000000".to_owned(),
         id(&inactive),

@@ -5,11 +5,7 @@ use super::*;
 #[tokio::test]
 async fn a_test_needs_at_least_one_question_and_one_level_range() {
     let (_app, admin) = TestApp::with_admin().await;
-    let body = with(
-        with(sample(), "questions", json!([])),
-        "levelRanges",
-        json!([]),
-    );
+    let body = with(sample(), json!({ "questions": [], "levelRanges": [] }));
     assert_eq!(
         create_errors(&admin, &body).await,
         [
@@ -181,7 +177,7 @@ async fn level_ranges_must_not_overlap_and_must_cover_every_reachable_score() {
         ),
     ];
     for (ranges, expected) in cases {
-        let body = with(sample(), "levelRanges", ranges.clone());
+        let body = with(sample(), json!({ "levelRanges": ranges.clone() }));
         assert_eq!(create_errors(&admin, &body).await, expected, "{ranges}");
     }
 }
@@ -256,7 +252,7 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
     let unknown = admin
         .post(
             "/proficiency-tests",
-            &with(sample(), "difficulty", json!("hard")),
+            &with(sample(), json!({ "difficulty": "hard" })),
         )
         .expect(400)
         .await;
@@ -275,7 +271,7 @@ async fn unknown_fields_wrong_types_and_other_content_types_are_refused() {
     admin
         .post(
             "/proficiency-tests",
-            &with(sample(), "questions", json!("many")),
+            &with(sample(), json!({ "questions": "many" })),
         )
         .expect(400)
         .await;
