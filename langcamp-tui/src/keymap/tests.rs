@@ -4,12 +4,17 @@ fn press(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn normal(view: View) -> KeyContext {
+/// The keys' context in `mode` on `view`, its main pane focused.
+fn context(mode: Mode, view: View) -> KeyContext {
     KeyContext {
-        mode: Mode::Normal,
+        mode,
         view,
         focus: Focus::Main,
     }
+}
+
+fn normal(view: View) -> KeyContext {
+    context(Mode::Normal, view)
 }
 
 #[test]
@@ -34,11 +39,7 @@ fn q_quits_in_normal_mode_but_is_typed_in_a_text_field() {
         Some(Action::Quit)
     );
     for mode in [Mode::Line, Mode::Editor] {
-        let cx = KeyContext {
-            mode,
-            view: View::Users,
-            focus: Focus::Main,
-        };
+        let cx = context(mode, View::Users);
         assert_eq!(map_key(cx, press(Char('q'))), Some(Action::Type('q')));
         assert_eq!(map_key(cx, press(Char('1'))), Some(Action::Type('1')));
     }
@@ -55,11 +56,7 @@ fn ctrl_c_quits_in_every_mode() {
         Mode::Editor,
         Mode::Picker,
     ] {
-        let cx = KeyContext {
-            mode,
-            view: View::Users,
-            focus: Focus::Main,
-        };
+        let cx = context(mode, View::Users);
         assert_eq!(
             map_key(cx, KeyEvent::new(Char('c'), KeyModifiers::CONTROL)),
             Some(Action::Quit),
@@ -70,11 +67,7 @@ fn ctrl_c_quits_in_every_mode() {
 
 #[test]
 fn the_editor_sends_with_ctrl_s_and_breaks_lines_with_enter() {
-    let cx = KeyContext {
-        mode: Mode::Editor,
-        view: View::Users,
-        focus: Focus::Main,
-    };
+    let cx = context(Mode::Editor, View::Users);
     assert_eq!(
         map_key(cx, KeyEvent::new(Char('s'), KeyModifiers::CONTROL)),
         Some(Action::Submit)
@@ -133,11 +126,7 @@ fn placement_keys_follow_the_pane_that_has_the_focus() {
 
 #[test]
 fn the_picker_types_letters_and_marks_with_space() {
-    let cx = KeyContext {
-        mode: Mode::Picker,
-        view: View::Materials,
-        focus: Focus::Main,
-    };
+    let cx = context(Mode::Picker, View::Materials);
     assert_eq!(map_key(cx, press(Char('j'))), Some(Action::Type('j')));
     assert_eq!(map_key(cx, press(Char(' '))), Some(Action::Toggle));
     assert_eq!(map_key(cx, press(Down)), Some(Action::Down));
@@ -146,11 +135,7 @@ fn the_picker_types_letters_and_marks_with_space() {
 
 #[test]
 fn confirmation_takes_only_yes_or_no() {
-    let cx = KeyContext {
-        mode: Mode::Confirm,
-        view: View::Users,
-        focus: Focus::Main,
-    };
+    let cx = context(Mode::Confirm, View::Users);
     assert_eq!(map_key(cx, press(Char('y'))), Some(Action::Yes));
     assert_eq!(map_key(cx, press(Esc)), Some(Action::No));
     assert_eq!(map_key(cx, press(Char('d'))), None);
