@@ -6,6 +6,7 @@ use langcamp_core::courses::{
 };
 use langcamp_core::users::Deleted;
 
+use crate::handlers::shared::{BodyTooLarge, CourseId, NoSuchCourse, TokenNotValid};
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
@@ -34,7 +35,7 @@ pub fn routes(r: &mut Routes) {
         (status = 200, description = "The courses. The public answer carries a weak `ETag` of its data, `Cache-Control: no-cache`, and is gzipped for `Accept-Encoding: gzip`; its `timestamp` is when the answer was encoded (at most a few seconds before).", body = Envelope<Vec<Course>>),
         (status = 304, description = "`If-None-Match` holds the current `ETag` (public answer only): no body"),
         (status = 400, description = "A filter is not a language code", body = ErrorEnvelope),
-        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
+        TokenNotValid,
     ))]
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -54,11 +55,11 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 ///
 /// An unpublished course is not found (404) unless the caller is an admin.
 #[utoipa::path(get, path = "/courses/{id}", tag = "courses", operation_id = "getCourse",
-    params(("id" = String, Path, description = "Course id")),
+    params(CourseId),
     security((), ("bearer" = [])),
     responses(
         (status = 200, description = "The course", body = Envelope<Course>),
-        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
+        TokenNotValid,
         (status = 404, description = "No such course, or unpublished", body = ErrorEnvelope),
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
@@ -74,7 +75,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 201, description = "Created", body = Envelope<Course>),
         (status = 400, description = "Invalid fields, one message each", body = ErrorEnvelope),
-        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        BodyTooLarge,
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -87,10 +88,10 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 /// The copy is unpublished and titled `<title> (copy)`, the original title shortened if
 /// needed so the new one stays within 200 characters.
 #[utoipa::path(post, path = "/courses/{id}/duplicate", tag = "courses", operation_id = "duplicateCourse",
-    params(("id" = String, Path, description = "Course id")),
+    params(CourseId),
     responses(
         (status = 201, description = "The copy", body = Envelope<Course>),
-        (status = 404, description = "No such course", body = ErrorEnvelope),
+        NoSuchCourse,
     ))]
 pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -104,12 +105,12 @@ pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
 /// Absent fields stay as they are, `null` clears an optional field; `null` for `title`,
 /// `isPublished` or `sortOrder` is 400.
 #[utoipa::path(patch, path = "/courses/{id}", tag = "courses", operation_id = "updateCourse",
-    params(("id" = String, Path, description = "Course id")), request_body = CourseInput,
+    params(CourseId), request_body = CourseInput,
     responses(
         (status = 200, description = "The updated course", body = Envelope<Course>),
         (status = 400, description = "Invalid fields, one message each", body = ErrorEnvelope),
-        (status = 404, description = "No such course", body = ErrorEnvelope),
-        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        NoSuchCourse,
+        BodyTooLarge,
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -121,10 +122,10 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
 
 /// Delete a course.
 #[utoipa::path(delete, path = "/courses/{id}", tag = "courses", operation_id = "deleteCourse",
-    params(("id" = String, Path, description = "Course id")),
+    params(CourseId),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        (status = 404, description = "No such course", body = ErrorEnvelope),
+        NoSuchCourse,
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

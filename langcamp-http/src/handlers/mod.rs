@@ -11,6 +11,7 @@ pub mod dashboard;
 pub mod materials;
 pub mod placement;
 pub mod settings;
+pub mod shared;
 pub mod storage;
 pub mod system;
 pub mod users;

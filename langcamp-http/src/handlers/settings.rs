@@ -3,6 +3,7 @@
 use langcamp_core::settings::{DeletedSetting, Setting, SettingInput};
 use langcamp_core::{Actor, Result};
 
+use crate::handlers::shared::{BodyTooLarge, NoSuchSetting};
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
@@ -26,7 +27,7 @@ pub fn routes(r: &mut Routes) {
     params(("key" = String, Path, description = "Setting key, e.g. `landing_video_url`")),
     responses(
         (status = 200, description = "The setting", body = Envelope<Setting>),
-        (status = 404, description = "No such setting", body = ErrorEnvelope),
+        NoSuchSetting,
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     Ok(Reply::ok(
@@ -57,7 +58,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 200, description = "The stored setting", body = Envelope<Setting>),
         (status = 400, description = "Bad key, missing or null value", body = ErrorEnvelope),
-        (status = 413, description = "Body too large", body = ErrorEnvelope),
+        BodyTooLarge,
     ))]
 pub async fn put(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -70,7 +71,7 @@ pub async fn put(mut ctx: Ctx) -> Result<Reply> {
     params(("key" = String, Path, description = "Setting key")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<DeletedSetting>),
-        (status = 404, description = "No such setting", body = ErrorEnvelope),
+        NoSuchSetting,
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
