@@ -80,7 +80,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 }
 
 /// An error answer in the envelope, as the handlers' `body = ErrorEnvelope` rows document it.
-pub(crate) fn failure(description: &str) -> utoipa::openapi::Response {
+fn failure(description: &str) -> utoipa::openapi::Response {
     use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
     ResponseBuilder::new()
         .description(description)

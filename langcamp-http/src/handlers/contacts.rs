@@ -7,7 +7,6 @@ use langcamp_core::contacts::{
 use langcamp_core::users::Deleted;
 use langcamp_core::{Page, Result};
 
-use crate::handlers::shared::{ContactId, NoSuchContact};
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::{Ctx, PageParams};
@@ -57,10 +56,10 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 
 /// One contact request.
 #[utoipa::path(get, operation_id = "getContact", path = "/contact/admin/{id}", tag = "contacts",
-    params(ContactId),
+    params(("id" = String, Path, description = "Contact request id")),
     responses(
         (status = 200, description = "The contact request", body = Envelope<Contact>),
-        NoSuchContact,
+        (status = 404, description = "No such contact request", body = ErrorEnvelope),
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -72,11 +71,11 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 /// Reply to a contact request: the reply is mailed to the visitor and the request becomes
 /// `REPLIED`. A later reply replaces the stored text, moves `repliedAt` and sends another mail.
 #[utoipa::path(post, operation_id = "replyToContact", path = "/contact/admin/{id}/reply", tag = "contacts",
-    params(ContactId), request_body = ReplyInput,
+    params(("id" = String, Path, description = "Contact request id")), request_body = ReplyInput,
     responses(
         (status = 200, description = "The replied contact request", body = Envelope<Contact>),
         (status = 400, description = "Missing or over-long reply", body = ErrorEnvelope),
-        NoSuchContact,
+        (status = 404, description = "No such contact request", body = ErrorEnvelope),
     ))]
 pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -90,11 +89,11 @@ pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
 
 /// Set a contact request's status (`PENDING`, `IN_PROGRESS`, `REPLIED`, `CLOSED`), from any state.
 #[utoipa::path(patch, operation_id = "setContactStatus", path = "/contact/admin/{id}/status", tag = "contacts",
-    params(ContactId), request_body = ContactStatusInput,
+    params(("id" = String, Path, description = "Contact request id")), request_body = ContactStatusInput,
     responses(
         (status = 200, description = "The updated contact request", body = Envelope<Contact>),
         (status = 400, description = "Missing or unknown status", body = ErrorEnvelope),
-        NoSuchContact,
+        (status = 404, description = "No such contact request", body = ErrorEnvelope),
     ))]
 pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -108,10 +107,10 @@ pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
 
 /// Delete a contact request.
 #[utoipa::path(delete, operation_id = "deleteContact", path = "/contact/admin/{id}", tag = "contacts",
-    params(ContactId),
+    params(("id" = String, Path, description = "Contact request id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        NoSuchContact,
+        (status = 404, description = "No such contact request", body = ErrorEnvelope),
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

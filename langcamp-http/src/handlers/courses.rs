@@ -6,7 +6,6 @@ use langcamp_core::courses::{
 };
 use langcamp_core::users::Deleted;
 
-use crate::handlers::shared::{BodyTooLarge, CourseId, NoSuchCourse, TokenNotValid};
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
@@ -35,7 +34,7 @@ pub fn routes(r: &mut Routes) {
         (status = 200, description = "The courses. The public answer carries a weak `ETag` of its data, `Cache-Control: no-cache`, and is gzipped for `Accept-Encoding: gzip`; its `timestamp` is when the answer was encoded (at most a few seconds before).", body = Envelope<Vec<Course>>),
         (status = 304, description = "`If-None-Match` holds the current `ETag` (public answer only): no body"),
         (status = 400, description = "A filter is not a language code", body = ErrorEnvelope),
-        TokenNotValid,
+        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
     ))]
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -55,11 +54,11 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 ///
 /// An unpublished course is not found (404) unless the caller is an admin.
 #[utoipa::path(get, path = "/courses/{id}", tag = "courses", operation_id = "getCourse",
-    params(CourseId),
+    params(("id" = String, Path, description = "Course id")),
     security((), ("bearer" = [])),
     responses(
         (status = 200, description = "The course", body = Envelope<Course>),
-        TokenNotValid,
+        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
         (status = 404, description = "No such course, or unpublished", body = ErrorEnvelope),
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
@@ -75,7 +74,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 201, description = "Created", body = Envelope<Course>),
         (status = 400, description = "Invalid fields, one message each", body = ErrorEnvelope),
-        BodyTooLarge,
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -88,10 +87,10 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
 /// The copy is unpublished and titled `<title> (copy)`, the original title shortened if
 /// needed so the new one stays within 200 characters.
 #[utoipa::path(post, path = "/courses/{id}/duplicate", tag = "courses", operation_id = "duplicateCourse",
-    params(CourseId),
+    params(("id" = String, Path, description = "Course id")),
     responses(
         (status = 201, description = "The copy", body = Envelope<Course>),
-        NoSuchCourse,
+        (status = 404, description = "No such course", body = ErrorEnvelope),
     ))]
 pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -105,12 +104,12 @@ pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
 /// Absent fields stay as they are, `null` clears an optional field; `null` for `title`,
 /// `isPublished` or `sortOrder` is 400.
 #[utoipa::path(patch, path = "/courses/{id}", tag = "courses", operation_id = "updateCourse",
-    params(CourseId), request_body = CourseInput,
+    params(("id" = String, Path, description = "Course id")), request_body = CourseInput,
     responses(
         (status = 200, description = "The updated course", body = Envelope<Course>),
         (status = 400, description = "Invalid fields, one message each", body = ErrorEnvelope),
-        NoSuchCourse,
-        BodyTooLarge,
+        (status = 404, description = "No such course", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -122,10 +121,10 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
 
 /// Delete a course.
 #[utoipa::path(delete, path = "/courses/{id}", tag = "courses", operation_id = "deleteCourse",
-    params(CourseId),
+    params(("id" = String, Path, description = "Course id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        NoSuchCourse,
+        (status = 404, description = "No such course", body = ErrorEnvelope),
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

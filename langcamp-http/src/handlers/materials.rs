@@ -12,7 +12,6 @@ use langcamp_core::{Actor, Error, Page, Result};
 use serde::de::DeserializeOwned;
 use utoipa::ToSchema;
 
-use crate::handlers::shared::{MaterialId, NoSuchMaterial, NoSuchUser, OfUserId};
 use crate::limits::RateRule;
 use crate::material_form::TextFields;
 use crate::multipart::{Form, is_multipart};
@@ -198,10 +197,10 @@ pub async fn mine(ctx: Ctx) -> Result<Reply> {
 
 /// A user's assigned materials, newest assignment first.
 #[utoipa::path(get, operation_id = "listUserMaterials", path = "/education-materials/user/{userId}", tag = "education-materials",
-    params(OfUserId),
+    params(("userId" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "Assigned materials", body = Envelope<Vec<AssignedMaterial>>),
-        NoSuchUser,
+        (status = 404, description = "No such user", body = ErrorEnvelope),
     ))]
 pub async fn of_user(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -212,7 +211,7 @@ pub async fn of_user(ctx: Ctx) -> Result<Reply> {
 
 /// One material: any for admins; for users only one assigned to them.
 #[utoipa::path(get, operation_id = "getMaterial", path = "/education-materials/{id}", tag = "education-materials",
-    params(MaterialId),
+    params(("id" = String, Path, description = "Material id")),
     responses(
         (status = 200, description = "The material", body = Envelope<Material>),
         (status = 404, description = "No such material, or not assigned to the calling user", body = ErrorEnvelope),
@@ -228,7 +227,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 /// replaces the list, `pdfs` parts are appended, `removePdfIds` removes PDFs (their
 /// files too).
 #[utoipa::path(patch, operation_id = "updateMaterial", path = "/education-materials/{id}", tag = "education-materials",
-    params(MaterialId),
+    params(("id" = String, Path, description = "Material id")),
     request_body(content(
         (MaterialUpdateForm = "multipart/form-data"),
         (MaterialUpdate = "application/json"),
@@ -236,7 +235,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 200, description = "Updated", body = Envelope<Material>),
         (status = 400, description = "Invalid or unknown fields, an id in removePdfIds that is not a PDF of this material", body = ErrorEnvelope),
-        NoSuchMaterial,
+        (status = 404, description = "No such material", body = ErrorEnvelope),
         (status = 413, description = "A PDF over UPLOAD_MAX_BYTES, or a body over 50 MB", body = ErrorEnvelope),
         (status = 415, description = "Neither multipart/form-data nor JSON, or a `pdfs` part that is not a PDF (nothing is changed)", body = ErrorEnvelope),
         (status = 507, description = "The file store is full: the new PDFs would pass FILE_STORE_MAX_BYTES (INSUFFICIENT_STORAGE); nothing is changed", body = ErrorEnvelope),
@@ -261,10 +260,10 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
 
 /// Delete a material with its assignments and its PDFs (records and files).
 #[utoipa::path(delete, operation_id = "deleteMaterial", path = "/education-materials/{id}", tag = "education-materials",
-    params(MaterialId),
+    params(("id" = String, Path, description = "Material id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        NoSuchMaterial,
+        (status = 404, description = "No such material", body = ErrorEnvelope),
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -278,7 +277,7 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 /// `{FRONTEND_BASE_URL}/materials/{id}`; users who already had it count as
 /// `alreadyAssigned` and get no mail.
 #[utoipa::path(post, operation_id = "assignMaterial", path = "/education-materials/{id}/assign", tag = "education-materials",
-    params(MaterialId),
+    params(("id" = String, Path, description = "Material id")),
     request_body = AssignInput,
     responses(
         (status = 200, description = "Assigned", body = Envelope<AssignResult>),
@@ -298,8 +297,8 @@ pub async fn assign(mut ctx: Ctx) -> Result<Reply> {
 /// Take a material away from a user.
 #[utoipa::path(delete, operation_id = "unassignMaterial", path = "/education-materials/{id}/assign/{userId}", tag = "education-materials",
     params(
-        MaterialId,
-        OfUserId,
+        ("id" = String, Path, description = "Material id"),
+        ("userId" = String, Path, description = "User id"),
     ),
     responses(
         (status = 200, description = "Unassigned", body = Envelope<Unassigned>),

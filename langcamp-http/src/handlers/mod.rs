@@ -11,7 +11,6 @@ pub mod dashboard;
 pub mod materials;
 pub mod placement;
 pub mod settings;
-pub mod shared;
 pub mod storage;
 pub mod system;
 pub mod users;

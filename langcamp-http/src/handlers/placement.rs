@@ -10,10 +10,6 @@ use langcamp_core::placement::{
 use langcamp_core::users::Deleted;
 use langcamp_core::{Page, Result};
 
-use crate::handlers::shared::{
-    BodyTooLarge, NoActiveTest, NoSuchResult, NoSuchTest, NoSuchUser, OfUserId, ResultId, TestId,
-    TokenNotValid,
-};
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::{Ctx, PageParams};
@@ -46,7 +42,7 @@ pub fn routes(r: &mut Routes) {
         (status = 200, description = "A page of tests. The public answer carries a weak `ETag` of its data, `Cache-Control: no-cache`, and is gzipped for `Accept-Encoding: gzip`; its `timestamp` is when the answer was encoded (at most a few seconds before).", body = Envelope<Page<ProficiencyTest>>),
         (status = 304, description = "`If-None-Match` holds the current `ETag` (public answer only): no body"),
         (status = 400, description = "Bad language code or pagination", body = ErrorEnvelope),
-        TokenNotValid,
+        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
     ))]
 pub async fn list_tests(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -77,11 +73,11 @@ pub async fn test_languages(ctx: Ctx) -> Result<Reply> {
 /// `correctOptionIndex` is present for admins only.
 #[utoipa::path(get, path = "/proficiency-tests/{id}", tag = "placement", operation_id = "getProficiencyTest",
     security((), ("bearer" = [])),
-    params(TestId),
+    params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 200, description = "The test", body = Envelope<ProficiencyTest>),
-        TokenNotValid,
-        NoActiveTest,
+        (status = 401, description = "A token was sent but is not valid", body = ErrorEnvelope),
+        (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
     ))]
 pub async fn get_test(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -94,7 +90,7 @@ pub async fn get_test(ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 201, description = "Created", body = Envelope<ProficiencyTest>),
         (status = 400, description = "Invalid test: questions, options, points or level ranges", body = ErrorEnvelope),
-        BodyTooLarge,
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
     ))]
 pub async fn create_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -105,10 +101,10 @@ pub async fn create_test(mut ctx: Ctx) -> Result<Reply> {
 /// Copy a test: `<title> (copy)`, inactive, with new question and option ids.
 #[utoipa::path(post, path = "/proficiency-tests/{id}/duplicate", tag = "placement",
     operation_id = "duplicateProficiencyTest",
-    params(TestId),
+    params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 201, description = "The copy", body = Envelope<ProficiencyTest>),
-        NoSuchTest,
+        (status = 404, description = "No such test", body = ErrorEnvelope),
     ))]
 pub async fn duplicate_test(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -121,12 +117,12 @@ pub async fn duplicate_test(ctx: Ctx) -> Result<Reply> {
 /// list, and a question or option that carries its `id` keeps it.
 #[utoipa::path(patch, path = "/proficiency-tests/{id}", tag = "placement", operation_id = "updateProficiencyTest",
     request_body = TestPatch,
-    params(TestId),
+    params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 200, description = "Updated test", body = Envelope<ProficiencyTest>),
         (status = 400, description = "Invalid change", body = ErrorEnvelope),
-        NoSuchTest,
-        BodyTooLarge,
+        (status = 404, description = "No such test", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
     ))]
 pub async fn update_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -138,10 +134,10 @@ pub async fn update_test(mut ctx: Ctx) -> Result<Reply> {
 
 /// Delete a test. Its results remain, with the title and details they were given with.
 #[utoipa::path(delete, path = "/proficiency-tests/{id}", tag = "placement", operation_id = "deleteProficiencyTest",
-    params(TestId),
+    params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        NoSuchTest,
+        (status = 404, description = "No such test", body = ErrorEnvelope),
     ))]
 pub async fn delete_test(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -154,12 +150,12 @@ pub async fn delete_test(ctx: Ctx) -> Result<Reply> {
 /// are allowed); unanswered questions score 0.
 #[utoipa::path(post, path = "/proficiency-tests/{id}/submit", tag = "placement", operation_id = "submitProficiencyTest",
     request_body = SubmitInput,
-    params(TestId),
+    params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 201, description = "The result", body = Envelope<TestResult>),
         (status = 400, description = "answers missing, not an array or empty; an index out of range or negative; a question answered twice", body = ErrorEnvelope),
-        NoActiveTest,
-        BodyTooLarge,
+        (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
     ))]
 pub async fn submit_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -171,10 +167,10 @@ pub async fn submit_test(mut ctx: Ctx) -> Result<Reply> {
 
 /// Whether the caller has taken this test, and their latest result of it.
 #[utoipa::path(get, path = "/proficiency-tests/{id}/status", tag = "placement", operation_id = "getProficiencyTestStatus",
-    params(TestId),
+    params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 200, description = "Status", body = Envelope<TestStatus>),
-        NoActiveTest,
+        (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
     ))]
 pub async fn test_status(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -197,7 +193,7 @@ pub async fn my_results(ctx: Ctx) -> Result<Reply> {
 /// (the correct option only when the caller is an admin).
 #[utoipa::path(get, path = "/proficiency-tests/results/me/{resultId}", tag = "placement",
     operation_id = "getMyTestResult",
-    params(ResultId),
+    params(("resultId" = String, Path, description = "Result id")),
     responses(
         (status = 200, description = "The result", body = Envelope<DetailedResult>),
         (status = 404, description = "No such result of the caller", body = ErrorEnvelope),
@@ -235,10 +231,10 @@ pub async fn list_results(ctx: Ctx) -> Result<Reply> {
 /// One result with the correct option of each question.
 #[utoipa::path(get, path = "/proficiency-tests/admin/results/{resultId}", tag = "placement",
     operation_id = "getTestResult",
-    params(ResultId),
+    params(("resultId" = String, Path, description = "Result id")),
     responses(
         (status = 200, description = "The result", body = Envelope<DetailedResult>),
-        NoSuchResult,
+        (status = 404, description = "No such result", body = ErrorEnvelope),
     ))]
 pub async fn get_result(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -252,10 +248,10 @@ pub async fn get_result(ctx: Ctx) -> Result<Reply> {
 /// Delete a result.
 #[utoipa::path(delete, path = "/proficiency-tests/admin/results/{resultId}", tag = "placement",
     operation_id = "deleteTestResult",
-    params(ResultId),
+    params(("resultId" = String, Path, description = "Result id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
-        NoSuchResult,
+        (status = 404, description = "No such result", body = ErrorEnvelope),
     ))]
 pub async fn delete_result(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -269,10 +265,10 @@ pub async fn delete_result(ctx: Ctx) -> Result<Reply> {
 /// A user's results, newest first (at most 1000).
 #[utoipa::path(get, path = "/proficiency-tests/admin/results/user/{userId}", tag = "placement",
     operation_id = "listUserTestResults",
-    params(OfUserId),
+    params(("userId" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "The user's results", body = Envelope<ResultList>),
-        NoSuchUser,
+        (status = 404, description = "No such user", body = ErrorEnvelope),
     ))]
 pub async fn user_results(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

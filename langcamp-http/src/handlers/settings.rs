@@ -3,7 +3,6 @@
 use langcamp_core::settings::{DeletedSetting, Setting, SettingInput};
 use langcamp_core::{Actor, Result};
 
-use crate::handlers::shared::{BodyTooLarge, NoSuchSetting};
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::Ctx;
@@ -27,7 +26,7 @@ pub fn routes(r: &mut Routes) {
     params(("key" = String, Path, description = "Setting key, e.g. `landing_video_url`")),
     responses(
         (status = 200, description = "The setting", body = Envelope<Setting>),
-        NoSuchSetting,
+        (status = 404, description = "No such setting", body = ErrorEnvelope),
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     Ok(Reply::ok(
@@ -58,7 +57,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 200, description = "The stored setting", body = Envelope<Setting>),
         (status = 400, description = "Bad key, missing or null value", body = ErrorEnvelope),
-        BodyTooLarge,
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
     ))]
 pub async fn put(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -71,7 +70,7 @@ pub async fn put(mut ctx: Ctx) -> Result<Reply> {
     params(("key" = String, Path, description = "Setting key")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<DeletedSetting>),
-        NoSuchSetting,
+        (status = 404, description = "No such setting", body = ErrorEnvelope),
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

@@ -5,7 +5,6 @@ use langcamp_core::users::{
 };
 use langcamp_core::{Page, Result};
 
-use crate::handlers::shared::{NoSuchUser, UserId};
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
 use crate::request::{Ctx, PageParams};
@@ -40,10 +39,10 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 
 /// One user.
 #[utoipa::path(get, operation_id = "getUser", path = "/users/{id}", tag = "users",
-    params(UserId),
+    params(("id" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "The user", body = Envelope<User>),
-        NoSuchUser,
+        (status = 404, description = "No such user", body = ErrorEnvelope),
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
@@ -53,11 +52,11 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 /// Delete a user with their sessions, results and assignments. Admins and superadmins
 /// can only be deleted by a superadmin; the last superadmin cannot be deleted.
 #[utoipa::path(delete, operation_id = "deleteUser", path = "/users/{id}", tag = "users",
-    params(UserId),
+    params(("id" = String, Path, description = "User id")),
     responses(
         (status = 200, description = "Deleted", body = Envelope<Deleted>),
         (status = 403, description = "Not allowed to delete this user", body = ErrorEnvelope),
-        NoSuchUser,
+        (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "The last superadmin", body = ErrorEnvelope),
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
@@ -69,11 +68,11 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 
 /// Change a user's role (superadmin only).
 #[utoipa::path(patch, operation_id = "setUserRole", path = "/users/{id}/role", tag = "users",
-    params(UserId), request_body = RoleInput,
+    params(("id" = String, Path, description = "User id")), request_body = RoleInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
         (status = 400, description = "Unknown role", body = ErrorEnvelope),
-        NoSuchUser,
+        (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "Would demote the last superadmin", body = ErrorEnvelope),
     ))]
 pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
@@ -86,12 +85,12 @@ pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
 
 /// Change a user's e-mail address.
 #[utoipa::path(patch, operation_id = "setUserEmail", path = "/users/{id}/email", tag = "users",
-    params(UserId), request_body = EmailInput,
+    params(("id" = String, Path, description = "User id")), request_body = EmailInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
         (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
         (status = 403, description = "Not an admin, or the user is an admin and the caller no superadmin", body = ErrorEnvelope),
-        NoSuchUser,
+        (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "Address used by another user", body = ErrorEnvelope),
     ))]
 pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
@@ -106,12 +105,12 @@ pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
 
 /// Edit a user's profile (any subset; note `phone`, not `phoneNumber`).
 #[utoipa::path(patch, operation_id = "updateUserProfile", path = "/admin/users/{id}/profile", tag = "users",
-    params(UserId), request_body = AdminProfileInput,
+    params(("id" = String, Path, description = "User id")), request_body = AdminProfileInput,
     responses(
         (status = 200, description = "Updated user", body = Envelope<UserEnvelope>),
         (status = 400, description = "Invalid fields", body = ErrorEnvelope),
         (status = 403, description = "Not allowed to edit this user", body = ErrorEnvelope),
-        NoSuchUser,
+        (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "Address used by another user", body = ErrorEnvelope),
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
