@@ -165,6 +165,28 @@ mod tests {
         assert_eq!(client_ip(&HeaderMap::new(), peer(), &proxies), peer().ip());
     }
 
+    /// Asserts that `ip` may call route `route` of `rule` `times` times in a row.
+    fn assert_allowed(limits: &RateLimits, rule: RateRule, route: u16, ip: IpAddr, times: u32) {
+        for _ in 0..times {
+            assert!(limits.check(rule, route, ip).is_ok());
+        }
+    }
+
+    /// Spends the whole budget of `ip` on route `route` of `rule`, `budget` calls, and
+    /// returns the wait the next call is told.
+    fn spend_budget(
+        limits: &RateLimits,
+        rule: RateRule,
+        route: u16,
+        ip: IpAddr,
+        budget: u32,
+    ) -> Duration {
+        assert_allowed(limits, rule, route, ip, budget);
+        limits
+            .check(rule, route, ip)
+            .expect_err("a call over the budget is refused")
+    }
+
     #[test]
     fn one_ipv6_64_shares_a_budget_and_mapped_ipv4_is_its_ipv4() {
         let limits = RateLimits::new();
@@ -178,9 +200,7 @@ mod tests {
         assert!(limits.check(RateRule::OtpRequest, 3, next_64).is_ok());
 
         let v4: IpAddr = [198, 51, 100, 4].into();
-        for _ in 0..5 {
-            assert!(limits.check(RateRule::OtpRequest, 3, v4).is_ok());
-        }
+        assert_allowed(&limits, RateRule::OtpRequest, 3, v4, 5);
         let mapped: IpAddr = "::ffff:198.51.100.4".parse().expect("address");
         assert!(limits.check(RateRule::OtpRequest, 3, mapped).is_err());
     }
@@ -189,12 +209,7 @@ mod tests {
     fn a_rule_allows_exactly_its_budget_then_refuses_with_a_wait() {
         let limits = RateLimits::new();
         let ip: IpAddr = [203, 0, 113, 1].into();
-        for _ in 0..5 {
-            assert!(limits.check(RateRule::OtpRequest, 3, ip).is_ok());
-        }
-        let wait = limits
-            .check(RateRule::OtpRequest, 3, ip)
-            .expect_err("sixth is refused");
+        let wait = spend_budget(&limits, RateRule::OtpRequest, 3, ip, 5);
         assert!(wait > Duration::ZERO && wait <= Duration::from_secs(60));
         // Another client, and the same client on another rule, are unaffected.
         assert!(
@@ -209,10 +224,7 @@ mod tests {
     fn the_default_rule_counts_each_route_separately() {
         let limits = RateLimits::new();
         let ip: IpAddr = [203, 0, 113, 1].into();
-        for _ in 0..120 {
-            assert!(limits.check(RateRule::Default, 1, ip).is_ok());
-        }
-        assert!(limits.check(RateRule::Default, 1, ip).is_err());
+        spend_budget(&limits, RateRule::Default, 1, ip, 120);
         assert!(limits.check(RateRule::Default, 2, ip).is_ok());
     }
 

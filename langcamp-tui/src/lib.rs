@@ -17,6 +17,7 @@ pub mod input;
 pub mod keymap;
 pub mod listing;
 pub mod overlay;
+pub mod table;
 pub mod task;
 mod terminal;
 pub mod ui;

@@ -3,6 +3,7 @@
 use langcamp_core::{Page, Pagination};
 
 use crate::input::LineInput;
+use crate::keymap::Action;
 use crate::task::Task;
 
 /// A view's search box.
@@ -77,6 +78,25 @@ impl<T> Listing<T> {
             true
         } else {
             false
+        }
+    }
+
+    /// `Up` or `Down`: moves the selection a row (any other action does nothing).
+    pub fn move_selection(&mut self, action: Action) {
+        match action {
+            Action::Up => self.up(),
+            Action::Down => self.down(),
+            _ => {}
+        }
+    }
+
+    /// `NextPage` or `PrevPage`: turns to that page if there is one. True when it turned
+    /// (the caller loads the page).
+    pub fn turn_page(&mut self, action: Action) -> bool {
+        match action {
+            Action::NextPage => self.next_page(),
+            Action::PrevPage => self.prev_page(),
+            _ => false,
         }
     }
 

@@ -8,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Row, Table, TableState, Tabs, Wrap};
+use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Tabs, Wrap};
 
 use crate::app::{App, Listing, Overlay, Search};
 use crate::keymap::{self, Mode};
@@ -373,73 +373,6 @@ pub fn page_summary<T>(list: &Listing<T>, one: &str, many: &str) -> String {
             if list.items.len() == 1 { one } else { many }
         ),
         None => "loading…".into(),
-    }
-}
-
-/// A column of a table pane: its header and its width.
-pub type Column = (&'static str, Constraint);
-
-/// A table pane over a [`Listing`]: its title, its columns and what it says when the list
-/// is empty.
-pub struct TablePane<'a> {
-    pub title: &'a str,
-    pub columns: &'a [Column],
-    pub empty: &'a str,
-}
-
-impl TablePane<'_> {
-    /// Draws `list`, a row per item, with the selected row highlighted, or the placeholder
-    /// when it is empty.
-    pub fn render<'r, T>(
-        &self,
-        frame: &mut Frame,
-        area: Rect,
-        list: &'r Listing<T>,
-        row: impl Fn(&'r T) -> Row<'r>,
-    ) {
-        self.render_focused(frame, area, list, row, true);
-    }
-
-    /// The same for a pane of a view with two: the one with the keys has a bright border
-    /// and shows its selection; the other shows a dim selection.
-    pub fn render_focused<'r, T>(
-        &self,
-        frame: &mut Frame,
-        area: Rect,
-        list: &'r Listing<T>,
-        row: impl Fn(&'r T) -> Row<'r>,
-        focused: bool,
-    ) {
-        let block = if focused {
-            block(self.title)
-        } else {
-            block(self.title).border_style(dim())
-        };
-        if list.items.is_empty() {
-            let text = if list.loaded {
-                self.empty
-            } else {
-                "Loading…"
-            };
-            frame.render_widget(
-                Paragraph::new(Span::styled(text.to_owned(), dim())).block(block),
-                area,
-            );
-            return;
-        }
-        let header = Row::new(self.columns.iter().map(|(name, _)| *name));
-        let widths = self.columns.iter().map(|(_, width)| *width);
-        let table = Table::new(list.items.iter().map(row), widths)
-            .header(header.style(Style::new().add_modifier(Modifier::BOLD)))
-            .block(block)
-            .row_highlight_style(if focused {
-                selected_style()
-            } else {
-                Style::new().add_modifier(Modifier::BOLD)
-            })
-            .highlight_symbol(if focused { "▶ " } else { "› " });
-        let mut state = TableState::default().with_selected(Some(list.selected));
-        frame.render_stateful_widget(table, area, &mut state);
     }
 }
 

@@ -8,7 +8,7 @@ use langcamp_core::materials::{
 };
 use langcamp_core::storage::{Accept, StagedFile};
 use langcamp_core::users::Deleted;
-use langcamp_core::{Actor, Error, Langcamp, Page, Result};
+use langcamp_core::{Actor, Error, Page, Result};
 use serde::de::DeserializeOwned;
 use utoipa::ToSchema;
 
@@ -78,17 +78,26 @@ pub struct MaterialUpdateForm {
     pdfs: Option<Vec<Vec<u8>>>,
 }
 
-/// Reads a material form: text fields become the JSON object `T` is parsed from (so a
-/// form and a JSON body are checked alike), `pdfs` parts are staged as they arrive. On
-/// any failure the staged PDFs are removed again.
-async fn read_form<T: DeserializeOwned>(
-    app: &Langcamp,
+/// The command `C` of a material form and its staged PDFs. The text fields become the
+/// JSON object `T` is parsed from (so a form and a JSON body are checked alike) and `T`
+/// the command; `pdfs` parts are staged as they arrive. On any failure the staged PDFs are
+/// removed again. A body that is no form is 415 (the caller took JSON already).
+async fn read_form<T, C>(
+    ctx: &mut Ctx,
     actor: &Actor,
-    form: &mut Form,
     mut fields: TextFields,
-) -> Result<(T, Vec<StagedFile>)> {
+) -> Result<(C, Vec<StagedFile>)>
+where
+    T: DeserializeOwned,
+    C: TryFrom<T, Error = Error>,
+{
+    if !is_multipart(ctx) {
+        return Err(neither_json_nor_form());
+    }
+    let mut form = Form::from_ctx(ctx)?;
+    let app = &ctx.app;
     let mut pdfs: Vec<StagedFile> = Vec::new();
-    let read: Result<T> = async {
+    let read: Result<C> = async {
         while let Some(part) = form.next_part().await? {
             if part.name() != "pdfs" {
                 fields.read(part).await?;
@@ -105,26 +114,11 @@ async fn read_form<T: DeserializeOwned>(
                 .await?;
             pdfs.push(staged);
         }
-        fields.parse()
+        C::try_from(fields.parse::<T>()?)
     }
     .await;
+    form.linger();
     match read {
-        Ok(input) => Ok((input, pdfs)),
-        Err(e) => {
-            app.discard_staged(pdfs).await;
-            Err(e)
-        }
-    }
-}
-
-/// The command a form's fields make, with its staged PDFs; when the fields are invalid,
-/// the PDFs are removed again and the error is the answer.
-async fn parsed<C>(
-    app: &Langcamp,
-    command: Result<C>,
-    pdfs: Vec<StagedFile>,
-) -> Result<(C, Vec<StagedFile>)> {
-    match command {
         Ok(command) => Ok((command, pdfs)),
         Err(e) => {
             app.discard_staged(pdfs).await;
@@ -160,14 +154,8 @@ pub async fn create(mut ctx: Ctx) -> Result<Reply> {
         let material = ctx.app.create_material(&actor, new, Vec::new()).await?;
         return Ok(Reply::created(&material));
     }
-    if !is_multipart(&ctx) {
-        return Err(neither_json_nor_form());
-    }
-    let mut form = Form::from_ctx(&mut ctx)?;
-    let read = read_form::<MaterialInput>(&ctx.app, &actor, &mut form, TextFields::create()).await;
-    form.linger();
-    let (input, pdfs) = read?;
-    let (new, pdfs) = parsed(&ctx.app, NewMaterial::try_from(input), pdfs).await?;
+    let (new, pdfs) =
+        read_form::<MaterialInput, NewMaterial>(&mut ctx, &actor, TextFields::create()).await?;
     Ok(Reply::created(
         &ctx.app.create_material(&actor, new, pdfs).await?,
     ))
@@ -263,14 +251,8 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
             .await?;
         return Ok(Reply::ok(&material));
     }
-    if !is_multipart(&ctx) {
-        return Err(neither_json_nor_form());
-    }
-    let mut form = Form::from_ctx(&mut ctx)?;
-    let read = read_form::<MaterialUpdate>(&ctx.app, &actor, &mut form, TextFields::update()).await;
-    form.linger();
-    let (input, pdfs) = read?;
-    let (change, pdfs) = parsed(&ctx.app, MaterialChange::try_from(input), pdfs).await?;
+    let (change, pdfs) =
+        read_form::<MaterialUpdate, MaterialChange>(&mut ctx, &actor, TextFields::update()).await?;
     Ok(Reply::ok(
         &ctx.app.update_material(&actor, &id, change, pdfs).await?,
     ))

@@ -4,13 +4,14 @@
 
 use langcamp_core::contacts::{Contact, ContactStatus};
 use ratatui::Frame;
+use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row};
 
 use crate::app::{App, ChoicePurpose, EditorPurpose, Listing, Overlay, Search};
 use crate::input::TextArea;
 use crate::keymap::Action;
+use crate::table::{self, Column, ListTable};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -41,10 +42,8 @@ fn full_name(c: &Contact) -> String {
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
     let s = &mut app.contacts;
     match action {
-        Action::Up => s.list.up(),
-        Action::Down => s.list.down(),
-        Action::NextPage if s.list.next_page() => return load(app),
-        Action::PrevPage if s.list.prev_page() => return load(app),
+        Action::Up | Action::Down => s.list.move_selection(action),
+        Action::NextPage | Action::PrevPage if s.list.turn_page(action) => return load(app),
         Action::Search => s.search.active = true,
         Action::CycleFilter => {
             s.status = match s.status {
@@ -150,29 +149,20 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Line::from(spans), bar);
 
     let [table_area, detail_area] = ui::list_and_detail(body, 55);
-    let title = format!(
-        " Contacts · {} ",
-        ui::page_summary(&s.list, "request", "requests")
-    );
-    let pane = ui::TablePane {
-        title: &title,
-        columns: &[
-            ("FROM", Constraint::Fill(1)),
-            ("STATUS", Constraint::Length(11)),
-            ("RECEIVED", Constraint::Length(10)),
-        ],
-        empty: "No contact requests match.",
-    };
-    pane.render(frame, table_area, &s.list, |c| {
-        Row::new([
-            Cell::from(full_name(c)),
-            Cell::from(c.status.as_str()),
-            Cell::from(ui::date(c.created_at)),
-        ])
-    });
-    let detail = s.list.selected().map(detail).unwrap_or_default();
-    ui::render_detail(frame, detail_area, " Request ", detail);
+    TABLE.render(frame, table_area, &s.list);
+    table::render_selected(frame, detail_area, " Request ", &s.list, detail);
 }
+
+const TABLE: ListTable<Contact> = ListTable {
+    name: "Contacts",
+    noun: ("request", "requests"),
+    columns: &[
+        Column::new("FROM", Fill(1), |c| full_name(c).into()),
+        Column::new("STATUS", Length(11), |c| c.status.as_str().into()),
+        Column::new("RECEIVED", Length(10), |c| ui::date(c.created_at).into()),
+    ],
+    empty: "No contact requests match.",
+};
 
 fn detail(c: &Contact) -> Vec<Line<'static>> {
     let mut lines = vec![

@@ -3,12 +3,13 @@
 use langcamp_core::courses::Course;
 use langcamp_core::money;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Constraint::{Fill, Length};
+use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Row};
 
 use crate::app::{App, Listing, Overlay};
 use crate::keymap::Action;
+use crate::table::{self, Column, ListTable, optional};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -26,8 +27,7 @@ pub(crate) fn load(app: &mut App) -> Vec<Task> {
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
     let s = &mut app.courses;
     match action {
-        Action::Up => s.list.up(),
-        Action::Down => s.list.down(),
+        Action::Up | Action::Down => s.list.move_selection(action),
         Action::TogglePublish => {
             if let Some(c) = s.list.selected() {
                 let job = Job::PublishCourse {
@@ -67,33 +67,24 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.courses;
     let [table_area, detail_area] = ui::list_and_detail(area, 62);
-    let title = format!(
-        " Courses · {} ",
-        ui::page_summary(&s.list, "course", "courses")
-    );
-    let pane = ui::TablePane {
-        title: &title,
-        columns: &[
-            ("TITLE", Constraint::Fill(1)),
-            ("LANG", Constraint::Length(5)),
-            ("LEVEL", Constraint::Length(5)),
-            ("STARTS", Constraint::Length(10)),
-            ("PUBLISHED", Constraint::Length(9)),
-        ],
-        empty: "No courses yet.",
-    };
-    pane.render(frame, table_area, &s.list, |c| {
-        Row::new([
-            Cell::from(c.title.clone()),
-            Cell::from(c.target_language.clone().unwrap_or_default()),
-            Cell::from(c.level.clone().unwrap_or_default()),
-            Cell::from(c.start_date.clone().unwrap_or_default()),
-            Cell::from(ui::yes_no(c.is_published)),
-        ])
-    });
-    let detail = s.list.selected().map(detail).unwrap_or_default();
-    ui::render_detail(frame, detail_area, " Course ", detail);
+    TABLE.render(frame, table_area, &s.list);
+    table::render_selected(frame, detail_area, " Course ", &s.list, detail);
 }
+
+const TABLE: ListTable<Course> = ListTable {
+    name: "Courses",
+    noun: ("course", "courses"),
+    columns: &[
+        Column::new("TITLE", Fill(1), |c| c.title.as_str().into()),
+        Column::new("LANG", Length(5), |c| optional(&c.target_language)),
+        Column::new("LEVEL", Length(5), |c| optional(&c.level)),
+        Column::new("STARTS", Length(10), |c| optional(&c.start_date)),
+        Column::new("PUBLISHED", Length(9), |c| {
+            ui::yes_no(c.is_published).into()
+        }),
+    ],
+    empty: "No courses yet.",
+};
 
 fn detail(c: &Course) -> Vec<Line<'static>> {
     let opt = ui::or_dash;

@@ -131,70 +131,58 @@ fn two_places(x: f64) -> String {
 }
 
 /// A heading, its number, and `label value` lines.
-type OverviewColumn = (&'static str, i64, Vec<(String, String)>);
+type OverviewColumn<'d> = (&'static str, i64, Vec<(&'d str, String)>);
 
 fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
     let o = &d.overview;
     let count = |n: i64| n.to_string();
-    let mut roles = vec![
-        (String::new(), String::new()),
-        ("Roles".to_owned(), String::new()),
-    ];
+    let mut roles = vec![("", String::new()), ("Roles", String::new())];
     roles.extend(
         d.distributions
             .roles
             .iter()
-            .map(|r| (r.key.clone(), count(r.count))),
+            .map(|r| (r.key.as_str(), count(r.count))),
     );
     let columns: [OverviewColumn; 5] = [
         (
             "Users",
             o.users.total,
             vec![
-                ("admins".into(), count(o.users.admins)),
-                ("registered".into(), count(o.users.registration_completed)),
-                ("completion".into(), percent(o.users.completion_rate)),
-                ("new 30 days".into(), count(o.users.new_last30_days)),
-                ("growth".into(), growth(o.users.monthly_growth_rate)),
+                ("admins", count(o.users.admins)),
+                ("registered", count(o.users.registration_completed)),
+                ("completion", percent(o.users.completion_rate)),
+                ("new 30 days", count(o.users.new_last30_days)),
+                ("growth", growth(o.users.monthly_growth_rate)),
             ],
         ),
         (
             "Tests",
             o.tests.total_tests,
             vec![
-                ("taken".into(), count(o.tests.total_submissions)),
-                ("avg score".into(), two_places(o.tests.average_score)),
-                (
-                    "last 30 days".into(),
-                    count(o.tests.submissions_last30_days),
-                ),
-                ("growth".into(), growth(o.tests.monthly_growth_rate)),
+                ("taken", count(o.tests.total_submissions)),
+                ("avg score", two_places(o.tests.average_score)),
+                ("last 30 days", count(o.tests.submissions_last30_days)),
+                ("growth", growth(o.tests.monthly_growth_rate)),
             ],
         ),
         (
             "Contacts",
             o.contacts.total,
             vec![
-                ("pending".into(), count(o.contacts.pending)),
-                ("replied".into(), count(o.contacts.replied)),
-                ("reply rate".into(), percent(o.contacts.reply_rate)),
-                ("new 30 days".into(), count(o.contacts.new_last30_days)),
+                ("pending", count(o.contacts.pending)),
+                ("replied", count(o.contacts.replied)),
+                ("reply rate", percent(o.contacts.reply_rate)),
+                ("new 30 days", count(o.contacts.new_last30_days)),
             ],
         ),
         (
             "Materials",
             o.materials.total,
             vec![
-                ("assigned".into(), count(o.materials.assignments)),
-                ("to users".into(), count(o.materials.assigned_users)),
-                (
-                    "per user".into(),
-                    two_places(o.materials.avg_assignments_per_user),
-                ),
-                (
-                    "last 30 days".into(),
-                    count(o.materials.assignments_last30_days),
-                ),
+                ("assigned", count(o.materials.assignments)),
+                ("to users", count(o.materials.assigned_users)),
+                ("per user", two_places(o.materials.avg_assignments_per_user)),
+                ("last 30 days", count(o.materials.assignments_last30_days)),
             ],
         ),
         ("Courses", o.courses.total, roles),
@@ -212,7 +200,7 @@ fn render_overview(d: &Dashboard, frame: &mut Frame, area: Rect) {
         lines.extend(
             stats
                 .into_iter()
-                .map(|(label, value)| stat(&label, value, width)),
+                .map(|(label, value)| stat(label, value, width)),
         );
         frame.render_widget(Paragraph::new(lines), *column);
     }

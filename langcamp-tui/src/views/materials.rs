@@ -7,6 +7,7 @@ use langcamp_core::domain::Id;
 use langcamp_core::materials::Material;
 use langcamp_core::users::User;
 use ratatui::Frame;
+use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Clear, Row};
@@ -14,6 +15,7 @@ use ratatui::widgets::{Cell, Clear, Row};
 use crate::app::{App, Listing, Overlay, edit_line};
 use crate::input::LineInput;
 use crate::keymap::Action;
+use crate::table::{self, Column, ListTable, TablePane, optional};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -47,10 +49,8 @@ pub(crate) fn load(app: &mut App) -> Vec<Task> {
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
     let s = &mut app.materials;
     match action {
-        Action::Up => s.list.up(),
-        Action::Down => s.list.down(),
-        Action::NextPage if s.list.next_page() => return load(app),
-        Action::PrevPage if s.list.prev_page() => return load(app),
+        Action::Up | Action::Down => s.list.move_selection(action),
+        Action::NextPage | Action::PrevPage if s.list.turn_page(action) => return load(app),
         Action::Assign | Action::Unassign => {
             if let Some(m) = s.list.selected() {
                 let picker = Picker {
@@ -114,8 +114,7 @@ pub(crate) fn picker_action(
     let mut awaiting = awaiting;
     match action {
         Action::Back => return tasks,
-        Action::Up => picker.users.up(),
-        Action::Down => picker.users.down(),
+        Action::Up | Action::Down => picker.users.move_selection(action),
         Action::Toggle if picker.assign => {
             if let Some(u) = picker.users.selected() {
                 match picker.marked.iter().position(|(id, _)| *id == u.id) {
@@ -173,33 +172,22 @@ pub(crate) fn picker_action(
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.materials;
     let [table_area, detail_area] = ui::list_and_detail(area, 58);
-    let title = format!(
-        " Materials · {} ",
-        ui::page_summary(&s.list, "material", "materials")
-    );
-    let pane = ui::TablePane {
-        title: &title,
-        columns: &[
-            ("TITLE", Constraint::Fill(1)),
-            ("LANG", Constraint::Length(5)),
-            ("LEVEL", Constraint::Length(5)),
-            ("PDFS", Constraint::Length(4)),
-            ("VIDEOS", Constraint::Length(6)),
-        ],
-        empty: "No materials yet.",
-    };
-    pane.render(frame, table_area, &s.list, |m| {
-        Row::new([
-            Cell::from(m.title.clone()),
-            Cell::from(m.target_language.clone().unwrap_or_default()),
-            Cell::from(m.level.clone().unwrap_or_default()),
-            Cell::from(m.pdfs.len().to_string()),
-            Cell::from(m.videos.len().to_string()),
-        ])
-    });
-    let detail = s.list.selected().map(detail).unwrap_or_default();
-    ui::render_detail(frame, detail_area, " Material ", detail);
+    TABLE.render(frame, table_area, &s.list);
+    table::render_selected(frame, detail_area, " Material ", &s.list, detail);
 }
+
+const TABLE: ListTable<Material> = ListTable {
+    name: "Materials",
+    noun: ("material", "materials"),
+    columns: &[
+        Column::new("TITLE", Fill(1), |m| m.title.as_str().into()),
+        Column::new("LANG", Length(5), |m| optional(&m.target_language)),
+        Column::new("LEVEL", Length(5), |m| optional(&m.level)),
+        Column::new("PDFS", Length(4), |m| m.pdfs.len().to_string().into()),
+        Column::new("VIDEOS", Length(6), |m| m.videos.len().to_string().into()),
+    ],
+    empty: "No materials yet.",
+};
 
 fn detail(m: &Material) -> Vec<Line<'static>> {
     let opt = ui::or_dash;
@@ -293,7 +281,7 @@ pub fn render_picker(picker: &Picker, awaiting: bool, frame: &mut Frame, area: R
         ),
         None => " Matching users ".to_owned(),
     };
-    let pane = ui::TablePane {
+    let pane = TablePane {
         title: &title,
         columns: &[
             ("", Constraint::Length(if picker.assign { 3 } else { 0 })),
@@ -302,7 +290,7 @@ pub fn render_picker(picker: &Picker, awaiting: bool, frame: &mut Frame, area: R
         ],
         empty: "No users match.",
     };
-    pane.render(frame, list, &picker.users, |u| {
+    let row = |u: &User| {
         let mark = if picker.marked.iter().any(|(id, _)| *id == u.id) {
             "[x]"
         } else {
@@ -314,5 +302,6 @@ pub fn render_picker(picker: &Picker, awaiting: bool, frame: &mut Frame, area: R
             Cell::from(u.email.clone()),
             Cell::from(u.name.clone().unwrap_or_default()),
         ])
-    });
+    };
+    pane.render(frame, list, &picker.users, row, true);
 }

@@ -4,13 +4,15 @@
 use langcamp_core::Page;
 use langcamp_core::placement::{ProficiencyTest, TestResult};
 use ratatui::Frame;
+use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row};
+use ratatui::widgets::Paragraph;
 
 use crate::app::{App, Listing, Overlay, PromptPurpose};
 use crate::input::LineInput;
 use crate::keymap::{Action, Focus};
+use crate::table::{Column, ListTable, optional};
 use crate::task::{Job, ResultScope, Task};
 use crate::ui;
 use crate::view::View;
@@ -114,16 +116,11 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
 fn tests_action(app: &mut App, action: Action) -> Vec<Task> {
     let s = &mut app.placement;
     match action {
-        Action::Up => {
-            s.tests.up();
+        Action::Up | Action::Down => {
+            s.tests.move_selection(action);
             return follow_selection(app);
         }
-        Action::Down => {
-            s.tests.down();
-            return follow_selection(app);
-        }
-        Action::NextPage if s.tests.next_page() => return load(app),
-        Action::PrevPage if s.tests.prev_page() => return load(app),
+        Action::NextPage | Action::PrevPage if s.tests.turn_page(action) => return load(app),
         Action::Open if s.scope.is_some() => s.results_focused = true,
         Action::ToggleActive => {
             if let Some(t) = s.tests.selected() {
@@ -151,10 +148,10 @@ fn tests_action(app: &mut App, action: Action) -> Vec<Task> {
 fn results_action(app: &mut App, action: Action) -> Vec<Task> {
     let s = &mut app.placement;
     match action {
-        Action::Up => s.results.up(),
-        Action::Down => s.results.down(),
-        Action::NextPage if s.results.next_page() => return load_results(app),
-        Action::PrevPage if s.results.prev_page() => return load_results(app),
+        Action::Up | Action::Down => s.results.move_selection(action),
+        Action::NextPage | Action::PrevPage if s.results.turn_page(action) => {
+            return load_results(app);
+        }
         Action::Back => s.results_focused = false,
         Action::Delete => {
             if let Some(r) = s.results.selected() {
@@ -201,31 +198,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [top, bottom] = Layout::vertical([Constraint::Fill(1), Constraint::Fill(1)]).areas(area);
     let [tests_area, levels_area] = ui::list_and_detail(top, 60);
 
-    let title = format!(
-        " Placement · {} ",
-        ui::page_summary(&s.tests, "test", "tests")
-    );
-    let pane = ui::TablePane {
-        title: &title,
-        columns: &[
-            ("TEST", Constraint::Fill(1)),
-            ("LANG", Constraint::Length(5)),
-            ("QS", Constraint::Length(3)),
-            ("MAX", Constraint::Length(4)),
-            ("ACTIVE", Constraint::Length(6)),
-        ],
-        empty: "No tests yet.",
-    };
-    let test_row = |t: &ProficiencyTest| {
-        Row::new([
-            Cell::from(t.title.clone()),
-            Cell::from(t.target_language.clone().unwrap_or_default()),
-            Cell::from(t.question_count.to_string()),
-            Cell::from(t.max_score.to_string()),
-            Cell::from(ui::yes_no(t.is_active)),
-        ])
-    };
-    pane.render_focused(frame, tests_area, &s.tests, test_row, !s.results_focused);
+    TESTS.render_named(frame, tests_area, &s.tests, TESTS.name, !s.results_focused);
     let levels = s.tests.selected().map(levels).unwrap_or_default();
     frame.render_widget(
         Paragraph::new(levels).block(ui::block(" Level ranges ")),
@@ -237,32 +210,39 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         Some(ResultScope::User { email }) => email.clone(),
         None => "…".into(),
     };
-    let title = format!(
-        " Results of {whose} · {} ",
-        ui::page_summary(&s.results, "result", "results")
-    );
-    let pane = ui::TablePane {
-        title: &title,
-        columns: &[
-            ("USER", Constraint::Fill(3)),
-            ("TEST", Constraint::Fill(2)),
-            ("LEVEL", Constraint::Length(5)),
-            ("SCORE", Constraint::Length(7)),
-            ("COMPLETED", Constraint::Length(16)),
-        ],
-        empty: "No results.",
-    };
-    let result_row = |r: &TestResult| {
-        Row::new([
-            Cell::from(r.user.email.clone()),
-            Cell::from(r.test.title.clone()),
-            Cell::from(r.level.clone()),
-            Cell::from(format!("{}/{}", r.total_score, r.max_score)),
-            Cell::from(ui::date_time(r.completed_at)),
-        ])
-    };
-    pane.render_focused(frame, bottom, &s.results, result_row, s.results_focused);
+    let name = format!("Results of {whose}");
+    RESULTS.render_named(frame, bottom, &s.results, &name, s.results_focused);
 }
+
+const TESTS: ListTable<ProficiencyTest> = ListTable {
+    name: "Placement",
+    noun: ("test", "tests"),
+    columns: &[
+        Column::new("TEST", Fill(1), |t| t.title.as_str().into()),
+        Column::new("LANG", Length(5), |t| optional(&t.target_language)),
+        Column::new("QS", Length(3), |t| t.question_count.to_string().into()),
+        Column::new("MAX", Length(4), |t| t.max_score.to_string().into()),
+        Column::new("ACTIVE", Length(6), |t| ui::yes_no(t.is_active).into()),
+    ],
+    empty: "No tests yet.",
+};
+
+const RESULTS: ListTable<TestResult> = ListTable {
+    name: "Results",
+    noun: ("result", "results"),
+    columns: &[
+        Column::new("USER", Fill(3), |r| r.user.email.as_str().into()),
+        Column::new("TEST", Fill(2), |r| r.test.title.as_str().into()),
+        Column::new("LEVEL", Length(5), |r| r.level.as_str().into()),
+        Column::new("SCORE", Length(7), |r| {
+            format!("{}/{}", r.total_score, r.max_score).into()
+        }),
+        Column::new("COMPLETED", Length(16), |r| {
+            ui::date_time(r.completed_at).into()
+        }),
+    ],
+    empty: "No results.",
+};
 
 fn levels(t: &ProficiencyTest) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(Span::styled(

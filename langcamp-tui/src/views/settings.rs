@@ -3,13 +3,15 @@
 
 use langcamp_core::settings::Setting;
 use ratatui::Frame;
+use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Paragraph, Row};
+use ratatui::widgets::Paragraph;
 
 use crate::app::{App, EditorPurpose, Listing, Overlay};
 use crate::input::TextArea;
 use crate::keymap::Action;
+use crate::table::{Column, ListTable};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -31,8 +33,7 @@ fn pretty(value: &serde_json::Value) -> String {
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
     let s = &mut app.settings;
     match action {
-        Action::Up => s.list.up(),
-        Action::Down => s.list.down(),
+        Action::Up | Action::Down => s.list.move_selection(action),
         Action::Open => {
             if let Some(setting) = s.list.selected() {
                 app.overlay = Some(Overlay::Editor {
@@ -80,23 +81,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.settings;
     let [table_area, detail_area] =
         Layout::vertical([Constraint::Fill(3), Constraint::Fill(2)]).areas(area);
-    let title = format!(" Settings · {} ", ui::page_summary(&s.list, "key", "keys"));
-    let pane = ui::TablePane {
-        title: &title,
-        columns: &[
-            ("KEY", Constraint::Length(28)),
-            ("VALUE", Constraint::Fill(1)),
-            ("UPDATED", Constraint::Length(16)),
-        ],
-        empty: "No settings yet.",
-    };
-    pane.render(frame, table_area, &s.list, |setting| {
-        Row::new([
-            Cell::from(setting.key.clone()),
-            Cell::from(setting.value.to_string()),
-            Cell::from(ui::date_time(setting.updated_at)),
-        ])
-    });
+    TABLE.render(frame, table_area, &s.list);
     let value: Vec<Line> = s
         .list
         .selected()
@@ -110,3 +95,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         detail_area,
     );
 }
+
+const TABLE: ListTable<Setting> = ListTable {
+    name: "Settings",
+    noun: ("key", "keys"),
+    columns: &[
+        Column::new("KEY", Length(28), |s| s.key.as_str().into()),
+        Column::new("VALUE", Fill(1), |s| s.value.to_string().into()),
+        Column::new("UPDATED", Length(16), |s| {
+            ui::date_time(s.updated_at).into()
+        }),
+    ],
+    empty: "No settings yet.",
+};

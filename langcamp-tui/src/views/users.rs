@@ -4,13 +4,14 @@
 use langcamp_core::Role;
 use langcamp_core::users::User;
 use ratatui::Frame;
+use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Row};
 
 use crate::app::{App, ChoicePurpose, Listing, Overlay, PromptPurpose, Search};
 use crate::input::LineInput;
 use crate::keymap::Action;
+use crate::table::{self, Column, ListTable};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -40,10 +41,8 @@ pub(crate) fn load(app: &mut App) -> Vec<Task> {
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
     let s = &mut app.users;
     match action {
-        Action::Up => s.list.up(),
-        Action::Down => s.list.down(),
-        Action::NextPage if s.list.next_page() => return load(app),
-        Action::PrevPage if s.list.prev_page() => return load(app),
+        Action::Up | Action::Down => s.list.move_selection(action),
+        Action::NextPage | Action::PrevPage if s.list.turn_page(action) => return load(app),
         Action::Search => s.search.active = true,
         Action::CycleFilter => {
             s.role = match s.role {
@@ -131,28 +130,23 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     render_filter_bar(s, frame, bar);
 
     let [table_area, detail_area] = ui::list_and_detail(body, 62);
-    let title = format!(" Users · {} ", ui::page_summary(&s.list, "user", "users"));
-    let pane = ui::TablePane {
-        title: &title,
-        columns: &[
-            ("E-MAIL", Constraint::Fill(3)),
-            ("NAME", Constraint::Fill(2)),
-            ("ROLE", Constraint::Length(10)),
-            ("DONE", Constraint::Length(4)),
-        ],
-        empty: "No users match.",
-    };
-    pane.render(frame, table_area, &s.list, |u| {
-        Row::new([
-            Cell::from(u.email.clone()),
-            Cell::from(ui::or_dash(&u.name)),
-            Cell::from(u.role.as_str()),
-            Cell::from(ui::yes_no(u.is_registration_complete)),
-        ])
-    });
-    let detail = s.list.selected().map(user_detail).unwrap_or_default();
-    ui::render_detail(frame, detail_area, " Details ", detail);
+    TABLE.render(frame, table_area, &s.list);
+    table::render_selected(frame, detail_area, " Details ", &s.list, user_detail);
 }
+
+const TABLE: ListTable<User> = ListTable {
+    name: "Users",
+    noun: ("user", "users"),
+    columns: &[
+        Column::new("E-MAIL", Fill(3), |u| u.email.as_str().into()),
+        Column::new("NAME", Fill(2), |u| ui::or_dash(&u.name).into()),
+        Column::new("ROLE", Length(10), |u| u.role.as_str().into()),
+        Column::new("DONE", Length(4), |u| {
+            ui::yes_no(u.is_registration_complete).into()
+        }),
+    ],
+    empty: "No users match.",
+};
 
 fn render_filter_bar(s: &UsersState, frame: &mut Frame, area: Rect) {
     let mut spans = ui::search_spans(&s.search, frame, area);
