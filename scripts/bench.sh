@@ -9,7 +9,8 @@
 # --scale full|tenth (default full), --keep (keep the data set and logs),
 # --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/verify'),
 # --langcamp PATH (measure that `langcamp` binary, e.g. a copy of an earlier build, for a
-# before/after comparison; the data set and the baselines still come from this checkout).
+# before/after comparison; the data set and the baselines still come from this checkout),
+# --no-build (use the release binaries as they are, e.g. between --langcamp runs).
 #
 # One run: builds the release binaries; seeds the data set (100k users, 1M results,
 # 60 courses, 50 tests, one-time codes, a student and an admin signed in); times
@@ -33,6 +34,7 @@ SCALE=full
 KEEP=0
 ONLY=""
 LANGCAMP=""
+BUILD=1
 CONNECTIONS=64
 THREADS=2
 while [ $# -gt 0 ]; do
@@ -45,7 +47,8 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --only) ONLY=$2; shift 2 ;;
     --langcamp) LANGCAMP=$(realpath "$2"); shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --no-build) BUILD=0; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -59,8 +62,10 @@ if ! command -v wrk >/dev/null; then
   fi
 fi
 
-echo "== building release binaries" >&2
-cargo build --release --quiet -p langcamp-cli -p langcamp-bench --bins
+if [ "$BUILD" = 1 ]; then
+  echo "== building release binaries" >&2
+  cargo build --release --quiet -p langcamp-cli -p langcamp-bench --bins
+fi
 BIN=$ROOT/target/release
 LANGCAMP=${LANGCAMP:-$BIN/langcamp}
 
