@@ -111,6 +111,22 @@ impl Email {
             Err(bad())
         }
     }
+
+    /// An address a body must carry: absent is `<field> is required`.
+    pub fn required(field: &str, raw: Option<&str>) -> std::result::Result<Email, String> {
+        match raw {
+            None => Err(format!("{field} is required")),
+            Some(raw) => Email::parse(field, raw),
+        }
+    }
+}
+
+/// A list's search text or exact-match filter as clients send it: trimmed; absent or
+/// blank searches for nothing.
+pub fn search_text(raw: Option<&str>) -> Option<String> {
+    raw.map(str::trim)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
 }
 
 crate::domain::string_value!(Email);

@@ -5,12 +5,12 @@
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
 use langcamp_core::dashboard::{Dashboard, DashboardQuery};
-use langcamp_core::domain::Id;
+use langcamp_core::domain::{Email, Id};
 use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultFilter, TestFilter, TestPatch, TestResult};
 use langcamp_core::settings::{Setting, SettingInput};
-use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
-use langcamp_core::validate::Patch;
+use langcamp_core::users::{User, UserQuery};
+use langcamp_core::validate::{self, Patch};
 use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
 
 /// A core call to make, numbered so its answer finds its way back.
@@ -163,23 +163,20 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             complete,
             page,
         } => {
-            let filter = UserFilter {
-                q: Some(q),
-                is_registration_complete: complete.map(|c| c.to_string()),
-                role: role.map(|r| r.as_str().to_owned()),
+            let query = UserQuery {
+                text: validate::search_text(Some(&q)),
+                is_registration_complete: complete,
+                role,
             };
-            Data::Users(core.list_users(op, &filter, page_request(page)).await?)
+            Data::Users(core.list_users(op, &query, page_request(page)).await?)
         }
         Job::SetRole { id, email, role } => {
-            let input = RoleInput {
-                role: Some(role.as_str().to_owned()),
-            };
-            core.set_role(op, &id, input).await?;
+            core.set_role(op, &Id::from(id), role).await?;
             Data::Written(format!("{email} is now {role}"))
         }
         Job::SetEmail { id, email } => {
-            let input = EmailInput { email: Some(email) };
-            let user = core.set_user_email(op, &id, input).await?;
+            let email = Email::parse("email", &email).map_err(Error::invalid)?;
+            let user = core.set_user_email(op, &Id::from(id), email).await?;
             Data::Written(format!("e-mail changed to {}", user.email))
         }
         Job::DeleteUser { id, email } => {
