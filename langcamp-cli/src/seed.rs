@@ -15,10 +15,10 @@ use langcamp_core::contacts::{
     ContactInput, ContactSearch, ContactStatus, NewContact, ReplyInput, ReplyText,
 };
 use langcamp_core::courses::{CourseFilter, CourseInput, NewCourse};
-use langcamp_core::domain::Id;
+use langcamp_core::domain::{Id, LanguageFilter};
 use langcamp_core::materials::{Assignment, MaterialInput, NewMaterial};
 use langcamp_core::placement::{
-    LevelRangeInput, ProficiencyTest, ResultFilter, SubmitInput, TestFilter, TestInput,
+    LevelRangeInput, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
 };
 use langcamp_core::settings::SettingInput;
 use langcamp_core::users::AdminProfileInput;
@@ -293,7 +293,7 @@ impl Seeder {
             .app
             .list_tests(
                 &OP,
-                &TestFilter::default(),
+                &LanguageFilter::default(),
                 PageRequest {
                     page: 1,
                     limit: 100,
@@ -331,7 +331,7 @@ impl Seeder {
     async fn results(&mut self, students: &[Enrolled], tests: &[SeededTest]) -> Result<(), Error> {
         let taken = self
             .app
-            .list_test_results(&OP, &ResultFilter::default(), PageRequest::default())
+            .list_test_results(&OP, &ResultQuery::default(), PageRequest::default())
             .await?
             .pagination
             .total_items;

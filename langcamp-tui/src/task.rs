@@ -5,9 +5,9 @@
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
 use langcamp_core::dashboard::{Dashboard, DashboardQuery};
-use langcamp_core::domain::{Email, Id};
+use langcamp_core::domain::{Email, Id, LanguageFilter};
 use langcamp_core::materials::{Assignment, Material};
-use langcamp_core::placement::{ProficiencyTest, ResultFilter, TestFilter, TestPatch, TestResult};
+use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};
 use langcamp_core::settings::{Setting, SettingInput};
 use langcamp_core::users::{User, UserQuery};
 use langcamp_core::validate::{self, Patch};
@@ -205,18 +205,18 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Written(format!("deleted the request from {who}"))
         }
         Job::Tests { page } => {
-            let filter = TestFilter::default();
+            let filter = LanguageFilter::default();
             Data::Tests(core.list_tests(op, &filter, page_request(page)).await?)
         }
         Job::Results { scope, page } => {
             let filter = match scope {
-                ResultScope::Test { id, .. } => ResultFilter {
-                    test_id: Some(id),
-                    ..ResultFilter::default()
+                ResultScope::Test { id, .. } => ResultQuery {
+                    test_id: Some(Id::from(id)),
+                    ..ResultQuery::default()
                 },
-                ResultScope::User { email } => ResultFilter {
-                    user_id: Some(core.get_user_by_email(op, &email).await?.id),
-                    ..ResultFilter::default()
+                ResultScope::User { email } => ResultQuery {
+                    user_id: Some(Id::from(core.get_user_by_email(op, &email).await?.id)),
+                    ..ResultQuery::default()
                 },
             };
             Data::Results(

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::{COPY_SUFFIX, Course, DESCRIPTION_MAX, LOCATION_MAX, SUMMARY_MAX, TITLE_MAX};
-use crate::domain::{CefrLevel, LanguageTag};
+use crate::domain::{CefrLevel, LanguageFilter};
 use crate::error::{Error, Result};
 use crate::money::{self, Price, PriceError, PriceText};
 use crate::validate::{self, Patch, Problems};
@@ -103,30 +103,13 @@ pub struct CourseQuery {
 }
 
 /// A validated [`CourseQuery`]; the key of the public list cache.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct CourseFilter {
-    pub locale: Option<LanguageTag>,
-    pub target_language: Option<LanguageTag>,
-}
+pub type CourseFilter = LanguageFilter;
 
 impl TryFrom<&CourseQuery> for CourseFilter {
     type Error = Error;
 
     fn try_from(query: &CourseQuery) -> Result<CourseFilter> {
-        let mut problems = Problems::new();
-        let mut tag = |field: &str, raw: Option<&str>| {
-            raw.and_then(|raw| {
-                problems
-                    .take(LanguageTag::parse_optional(field, raw))
-                    .flatten()
-            })
-        };
-        let filter = CourseFilter {
-            locale: tag("locale", query.locale.as_deref()),
-            target_language: tag("targetLanguage", query.target_language.as_deref()),
-        };
-        problems.finish()?;
-        Ok(filter)
+        LanguageFilter::parse(query.locale.as_deref(), query.target_language.as_deref())
     }
 }
 
