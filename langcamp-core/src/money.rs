@@ -259,32 +259,14 @@ mod tests {
 
     #[test]
     fn json_numbers_parse_exactly() {
-        assert_eq!(
-            p("1299.5"),
-            Ok(Price {
-                mantissa: 12995,
-                scale: 1
-            })
-        );
+        for (text, mantissa, scale) in [("1299.5", 12995, 1), ("10", 10, 0), ("0.0001", 1, 4)] {
+            assert_eq!(p(text), Ok(Price { mantissa, scale }), "{text}");
+        }
         assert_eq!(p("1299.50"), p("1299.5"));
         assert_eq!(p("1.2995e3"), p("1299.5"));
         assert_eq!(p("12995E-1"), p("1299.5"));
-        assert_eq!(
-            p("10"),
-            Ok(Price {
-                mantissa: 10,
-                scale: 0
-            })
-        );
         assert_eq!(p("1e1"), p("10"));
         assert_eq!(p("10.0"), p("10"));
-        assert_eq!(
-            p("0.0001"),
-            Ok(Price {
-                mantissa: 1,
-                scale: 4
-            })
-        );
         for zero in ["0", "-0", "0.00", "0e5", "-0.0e-9999999999999999999"] {
             assert_eq!(p(zero), Ok(Price::default()), "{zero}");
         }

@@ -15,7 +15,7 @@ use super::{COPY_SUFFIX, Course, DESCRIPTION_MAX, LOCATION_MAX, SUMMARY_MAX, TIT
 use crate::domain::{CefrLevel, LanguageFilter};
 use crate::error::{Error, Result};
 use crate::money::{self, Price, PriceError, PriceText};
-use crate::validate::{self, Patch, Problems};
+use crate::validate::{self, Field, Patch, Problems};
 
 /// The body of `POST /courses` and `PATCH /courses/{id}`.
 ///
@@ -110,31 +110,6 @@ impl TryFrom<&CourseQuery> for CourseFilter {
 
     fn try_from(query: &CourseQuery) -> Result<CourseFilter> {
         LanguageFilter::parse(query.locale.as_deref(), query.target_language.as_deref())
-    }
-}
-
-/// One parsed field of a course body.
-#[derive(Clone, Debug, Default, PartialEq)]
-enum Field<T> {
-    /// Absent: keep the current value (or the default on create).
-    #[default]
-    Keep,
-    Set(T),
-    /// Refused; its message is already recorded.
-    Invalid,
-}
-
-impl<T> Field<T> {
-    /// Applies the field to `slot`; false when it was invalid.
-    fn apply(self, slot: &mut T) -> bool {
-        match self {
-            Field::Keep => true,
-            Field::Set(v) => {
-                *slot = v;
-                true
-            }
-            Field::Invalid => false,
-        }
     }
 }
 

@@ -67,14 +67,11 @@ impl TryFrom<&ResultFilter> for ResultQuery {
     type Error = Error;
 
     fn try_from(filter: &ResultFilter) -> Result<ResultQuery> {
-        let mut problems = Problems::new();
-        let target_language = LanguageTag::filter(
-            &mut problems,
-            "targetLanguage",
-            filter.target_language.as_deref(),
-        );
-        problems.finish()?;
         let text = |raw: &Option<String>| validate::search_text(raw.as_deref());
+        let target_language = text(&filter.target_language)
+            .map(|tag| LanguageTag::parse("targetLanguage", &tag))
+            .transpose()
+            .map_err(Error::invalid)?;
         Ok(ResultQuery {
             test_id: text(&filter.test_id).map(Id::from),
             user_id: text(&filter.user_id).map(Id::from),
