@@ -282,41 +282,51 @@ mod tests {
 
     #[test]
     fn bad_prices_are_refused_with_their_reason() {
-        for bad in [
-            "-1",
-            "-0.01",
-            "\"12.50\"",
-            "true",
-            "null",
-            "{}",
-            "[1]",
-            "01",
-            "1.",
-            ".5",
-            "1e",
-            "1e+",
-            "--1",
-            "1,5",
-            "",
-        ] {
-            assert_eq!(p(bad), Err(PriceError::NotANumber), "{bad}");
-        }
-        for large in [
-            "100000000000.01",
-            "1e12",
-            "1000000000000",
-            "1e999999999999999",
-            "123456789012345678901234567890",
-        ] {
-            assert_eq!(p(large), Err(PriceError::TooLarge), "{large}");
-        }
-        for precise in [
-            "0.00001",
-            "1.00000000000000000001",
-            "1e-999999999999",
-            "0.30000000000000004",
-        ] {
-            assert_eq!(p(precise), Err(PriceError::TooManyDecimals), "{precise}");
+        let refused: [(&[&str], PriceError); 3] = [
+            (
+                &[
+                    "-1",
+                    "-0.01",
+                    "\"12.50\"",
+                    "true",
+                    "null",
+                    "{}",
+                    "[1]",
+                    "01",
+                    "1.",
+                    ".5",
+                    "1e",
+                    "1e+",
+                    "--1",
+                    "1,5",
+                    "",
+                ],
+                PriceError::NotANumber,
+            ),
+            (
+                &[
+                    "100000000000.01",
+                    "1e12",
+                    "1000000000000",
+                    "1e999999999999999",
+                    "123456789012345678901234567890",
+                ],
+                PriceError::TooLarge,
+            ),
+            (
+                &[
+                    "0.00001",
+                    "1.00000000000000000001",
+                    "1e-999999999999",
+                    "0.30000000000000004",
+                ],
+                PriceError::TooManyDecimals,
+            ),
+        ];
+        for (texts, error) in refused {
+            for text in texts {
+                assert_eq!(p(text), Err(error), "{text}");
+            }
         }
     }
 

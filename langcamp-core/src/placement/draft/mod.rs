@@ -303,6 +303,23 @@ fn time_limit(minutes: i64) -> std::result::Result<i64, String> {
     }
 }
 
+/// Whether a list of `len` items has 1 to `max`; else records why not, naming the list
+/// `field` and each of its items an `item`.
+fn list_length_ok(
+    problems: &mut Problems,
+    field: &str,
+    item: &str,
+    len: usize,
+    max: usize,
+) -> bool {
+    if len == 0 {
+        problems.add(format!("{field} must have at least one {item}"));
+    } else if len > max {
+        problems.add(format!("{field} must have at most {max} {item}s"));
+    }
+    (1..=max).contains(&len)
+}
+
 /// Questions of a create or update body. `existing` are the stored questions whose ids
 /// (and their options' ids) an update may carry to keep them.
 fn parse_questions(
@@ -310,14 +327,13 @@ fn parse_questions(
     inputs: Vec<QuestionInput>,
     existing: &[StoredQuestion],
 ) -> Option<Vec<QuestionDraft>> {
-    if inputs.is_empty() {
-        problems.add("questions must have at least one question");
-        return None;
-    }
-    if inputs.len() > MAX_QUESTIONS {
-        problems.add(format!(
-            "questions must have at most {MAX_QUESTIONS} questions"
-        ));
+    if !list_length_ok(
+        problems,
+        "questions",
+        "question",
+        inputs.len(),
+        MAX_QUESTIONS,
+    ) {
         return None;
     }
     let stored: HashMap<&str, &StoredQuestion> =

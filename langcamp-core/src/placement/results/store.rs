@@ -46,10 +46,10 @@ const LIST: ListSql = ListSql {
 };
 
 /// A form of a result ([`TestResult`], [`DetailedResult`]): the columns every form copies
-/// from the record, and the form's own `answers`. A macro, as the forms are two types
+/// from the record, and the form's own answer to each question. A macro, as the forms are two types
 /// with the same fields (one schema each in the API document).
 macro_rules! result_form {
-    ($record:expr, $form:ident, $answers:expr) => {
+    ($record:expr, $form:ident, $answer:expr) => {
         $form {
             legacy_id: $record.id.clone(),
             id: $record.id.clone(),
@@ -60,7 +60,7 @@ macro_rules! result_form {
             level: $record.level.clone(),
             message: $record.message.clone(),
             completed_at: Timestamp::from_millis($record.completed_at),
-            answers: $answers,
+            answers: $record.snapshot.questions.iter().map($answer).collect(),
             user: $record.user(),
             test: $record.test(),
         }
@@ -103,39 +103,25 @@ impl ResultRecord {
     }
 
     pub(super) fn summary(&self) -> TestResult {
-        let answers = self.snapshot.questions.iter();
-        result_form!(
-            self,
-            TestResult,
-            answers
-                .map(|q| ResultAnswer {
-                    question_id: q.question_id.clone(),
-                    selected_option_id: q.selected_option_id.clone(),
-                    is_correct: q.is_correct,
-                })
-                .collect()
-        )
+        result_form!(self, TestResult, |q| ResultAnswer {
+            question_id: q.question_id.clone(),
+            selected_option_id: q.selected_option_id.clone(),
+            is_correct: q.is_correct,
+        })
     }
 
     /// The detailed form; the correct options only when `admin`.
     pub(super) fn detailed(&self, admin: bool) -> DetailedResult {
-        let answers = self.snapshot.questions.iter();
-        result_form!(
-            self,
-            DetailedResult,
-            answers
-                .map(|q| DetailedAnswer {
-                    question_id: q.question_id.clone(),
-                    question_text: q.question_text.clone(),
-                    points: q.points,
-                    selected_option_id: q.selected_option_id.clone(),
-                    selected_option_text: q.selected_option_text.clone(),
-                    is_correct: q.is_correct,
-                    correct_option_id: admin.then(|| q.correct_option_id.clone()),
-                    correct_option_text: admin.then(|| q.correct_option_text.clone()),
-                })
-                .collect()
-        )
+        result_form!(self, DetailedResult, |q| DetailedAnswer {
+            question_id: q.question_id.clone(),
+            question_text: q.question_text.clone(),
+            points: q.points,
+            selected_option_id: q.selected_option_id.clone(),
+            selected_option_text: q.selected_option_text.clone(),
+            is_correct: q.is_correct,
+            correct_option_id: admin.then(|| q.correct_option_id.clone()),
+            correct_option_text: admin.then(|| q.correct_option_text.clone()),
+        })
     }
 }
 
