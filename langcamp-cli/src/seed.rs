@@ -20,7 +20,7 @@ use langcamp_core::materials::{Assignment, MaterialInput, NewMaterial};
 use langcamp_core::placement::{
     LevelRangeInput, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
 };
-use langcamp_core::settings::SettingInput;
+use langcamp_core::settings::NewSetting;
 use langcamp_core::users::AdminProfileInput;
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Error, Langcamp, PageRequest, Role};
@@ -184,7 +184,7 @@ impl Seeder {
             Err(e) => return Err(e),
         }
         self.app
-            .put_setting(&OP, SettingInput::new(key, value))
+            .put_setting(&OP, NewSetting::new(key, value)?)
             .await?;
         self.created.settings += 1;
         Ok(())

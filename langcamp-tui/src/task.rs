@@ -4,11 +4,11 @@
 
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
-use langcamp_core::dashboard::{Dashboard, DashboardQuery};
+use langcamp_core::dashboard::{Dashboard, TrendMonths};
 use langcamp_core::domain::{Email, Id, LanguageFilter};
 use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};
-use langcamp_core::settings::{Setting, SettingInput};
+use langcamp_core::settings::{NewSetting, Setting};
 use langcamp_core::users::{User, UserQuery};
 use langcamp_core::validate::{self, Patch};
 use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
@@ -155,7 +155,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
     let op = &Actor::Operator;
     Ok(match job {
         Job::Dashboard { months } => Data::Dashboard(Box::new(
-            core.dashboard(op, &DashboardQuery::months(months)).await?,
+            core.dashboard(op, TrendMonths::new(months)?).await?,
         )),
         Job::Users {
             q,
@@ -293,7 +293,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         }
         Job::Settings => Data::Settings(core.list_settings(op).await?),
         Job::PutSetting { key, value } => {
-            core.put_setting(op, SettingInput::new(key.clone(), value))
+            core.put_setting(op, NewSetting::new(key.clone(), value)?)
                 .await?;
             Data::Written(format!("saved {key}"))
         }

@@ -9,7 +9,7 @@ use langcamp_core::contacts::{ContactInput, ContactStatus, NewContact, ReplyInpu
 use langcamp_core::courses::{CourseInput, NewCourse};
 use langcamp_core::materials::{MaterialInput, NewMaterial};
 use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
-use langcamp_core::settings::SettingInput;
+use langcamp_core::settings::NewSetting;
 use langcamp_core::users::AdminProfileInput;
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
@@ -279,7 +279,7 @@ impl Console {
                 json!({"weekdays": "09:00-20:00", "saturday": "10:00-14:00"}),
             ),
         ] {
-            core.put_setting(op, SettingInput::new(key, value))
+            core.put_setting(op, NewSetting::new(key, value).expect("a setting"))
                 .await
                 .expect("setting");
         }
