@@ -21,7 +21,7 @@ use langcamp_core::placement::{
     LevelRangeInput, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
 };
 use langcamp_core::settings::NewSetting;
-use langcamp_core::users::AdminProfileInput;
+use langcamp_core::users::{AdminProfileInput, ProfileChange};
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Error, Langcamp, PageRequest, Role};
 use serde::{Deserialize, Serialize};
@@ -226,7 +226,7 @@ impl Seeder {
                     self.created.users += 1;
                     if let Some(profile) = student.profile {
                         self.app
-                            .admin_update_profile(&OP, &user.id, profile)
+                            .admin_update_profile(&OP, &user.id, ProfileChange::try_from(profile)?)
                             .await?;
                     }
                     user

@@ -132,8 +132,9 @@ pub struct AdminProfileInput {
 }
 
 /// A validated profile change: `None` leaves a column as it is, `Some(None)` clears it.
+/// A [`ProfileInput`] or an [`AdminProfileInput`] becomes one with `TryFrom`.
 #[derive(Debug, Default)]
-pub(super) struct ProfileChange {
+pub struct ProfileChange {
     pub(super) name: Option<String>,
     pub(super) age: Option<Option<i64>>,
     pub(super) gender: Option<Option<String>>,
@@ -219,6 +220,58 @@ fn common(
         city: patch_field(problems, "city", city, true, text100("city")),
         country: patch_field(problems, "country", country, false, text100("country")),
         ..ProfileChange::default()
+    }
+}
+
+/// A change parsed by `parse`, which records one message per problem.
+fn parsed(parse: impl FnOnce(&mut Problems) -> ProfileChange) -> Result<ProfileChange> {
+    let mut problems = Problems::new();
+    let change = parse(&mut problems);
+    problems.finish()?;
+    Ok(change)
+}
+
+impl TryFrom<ProfileInput> for ProfileChange {
+    type Error = Error;
+
+    fn try_from(input: ProfileInput) -> Result<ProfileChange> {
+        parsed(|problems| input.parse(problems))
+    }
+}
+
+impl TryFrom<AdminProfileInput> for ProfileChange {
+    type Error = Error;
+
+    fn try_from(input: AdminProfileInput) -> Result<ProfileChange> {
+        parsed(|problems| input.parse(problems))
+    }
+}
+
+/// A validated first profile: a [`ProfileInput`] with every field a complete profile
+/// needs (each missing one named before the fields' own messages).
+#[derive(Debug)]
+pub struct Registration(pub(super) ProfileChange);
+
+impl TryFrom<ProfileInput> for Registration {
+    type Error = Error;
+
+    fn try_from(input: ProfileInput) -> Result<Registration> {
+        parsed(|problems| {
+            for (field, missing) in [
+                ("name", input.name.is_absent()),
+                ("age", input.age.is_absent()),
+                ("gender", input.gender.is_absent()),
+                ("country", input.country.is_absent()),
+                ("countryCode", input.country_code.is_absent()),
+                ("phoneNumber", input.phone_number.is_absent()),
+            ] {
+                if missing {
+                    problems.add(format!("{field} is required"));
+                }
+            }
+            input.parse(problems)
+        })
+        .map(Registration)
     }
 }
 

@@ -20,10 +20,9 @@ use crate::validate::{self, Email, Problems};
 mod input;
 mod store;
 
-use self::input::ProfileChange;
 pub use self::input::{
-    AdminProfileInput, EmailInput, GENDERS, Gender, ProfileInput, RegistrationInput, RoleInput,
-    UserFilter, UserQuery,
+    AdminProfileInput, EmailInput, GENDERS, Gender, ProfileChange, ProfileInput, Registration,
+    RegistrationInput, RoleInput, UserFilter, UserQuery,
 };
 use self::store::{apply_change, count_superadmins, require_user};
 pub(crate) use self::store::{
@@ -122,24 +121,10 @@ impl Langcamp {
     pub async fn complete_registration(
         &self,
         actor: &Actor,
-        input: ProfileInput,
+        registration: Registration,
     ) -> Result<CompletedRegistration> {
         let caller = actor.caller()?;
-        let mut problems = Problems::new();
-        for (field, missing) in [
-            ("name", input.name.is_absent()),
-            ("age", input.age.is_absent()),
-            ("gender", input.gender.is_absent()),
-            ("country", input.country.is_absent()),
-            ("countryCode", input.country_code.is_absent()),
-            ("phoneNumber", input.phone_number.is_absent()),
-        ] {
-            if missing {
-                problems.add(format!("{field} is required"));
-            }
-        }
-        let change = input.parse(&mut problems);
-        problems.finish()?;
+        let Registration(change) = registration;
 
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
@@ -166,11 +151,8 @@ impl Langcamp {
 
     /// `PATCH /me/profile`: any subset of the profile fields.
     #[tracing::instrument(skip_all)]
-    pub async fn update_my_profile(&self, actor: &Actor, input: ProfileInput) -> Result<User> {
+    pub async fn update_my_profile(&self, actor: &Actor, change: ProfileChange) -> Result<User> {
         let caller = actor.caller()?;
-        let mut problems = Problems::new();
-        let change = input.parse(&mut problems);
-        problems.finish()?;
         let missing = || Error::TokenInvalid;
         self.change_user(&caller.user_id, change, missing, |_| Ok(()))
             .await
@@ -257,12 +239,9 @@ impl Langcamp {
         &self,
         actor: &Actor,
         id: &str,
-        input: AdminProfileInput,
+        change: ProfileChange,
     ) -> Result<UserEnvelope> {
         actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        let change = input.parse(&mut problems);
-        problems.finish()?;
         let user = self
             .change_user(id, change, no_user, |user| may_manage(actor, user))
             .await?;

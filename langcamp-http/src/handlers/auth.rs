@@ -7,7 +7,8 @@ use langcamp_core::auth::{
 };
 use langcamp_core::domain::Email;
 use langcamp_core::users::{
-    CompletedRegistration, ProfileInput, RegistrationInput, RegistrationStatus, User,
+    CompletedRegistration, ProfileChange, ProfileInput, Registration, RegistrationInput,
+    RegistrationStatus, User,
 };
 
 use crate::limits::RateRule;
@@ -110,9 +111,9 @@ pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn complete_registration(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let registration = Registration::try_from(ctx.json::<ProfileInput>().await?)?;
     Ok(Reply::ok(
-        &ctx.app.complete_registration(&actor, input).await?,
+        &ctx.app.complete_registration(&actor, registration).await?,
     ))
 }
 
@@ -142,6 +143,6 @@ pub async fn me(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
-    Ok(Reply::ok(&ctx.app.update_my_profile(&actor, input).await?))
+    let change = ProfileChange::try_from(ctx.json::<ProfileInput>().await?)?;
+    Ok(Reply::ok(&ctx.app.update_my_profile(&actor, change).await?))
 }

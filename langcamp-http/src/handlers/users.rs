@@ -2,7 +2,8 @@
 
 use langcamp_core::domain::Email;
 use langcamp_core::users::{
-    AdminProfileInput, Deleted, EmailInput, RoleInput, User, UserEnvelope, UserFilter, UserQuery,
+    AdminProfileInput, Deleted, EmailInput, ProfileChange, RoleInput, User, UserEnvelope,
+    UserFilter, UserQuery,
 };
 use langcamp_core::{Page, Result, Role};
 
@@ -114,10 +115,10 @@ pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let change = ProfileChange::try_from(ctx.json::<AdminProfileInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .admin_update_profile(&actor, ctx.param("id"), input)
+            .admin_update_profile(&actor, ctx.param("id"), change)
             .await?,
     ))
 }
