@@ -15,13 +15,13 @@ use langcamp_core::contacts::{
     ContactInput, ContactSearch, ContactStatus, NewContact, ReplyInput, ReplyText,
 };
 use langcamp_core::courses::{CourseFilter, CourseInput, NewCourse};
-use langcamp_core::domain::Id;
+use langcamp_core::domain::{Id, LanguageFilter};
 use langcamp_core::materials::{Assignment, MaterialInput, NewMaterial};
 use langcamp_core::placement::{
-    LevelRangeInput, ProficiencyTest, ResultFilter, SubmitInput, TestFilter, TestInput,
+    LevelRangeInput, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
 };
-use langcamp_core::settings::SettingInput;
-use langcamp_core::users::AdminProfileInput;
+use langcamp_core::settings::NewSetting;
+use langcamp_core::users::{AdminProfileInput, ProfileChange};
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Error, Langcamp, PageRequest, Role};
 use serde::{Deserialize, Serialize};
@@ -184,7 +184,7 @@ impl Seeder {
             Err(e) => return Err(e),
         }
         self.app
-            .put_setting(&OP, SettingInput::new(key, value))
+            .put_setting(&OP, NewSetting::new(key, value)?)
             .await?;
         self.created.settings += 1;
         Ok(())
@@ -226,7 +226,7 @@ impl Seeder {
                     self.created.users += 1;
                     if let Some(profile) = student.profile {
                         self.app
-                            .admin_update_profile(&OP, &user.id, profile)
+                            .admin_update_profile(&OP, &user.id, ProfileChange::try_from(profile)?)
                             .await?;
                     }
                     user
@@ -293,7 +293,7 @@ impl Seeder {
             .app
             .list_tests(
                 &OP,
-                &TestFilter::default(),
+                &LanguageFilter::default(),
                 PageRequest {
                     page: 1,
                     limit: 100,
@@ -331,7 +331,7 @@ impl Seeder {
     async fn results(&mut self, students: &[Enrolled], tests: &[SeededTest]) -> Result<(), Error> {
         let taken = self
             .app
-            .list_test_results(&OP, &ResultFilter::default(), PageRequest::default())
+            .list_test_results(&OP, &ResultQuery::default(), PageRequest::default())
             .await?
             .pagination
             .total_items;

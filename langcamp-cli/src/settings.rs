@@ -2,7 +2,7 @@
 
 use clap::Subcommand;
 use langcamp_core::Actor;
-use langcamp_core::settings::SettingInput;
+use langcamp_core::settings::NewSetting;
 
 use crate::{Cli, CliError};
 
@@ -40,7 +40,7 @@ pub async fn run(cli: &Cli, command: &SettingsCommand) -> Result<(), CliError> {
                 ))
             })?;
             let setting = app
-                .put_setting(&operator, SettingInput::new(key.clone(), value))
+                .put_setting(&operator, NewSetting::new(key.clone(), value)?)
                 .await?;
             if cli.json {
                 crate::print_json(&setting)?;

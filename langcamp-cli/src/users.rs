@@ -1,7 +1,8 @@
 //! `langcamp users`: list, create, promote and delete users, as the operator.
 
 use clap::{Subcommand, ValueEnum};
-use langcamp_core::users::{RoleInput, User, UserFilter};
+use langcamp_core::users::{User, UserQuery};
+use langcamp_core::validate;
 use langcamp_core::{Actor, PageRequest, Role};
 
 use crate::{Cli, CliError, confirm};
@@ -87,12 +88,12 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
             limit,
         } => {
             let page = PageRequest::parse(Some(&page.to_string()), Some(&limit.to_string()))?;
-            let filter = UserFilter {
-                q: q.clone(),
+            let query = UserQuery {
+                text: validate::search_text(q.as_deref()),
                 is_registration_complete: None,
-                role: role.map(|r| Role::from(r).as_str().to_owned()),
+                role: role.map(Role::from),
             };
-            let found = app.list_users(&operator, &filter, page).await?;
+            let found = app.list_users(&operator, &query, page).await?;
             if cli.json {
                 crate::print_json(&found)?;
             } else {
@@ -121,10 +122,7 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
                     user.email, user.role
                 ),
             )?;
-            let input = RoleInput {
-                role: Some(role.as_str().to_owned()),
-            };
-            let user = app.set_role(&operator, &user.id, input).await?;
+            let user = app.set_role(&operator, &user.id.into(), role).await?;
             report(cli, &user, "updated")?;
         }
         UsersCommand::Delete { email, yes } => {

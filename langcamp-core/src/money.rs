@@ -259,32 +259,14 @@ mod tests {
 
     #[test]
     fn json_numbers_parse_exactly() {
-        assert_eq!(
-            p("1299.5"),
-            Ok(Price {
-                mantissa: 12995,
-                scale: 1
-            })
-        );
+        for (text, mantissa, scale) in [("1299.5", 12995, 1), ("10", 10, 0), ("0.0001", 1, 4)] {
+            assert_eq!(p(text), Ok(Price { mantissa, scale }), "{text}");
+        }
         assert_eq!(p("1299.50"), p("1299.5"));
         assert_eq!(p("1.2995e3"), p("1299.5"));
         assert_eq!(p("12995E-1"), p("1299.5"));
-        assert_eq!(
-            p("10"),
-            Ok(Price {
-                mantissa: 10,
-                scale: 0
-            })
-        );
         assert_eq!(p("1e1"), p("10"));
         assert_eq!(p("10.0"), p("10"));
-        assert_eq!(
-            p("0.0001"),
-            Ok(Price {
-                mantissa: 1,
-                scale: 4
-            })
-        );
         for zero in ["0", "-0", "0.00", "0e5", "-0.0e-9999999999999999999"] {
             assert_eq!(p(zero), Ok(Price::default()), "{zero}");
         }
@@ -300,41 +282,51 @@ mod tests {
 
     #[test]
     fn bad_prices_are_refused_with_their_reason() {
-        for bad in [
-            "-1",
-            "-0.01",
-            "\"12.50\"",
-            "true",
-            "null",
-            "{}",
-            "[1]",
-            "01",
-            "1.",
-            ".5",
-            "1e",
-            "1e+",
-            "--1",
-            "1,5",
-            "",
-        ] {
-            assert_eq!(p(bad), Err(PriceError::NotANumber), "{bad}");
-        }
-        for large in [
-            "100000000000.01",
-            "1e12",
-            "1000000000000",
-            "1e999999999999999",
-            "123456789012345678901234567890",
-        ] {
-            assert_eq!(p(large), Err(PriceError::TooLarge), "{large}");
-        }
-        for precise in [
-            "0.00001",
-            "1.00000000000000000001",
-            "1e-999999999999",
-            "0.30000000000000004",
-        ] {
-            assert_eq!(p(precise), Err(PriceError::TooManyDecimals), "{precise}");
+        let refused: [(&[&str], PriceError); 3] = [
+            (
+                &[
+                    "-1",
+                    "-0.01",
+                    "\"12.50\"",
+                    "true",
+                    "null",
+                    "{}",
+                    "[1]",
+                    "01",
+                    "1.",
+                    ".5",
+                    "1e",
+                    "1e+",
+                    "--1",
+                    "1,5",
+                    "",
+                ],
+                PriceError::NotANumber,
+            ),
+            (
+                &[
+                    "100000000000.01",
+                    "1e12",
+                    "1000000000000",
+                    "1e999999999999999",
+                    "123456789012345678901234567890",
+                ],
+                PriceError::TooLarge,
+            ),
+            (
+                &[
+                    "0.00001",
+                    "1.00000000000000000001",
+                    "1e-999999999999",
+                    "0.30000000000000004",
+                ],
+                PriceError::TooManyDecimals,
+            ),
+        ];
+        for (texts, error) in refused {
+            for text in texts {
+                assert_eq!(p(text), Err(error), "{text}");
+            }
         }
     }
 

@@ -275,23 +275,20 @@ mod tests {
 
     #[test]
     fn ports_and_mapped_addresses_are_understood() {
-        assert_eq!(
-            client("127.0.0.1", &["[2001:db8::1]:443"], "127.0.0.0/8"),
-            "2001:db8::1"
-        );
-        assert_eq!(
-            client("127.0.0.1", &["203.0.113.9:5000"], "127.0.0.0/8"),
-            "203.0.113.9"
-        );
-        assert_eq!(
-            client("127.0.0.1", &["::ffff:1.2.3.4"], "127.0.0.0/8"),
-            "1.2.3.4"
-        );
-        // A mapped loopback peer is the loopback, so the default list trusts it.
-        assert_eq!(
-            client("::ffff:127.0.0.1", &["1.2.3.4"], "127.0.0.0/8"),
-            "1.2.3.4"
-        );
+        // (peer, the forwarded address, the client seen)
+        for (peer, forwarded, seen) in [
+            ("127.0.0.1", "[2001:db8::1]:443", "2001:db8::1"),
+            ("127.0.0.1", "203.0.113.9:5000", "203.0.113.9"),
+            ("127.0.0.1", "::ffff:1.2.3.4", "1.2.3.4"),
+            // A mapped loopback peer is the loopback, so the default list trusts it.
+            ("::ffff:127.0.0.1", "1.2.3.4", "1.2.3.4"),
+        ] {
+            assert_eq!(
+                client(peer, &[forwarded], "127.0.0.0/8"),
+                seen,
+                "{peer} {forwarded}"
+            );
+        }
     }
 
     #[test]

@@ -416,11 +416,31 @@ mod tests {
         );
     }
 
+    /// The path of a signal file in a folder of its own, removed with it.
+    struct SignalFile {
+        dir: std::path::PathBuf,
+        path: std::path::PathBuf,
+    }
+
+    impl SignalFile {
+        fn new() -> SignalFile {
+            let dir = std::env::temp_dir().join(format!("langcamp-signal-{}", crate::id::new_id()));
+            std::fs::create_dir_all(&dir).ok();
+            let path = dir.join("db-signal");
+            SignalFile { dir, path }
+        }
+    }
+
+    impl Drop for SignalFile {
+        fn drop(&mut self) {
+            std::fs::remove_dir_all(&self.dir).ok();
+        }
+    }
+
     #[test]
     fn another_process_forgetting_drops_everything_here_but_our_own_does_not() {
-        let dir = std::env::temp_dir().join(format!("langcamp-signal-{}", crate::id::new_id()));
-        std::fs::create_dir_all(&dir).ok();
-        let path = dir.join("db-signal");
+        let signal = SignalFile::new();
+        let path = signal.path.clone();
         let here = Sessions::new(Some(path.clone()));
         let there = Sessions::new(Some(path.clone()));
         here.store(here.generation(), "a", live("u1", 100), 0);
@@ -446,14 +466,12 @@ mod tests {
         there.forget_user("u9");
         here.forget_session("zzz");
         assert!(here.get("c", "u3", 0).is_none());
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn a_removed_signal_file_counts_as_a_change_and_is_followed_to_its_new_self() {
-        let dir = std::env::temp_dir().join(format!("langcamp-signal-{}", crate::id::new_id()));
-        std::fs::create_dir_all(&dir).ok();
-        let path = dir.join("db-signal");
+        let signal = SignalFile::new();
+        let path = signal.path.clone();
         let here = Sessions::new(Some(path.clone()));
         here.store(here.generation(), "a", live("u1", 100), 0);
         here.catch_up();
@@ -478,6 +496,5 @@ mod tests {
             here.get("b", "u2", 0).is_none(),
             "a write to the new file is heard"
         );
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

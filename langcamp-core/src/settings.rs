@@ -83,6 +83,52 @@ impl SettingInput {
     }
 }
 
+/// A validated [`SettingInput`]: what [`Langcamp::put_setting`] takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewSetting {
+    key: String,
+    value: Value,
+}
+
+impl NewSetting {
+    /// The setting `key` = `value` (tools that have a JSON value already), checked as a
+    /// body is.
+    pub fn new(key: impl Into<String>, value: Value) -> Result<NewSetting> {
+        NewSetting::try_from(SettingInput::new(key, value))
+    }
+}
+
+impl TryFrom<SettingInput> for NewSetting {
+    type Error = Error;
+
+    fn try_from(input: SettingInput) -> Result<NewSetting> {
+        let mut problems = Problems::new();
+        let key = match input.key.as_deref() {
+            None => {
+                problems.add("key is required");
+                None
+            }
+            Some(raw) => problems.take(check_key(raw)),
+        };
+        let value = match input.value {
+            Patch::Absent => {
+                problems.add("value is required");
+                None
+            }
+            Patch::Null => {
+                problems.add("value cannot be null; delete the setting to remove it");
+                None
+            }
+            Patch::Value(v) => Some(v),
+        };
+        problems.finish()?;
+        match (key, value) {
+            (Some(key), Some(value)) => Ok(NewSetting { key, value }),
+            _ => Err(Error::invalid("key and value are required")),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct DeletedSetting {
     pub key: String,
@@ -153,31 +199,9 @@ impl Langcamp {
 
     /// `PUT /settings`: creates or replaces a setting (admin).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn put_setting(&self, actor: &Actor, input: SettingInput) -> Result<Setting> {
+    pub async fn put_setting(&self, actor: &Actor, setting: NewSetting) -> Result<Setting> {
         actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        let key = match input.key.as_deref() {
-            None => {
-                problems.add("key is required");
-                None
-            }
-            Some(raw) => problems.take(check_key(raw)),
-        };
-        let value = match input.value {
-            Patch::Absent => {
-                problems.add("value is required");
-                None
-            }
-            Patch::Null => {
-                problems.add("value cannot be null; delete the setting to remove it");
-                None
-            }
-            Patch::Value(v) => Some(v),
-        };
-        problems.finish()?;
-        let (Some(key), Some(value)) = (key, value) else {
-            return Err(Error::invalid("key and value are required"));
-        };
+        let NewSetting { key, value } = setting;
         let text = serde_json::to_string(&value)?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;

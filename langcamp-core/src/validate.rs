@@ -51,6 +51,35 @@ impl Problems {
     }
 }
 
+/// One parsed field of a PATCH body (or of a create, where absent means the default).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) enum Field<T> {
+    /// Absent: keep the current value (or the default on create).
+    #[default]
+    Keep,
+    Set(T),
+    /// Refused; its message is already recorded.
+    Invalid,
+}
+
+impl<T> Field<T> {
+    /// Applies the field to `slot`; false when it was invalid.
+    pub(crate) fn apply(self, slot: &mut T) -> bool {
+        match self {
+            Field::Keep => true,
+            Field::Set(v) => {
+                *slot = v;
+                true
+            }
+            Field::Invalid => false,
+        }
+    }
+
+    pub(crate) fn is_set(&self) -> bool {
+        matches!(self, Field::Set(_))
+    }
+}
+
 /// A JSON field that distinguishes "absent" from `null` (for PATCH bodies).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum Patch<T> {
@@ -111,6 +140,22 @@ impl Email {
             Err(bad())
         }
     }
+
+    /// An address a body must carry: absent is `<field> is required`.
+    pub fn required(field: &str, raw: Option<&str>) -> std::result::Result<Email, String> {
+        match raw {
+            None => Err(format!("{field} is required")),
+            Some(raw) => Email::parse(field, raw),
+        }
+    }
+}
+
+/// A list's search text or exact-match filter as clients send it: trimmed; absent or
+/// blank searches for nothing.
+pub fn search_text(raw: Option<&str>) -> Option<String> {
+    raw.map(str::trim)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
 }
 
 crate::domain::string_value!(Email);

@@ -4,13 +4,13 @@
 
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
-use langcamp_core::dashboard::{Dashboard, DashboardQuery};
-use langcamp_core::domain::Id;
+use langcamp_core::dashboard::{Dashboard, TrendMonths};
+use langcamp_core::domain::{Email, Id, LanguageFilter};
 use langcamp_core::materials::{Assignment, Material};
-use langcamp_core::placement::{ProficiencyTest, ResultFilter, TestFilter, TestPatch, TestResult};
-use langcamp_core::settings::{Setting, SettingInput};
-use langcamp_core::users::{EmailInput, RoleInput, User, UserFilter};
-use langcamp_core::validate::Patch;
+use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};
+use langcamp_core::settings::{NewSetting, Setting};
+use langcamp_core::users::{User, UserQuery};
+use langcamp_core::validate::{self, Patch};
 use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
 
 /// A core call to make, numbered so its answer finds its way back.
@@ -155,7 +155,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
     let op = &Actor::Operator;
     Ok(match job {
         Job::Dashboard { months } => Data::Dashboard(Box::new(
-            core.dashboard(op, &DashboardQuery::months(months)).await?,
+            core.dashboard(op, TrendMonths::new(months)?).await?,
         )),
         Job::Users {
             q,
@@ -163,23 +163,20 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             complete,
             page,
         } => {
-            let filter = UserFilter {
-                q: Some(q),
-                is_registration_complete: complete.map(|c| c.to_string()),
-                role: role.map(|r| r.as_str().to_owned()),
+            let query = UserQuery {
+                text: validate::search_text(Some(&q)),
+                is_registration_complete: complete,
+                role,
             };
-            Data::Users(core.list_users(op, &filter, page_request(page)).await?)
+            Data::Users(core.list_users(op, &query, page_request(page)).await?)
         }
         Job::SetRole { id, email, role } => {
-            let input = RoleInput {
-                role: Some(role.as_str().to_owned()),
-            };
-            core.set_role(op, &id, input).await?;
+            core.set_role(op, &Id::from(id), role).await?;
             Data::Written(format!("{email} is now {role}"))
         }
         Job::SetEmail { id, email } => {
-            let input = EmailInput { email: Some(email) };
-            let user = core.set_user_email(op, &id, input).await?;
+            let email = Email::parse("email", &email).map_err(Error::invalid)?;
+            let user = core.set_user_email(op, &Id::from(id), email).await?;
             Data::Written(format!("e-mail changed to {}", user.email))
         }
         Job::DeleteUser { id, email } => {
@@ -208,18 +205,18 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Written(format!("deleted the request from {who}"))
         }
         Job::Tests { page } => {
-            let filter = TestFilter::default();
+            let filter = LanguageFilter::default();
             Data::Tests(core.list_tests(op, &filter, page_request(page)).await?)
         }
         Job::Results { scope, page } => {
             let filter = match scope {
-                ResultScope::Test { id, .. } => ResultFilter {
-                    test_id: Some(id),
-                    ..ResultFilter::default()
+                ResultScope::Test { id, .. } => ResultQuery {
+                    test_id: Some(Id::from(id)),
+                    ..ResultQuery::default()
                 },
-                ResultScope::User { email } => ResultFilter {
-                    user_id: Some(core.get_user_by_email(op, &email).await?.id),
-                    ..ResultFilter::default()
+                ResultScope::User { email } => ResultQuery {
+                    user_id: Some(Id::from(core.get_user_by_email(op, &email).await?.id)),
+                    ..ResultQuery::default()
                 },
             };
             Data::Results(
@@ -296,7 +293,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         }
         Job::Settings => Data::Settings(core.list_settings(op).await?),
         Job::PutSetting { key, value } => {
-            core.put_setting(op, SettingInput::new(key.clone(), value))
+            core.put_setting(op, NewSetting::new(key.clone(), value)?)
                 .await?;
             Data::Written(format!("saved {key}"))
         }

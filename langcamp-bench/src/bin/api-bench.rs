@@ -19,7 +19,7 @@ use chrono::Utc;
 use clap::{Parser, Subcommand, ValueEnum};
 use langcamp_bench::catalogue::{self, OTP_CODE};
 use langcamp_bench::{LANGUAGES_COUNT, Latency, Scale, generate};
-use langcamp_core::auth::OtpVerifyInput;
+use langcamp_core::auth::{OtpSignIn, OtpVerifyInput};
 use langcamp_core::crypto::Keys;
 use langcamp_core::{Clock, Config, Langcamp};
 use sqlx::{AssertSqlSafe, Connection, Executor};
@@ -215,10 +215,10 @@ async fn seed(s: Seed) -> Fallible<()> {
         .await?;
         let signed_in = app
             .verify_otp(
-                OtpVerifyInput {
+                OtpSignIn::try_from(OtpVerifyInput {
                     email: Some(email),
                     code: Some(OTP_CODE.into()),
-                },
+                })?,
                 None,
             )
             .await?;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use clap::{Parser, ValueEnum};
 use langcamp_bench::{Latency, Scale, generate};
-use langcamp_core::dashboard::DashboardQuery;
+use langcamp_core::dashboard::TrendMonths;
 use langcamp_core::{Actor, Clock, Config, Langcamp};
 use sqlx::{AssertSqlSafe, Connection, Executor};
 
@@ -156,8 +156,8 @@ async fn measure(
         started.elapsed().as_secs_f64()
     );
 
-    let query = DashboardQuery::months(args.months);
-    let check = app.dashboard(&Actor::Operator, &query).await?;
+    let months = TrendMonths::new(args.months)?;
+    let check = app.dashboard(&Actor::Operator, months).await?;
     let expected = (
         i64::try_from(scale.users)?,
         i64::try_from(scale.results)?,
@@ -174,14 +174,14 @@ async fn measure(
         return Err(format!("the dashboard counts {got:?}, the data set has {expected:?}").into());
     }
     for _ in 0..3 {
-        app.dashboard(&Actor::Operator, &query).await?;
+        app.dashboard(&Actor::Operator, months).await?;
     }
     let load_before = load_average();
     let cpu_before = process_cpu();
     let mut samples = Vec::with_capacity(args.calls as usize);
     for _ in 0..args.calls {
         let started = Instant::now();
-        app.dashboard(&Actor::Operator, &query).await?;
+        app.dashboard(&Actor::Operator, months).await?;
         samples.push(started.elapsed());
     }
     let cpu = match (cpu_before, process_cpu()) {

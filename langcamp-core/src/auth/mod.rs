@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::mail::MailKind;
 use crate::users::User;
-use crate::validate::{self, Email, Problems};
+use crate::validate::{self, Email};
 
 pub const OTP_MAX_ATTEMPTS: i64 = 5;
 pub const OTP_MAX_PER_HOUR: i64 = 5;
@@ -45,8 +45,10 @@ pub const REUSE_GRACE_MS: i64 = 10 * 1000;
 /// Clock skew tolerated when checking token expiry.
 const LEEWAY_MS: i64 = 30 * 1000;
 
-pub use self::input::{LogoutInput, OtpRequestInput, OtpVerifyInput, RefreshInput};
-use self::input::{parse_code, parse_email};
+pub use self::input::{
+    LogoutInput, OtpCode, OtpRequestInput, OtpSignIn, OtpVerifyInput, RefreshInput, RefreshToken,
+    SignOut,
+};
 pub(crate) use self::tokens::Claims;
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
@@ -99,8 +101,7 @@ struct SignIn {
 impl Langcamp {
     /// `POST /auth/otp/request`: sends a code; answers the same for every address.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn request_otp(&self, input: OtpRequestInput) -> Result<OtpRequested> {
-        let email = parse_email(input.email.as_deref()).map_err(Error::invalid)?;
+    pub async fn request_otp(&self, email: Email) -> Result<OtpRequested> {
         let ttl = self.config().otp_ttl;
         let answer = OtpRequested {
             message: "If the address can receive mail, a sign-in code is on its way.".into(),
@@ -159,18 +160,12 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn verify_otp(
         &self,
-        input: OtpVerifyInput,
+        sign_in: OtpSignIn,
         accept_language: Option<&str>,
     ) -> Result<SignedIn> {
-        let mut problems = Problems::new();
-        let email = problems.take(parse_email(input.email.as_deref()));
-        let code = problems.take(parse_code(input.code.as_deref()));
-        problems.finish()?;
-        let (Some(email), Some(code)) = (email, code) else {
-            return Err(Error::invalid("invalid input"));
-        };
+        let OtpSignIn { email, code } = sign_in;
         let now = self.clock().now_ms();
-        let hash = self.keys().otp_hash(email.as_str(), &code);
+        let hash = self.keys().otp_hash(email.as_str(), code.as_str());
         let locale = accept_language
             .and_then(validate::first_accept_language)
             .unwrap_or_else(|| "en".to_owned());
@@ -204,13 +199,8 @@ impl Langcamp {
     }
     /// `POST /auth/refresh`: rotates the refresh token.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn refresh(&self, input: RefreshInput) -> Result<TokenPair> {
-        let token = input
-            .refresh_token
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| Error::invalid("refreshToken is required"))?;
+    pub async fn refresh(&self, token: RefreshToken) -> Result<TokenPair> {
+        let token = token.as_str();
         let now = self.clock().now_ms();
         let hash = sha256_hex(token.as_bytes());
         let mut tx = self.db().begin().await?;
@@ -282,7 +272,7 @@ impl Langcamp {
 
     /// `POST /auth/logout`: ends the sign-in of the access token and blacklists it.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn logout(&self, actor: &Actor, input: LogoutInput) -> Result<Message> {
+    pub async fn logout(&self, actor: &Actor, sign_out: SignOut) -> Result<Message> {
         let caller = actor.caller()?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
@@ -296,12 +286,7 @@ impl Langcamp {
             .bind(caller.token_expires_at + LEEWAY_MS)
             .execute(&mut *tx)
             .await?;
-        if let Some(token) = input
-            .refresh_token
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(token) = sign_out.refresh_token {
             // The refresh token's own sign-in ends too, if it is the caller's.
             sqlx::query(
                 "UPDATE sessions SET revoked_at = $1
@@ -310,7 +295,7 @@ impl Langcamp {
             )
             .bind(now)
             .bind(&caller.user_id)
-            .bind(sha256_hex(token.as_bytes()))
+            .bind(sha256_hex(token.as_str().as_bytes()))
             .execute(&mut *tx)
             .await?;
         }

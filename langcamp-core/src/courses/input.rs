@@ -12,10 +12,10 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::{COPY_SUFFIX, Course, DESCRIPTION_MAX, LOCATION_MAX, SUMMARY_MAX, TITLE_MAX};
-use crate::domain::{CefrLevel, LanguageTag};
+use crate::domain::{CefrLevel, LanguageFilter};
 use crate::error::{Error, Result};
 use crate::money::{self, Price, PriceError, PriceText};
-use crate::validate::{self, Patch, Problems};
+use crate::validate::{self, Field, Patch, Problems};
 
 /// The body of `POST /courses` and `PATCH /courses/{id}`.
 ///
@@ -103,55 +103,13 @@ pub struct CourseQuery {
 }
 
 /// A validated [`CourseQuery`]; the key of the public list cache.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct CourseFilter {
-    pub locale: Option<LanguageTag>,
-    pub target_language: Option<LanguageTag>,
-}
+pub type CourseFilter = LanguageFilter;
 
 impl TryFrom<&CourseQuery> for CourseFilter {
     type Error = Error;
 
     fn try_from(query: &CourseQuery) -> Result<CourseFilter> {
-        let mut problems = Problems::new();
-        let mut tag = |field: &str, raw: Option<&str>| {
-            raw.and_then(|raw| {
-                problems
-                    .take(LanguageTag::parse_optional(field, raw))
-                    .flatten()
-            })
-        };
-        let filter = CourseFilter {
-            locale: tag("locale", query.locale.as_deref()),
-            target_language: tag("targetLanguage", query.target_language.as_deref()),
-        };
-        problems.finish()?;
-        Ok(filter)
-    }
-}
-
-/// One parsed field of a course body.
-#[derive(Clone, Debug, Default, PartialEq)]
-enum Field<T> {
-    /// Absent: keep the current value (or the default on create).
-    #[default]
-    Keep,
-    Set(T),
-    /// Refused; its message is already recorded.
-    Invalid,
-}
-
-impl<T> Field<T> {
-    /// Applies the field to `slot`; false when it was invalid.
-    fn apply(self, slot: &mut T) -> bool {
-        match self {
-            Field::Keep => true,
-            Field::Set(v) => {
-                *slot = v;
-                true
-            }
-            Field::Invalid => false,
-        }
+        LanguageFilter::parse(query.locale.as_deref(), query.target_language.as_deref())
     }
 }
 

@@ -1,4 +1,4 @@
-//! The query of the dashboard.
+//! The query of the dashboard, and the number of months it becomes.
 
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -16,30 +16,56 @@ pub struct DashboardQuery {
     pub months: Option<String>,
 }
 
-impl DashboardQuery {
-    /// A query for `months` months (tools that have a number already).
-    pub fn months(months: u32) -> DashboardQuery {
-        DashboardQuery {
-            months: Some(months.to_string()),
+/// How many calendar months `trends` covers, ending with the current one: 1 to 24.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrendMonths(u32);
+
+impl TrendMonths {
+    /// `months`, when it is 1 to [`MAX_MONTHS`].
+    pub fn new(months: u32) -> Result<TrendMonths> {
+        if (1..=MAX_MONTHS).contains(&months) {
+            Ok(TrendMonths(months))
+        } else {
+            Err(Error::invalid(format!(
+                "months must be a whole number from 1 to {MAX_MONTHS}"
+            )))
         }
+    }
+
+    pub fn get(self) -> u32 {
+        self.0
     }
 }
 
-pub(super) fn parse_months(raw: Option<&str>) -> Result<u32> {
-    let Some(raw) = raw else {
-        return Ok(DEFAULT_MONTHS);
-    };
-    match raw.trim().parse::<u32>() {
-        Ok(n) if (1..=MAX_MONTHS).contains(&n) => Ok(n),
-        _ => Err(Error::invalid(format!(
-            "months must be a whole number from 1 to {MAX_MONTHS}"
-        ))),
+impl Default for TrendMonths {
+    fn default() -> TrendMonths {
+        TrendMonths(DEFAULT_MONTHS)
+    }
+}
+
+/// Absent is the default; anything else must be a whole number from 1 to 24.
+impl TryFrom<&DashboardQuery> for TrendMonths {
+    type Error = Error;
+
+    fn try_from(query: &DashboardQuery) -> Result<TrendMonths> {
+        let Some(raw) = query.months.as_deref() else {
+            return Ok(TrendMonths::default());
+        };
+        // A number that is not a `u32` is out of range too: one message for both.
+        TrendMonths::new(raw.trim().parse::<u32>().unwrap_or(0))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_months(raw: Option<&str>) -> Result<u32> {
+        let query = DashboardQuery {
+            months: raw.map(str::to_owned),
+        };
+        TrendMonths::try_from(&query).map(TrendMonths::get)
+    }
 
     #[test]
     fn months_default_to_six_and_accept_one_to_twenty_four() {

@@ -34,7 +34,7 @@ mod languages;
 mod rollups;
 mod store;
 
-pub use input::DashboardQuery;
+pub use input::{DashboardQuery, TrendMonths};
 pub use rollups::Drift;
 
 use std::collections::BTreeMap;
@@ -47,7 +47,6 @@ use crate::actor::{Actor, Role};
 use crate::error::Result;
 use crate::time::Timestamp;
 use figures::{Tally, between, growth, percent, ratio, since};
-use input::parse_months;
 use rollups::{DAY_MS, Days, Series, day_of};
 use store::{plain_counts, recent_contacts, recent_results};
 
@@ -294,9 +293,9 @@ struct PlainCounts {
 impl Langcamp {
     /// `GET /admin/dashboard`: statistics for admins (see the module documentation).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn dashboard(&self, actor: &Actor, query: &DashboardQuery) -> Result<Dashboard> {
+    pub async fn dashboard(&self, actor: &Actor, months: TrendMonths) -> Result<Dashboard> {
         actor.require(Role::Admin)?;
-        let months = parse_months(query.months.as_deref())?;
+        let months = months.get();
         let now = self.clock().now();
         let now_ms = now.timestamp_millis();
         let since_30 = now_ms - 30 * DAY_MS;

@@ -1,4 +1,8 @@
-//! Language tags (BCP 47 shape), normalized so equal tags compare equal.
+//! Language tags (BCP 47 shape), normalized so equal tags compare equal, and the lists'
+//! filter by language.
+
+use crate::error::Result;
+use crate::validate::Problems;
 
 /// A BCP 47 language tag such as `en`, `de-AT` or `zh-Hant-TW`, checked for shape only and
 /// normalized (`EN-us` is `en-US`).
@@ -36,6 +40,37 @@ impl LanguageTag {
 }
 
 crate::domain::string_value!(LanguageTag);
+
+/// The language filter of a list (courses, placement tests): the language of the texts
+/// and the language taught or tested. Each absent or empty is no filter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LanguageFilter {
+    pub locale: Option<LanguageTag>,
+    pub target_language: Option<LanguageTag>,
+}
+
+impl LanguageFilter {
+    /// The filter of a list's query, one message per field that is not a tag.
+    pub fn parse(locale: Option<&str>, target_language: Option<&str>) -> Result<LanguageFilter> {
+        let mut problems = Problems::new();
+        let filter = LanguageFilter {
+            locale: LanguageTag::filter(&mut problems, "locale", locale),
+            target_language: LanguageTag::filter(&mut problems, "targetLanguage", target_language),
+        };
+        problems.finish()?;
+        Ok(filter)
+    }
+}
+
+impl LanguageTag {
+    /// A query's filter by a tag: absent or empty is none; anything else must be a tag
+    /// (else its message is recorded).
+    pub fn filter(problems: &mut Problems, field: &str, raw: Option<&str>) -> Option<LanguageTag> {
+        problems
+            .take(LanguageTag::parse_optional(field, raw?))
+            .flatten()
+    }
+}
 
 /// `EN-us` -> `en-US`: lower-case language, title-case script, upper-case two-letter region.
 fn normalize(tag: &str) -> String {

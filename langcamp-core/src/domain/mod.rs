@@ -41,6 +41,6 @@ pub use crate::validate::Email;
 pub use cefr::CefrLevel;
 pub use contact_status::ContactStatus;
 pub use id::Id;
-pub use language::LanguageTag;
+pub use language::{LanguageFilter, LanguageTag};
 pub use text::{LongText, Text};
 pub use url::HttpUrl;

@@ -31,16 +31,17 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::domain::{LanguageFilter, LanguageTag};
 use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::page::{Page, PageRequest};
 use crate::time::Timestamp;
 use crate::users::Deleted;
-use crate::validate::{self, Patch, Problems};
+use crate::validate::Patch;
 
 pub use results::{
-    DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList, ResultTest,
-    ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,
+    DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList,
+    ResultQuery, ResultTest, ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,
 };
 
 /// Bounds of authoring input; they also keep the coverage check of level ranges cheap
@@ -237,15 +238,11 @@ pub struct TestFilter {
     pub target_language: Option<String>,
 }
 
-/// A language-code filter: absent or empty is no filter, anything else must be a tag.
-pub(crate) fn language_filter(
-    problems: &mut Problems,
-    field: &str,
-    raw: Option<&str>,
-) -> Option<String> {
-    match raw.map(str::trim) {
-        None | Some("") => None,
-        Some(tag) => problems.take(validate::language_tag(field, tag)),
+impl TryFrom<&TestFilter> for LanguageFilter {
+    type Error = Error;
+
+    fn try_from(filter: &TestFilter) -> Result<LanguageFilter> {
+        LanguageFilter::parse(filter.locale.as_deref(), filter.target_language.as_deref())
     }
 }
 
@@ -263,7 +260,7 @@ impl Langcamp {
     pub async fn list_tests(
         &self,
         actor: &Actor,
-        filter: &TestFilter,
+        filter: &LanguageFilter,
         page: PageRequest,
     ) -> Result<Page<ProficiencyTest>> {
         Ok((*self.list_tests_shared(actor, filter, page).await?).clone())
@@ -275,18 +272,12 @@ impl Langcamp {
     pub async fn list_tests_shared(
         &self,
         actor: &Actor,
-        filter: &TestFilter,
+        filter: &LanguageFilter,
         page: PageRequest,
     ) -> Result<Arc<Page<ProficiencyTest>>> {
         let admin = actor.is_admin();
-        let mut problems = Problems::new();
-        let locale = language_filter(&mut problems, "locale", filter.locale.as_deref());
-        let target = language_filter(
-            &mut problems,
-            "targetLanguage",
-            filter.target_language.as_deref(),
-        );
-        problems.finish()?;
+        let tag = |tag: &Option<LanguageTag>| tag.as_ref().map(|t| t.as_str().to_owned());
+        let (locale, target) = (tag(&filter.locale), tag(&filter.target_language));
         if admin {
             return Ok(Arc::new(
                 self.load_tests(true, locale.as_deref(), target.as_deref(), page)

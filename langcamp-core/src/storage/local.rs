@@ -201,18 +201,19 @@ mod tests {
         chunks.concat()
     }
 
+    /// A writer of `key` that has been given `parts`, neither committed nor aborted.
+    async fn written(store: &LocalDisk, key: &str, parts: &[&'static [u8]]) -> Box<dyn FileWriter> {
+        let mut writer = store.create(key).await.expect("create");
+        for part in parts {
+            writer.write(Bytes::from_static(part)).await.expect("write");
+        }
+        writer
+    }
+
     #[tokio::test]
     async fn a_committed_file_is_read_back_whole_or_in_part() {
         let store = LocalDisk::new(temp_root());
-        let mut writer = store.create("ab/one").await.expect("create");
-        writer
-            .write(Bytes::from_static(b"hello "))
-            .await
-            .expect("write");
-        writer
-            .write(Bytes::from_static(b"world"))
-            .await
-            .expect("write");
+        let writer = written(&store, "ab/one", &[b"hello ", b"world"]).await;
         writer.commit().await.expect("commit");
         let whole = read_all(store.open("ab/one", None).await.expect("open")).await;
         assert_eq!(whole, b"hello world");
@@ -232,18 +233,11 @@ mod tests {
     #[tokio::test]
     async fn an_uncommitted_file_leaves_nothing_behind() {
         let store = LocalDisk::new(temp_root());
-        let mut writer = store.create("cd/two").await.expect("create");
-        writer
-            .write(Bytes::from_static(b"partial"))
+        drop(written(&store, "cd/two", &[b"partial"]).await);
+        written(&store, "cd/three", &[b"partial"])
             .await
-            .expect("write");
-        drop(writer);
-        let mut aborted = store.create("cd/three").await.expect("create");
-        aborted
-            .write(Bytes::from_static(b"partial"))
-            .await
-            .expect("write");
-        aborted.abort().await;
+            .abort()
+            .await;
         let leftovers = std::fs::read_dir(store.root().join(TEMP_DIR))
             .expect("temp dir")
             .count();

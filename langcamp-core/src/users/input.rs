@@ -1,10 +1,12 @@
-//! What clients send about users (the wire inputs, with their OpenAPI schemas) and the
-//! parse of a profile body into the change it makes.
+//! What clients send about users (the wire inputs, with their OpenAPI schemas), the parse
+//! of a profile body into the change it makes, and the validated values the other
+//! operations take: a [`UserQuery`], a [`Role`], an [`Email`].
 
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::actor::Role;
+use crate::error::{Error, Result};
 use crate::validate::{self, Email, Patch, Problems};
 
 pub const GENDERS: [&str; 4] = ["male", "female", "other", "prefer_not_to_say"];
@@ -130,8 +132,9 @@ pub struct AdminProfileInput {
 }
 
 /// A validated profile change: `None` leaves a column as it is, `Some(None)` clears it.
+/// A [`ProfileInput`] or an [`AdminProfileInput`] becomes one with `TryFrom`.
 #[derive(Debug, Default)]
-pub(super) struct ProfileChange {
+pub struct ProfileChange {
     pub(super) name: Option<String>,
     pub(super) age: Option<Option<i64>>,
     pub(super) gender: Option<Option<String>>,
@@ -220,6 +223,58 @@ fn common(
     }
 }
 
+/// A change parsed by `parse`, which records one message per problem.
+fn parsed(parse: impl FnOnce(&mut Problems) -> ProfileChange) -> Result<ProfileChange> {
+    let mut problems = Problems::new();
+    let change = parse(&mut problems);
+    problems.finish()?;
+    Ok(change)
+}
+
+impl TryFrom<ProfileInput> for ProfileChange {
+    type Error = Error;
+
+    fn try_from(input: ProfileInput) -> Result<ProfileChange> {
+        parsed(|problems| input.parse(problems))
+    }
+}
+
+impl TryFrom<AdminProfileInput> for ProfileChange {
+    type Error = Error;
+
+    fn try_from(input: AdminProfileInput) -> Result<ProfileChange> {
+        parsed(|problems| input.parse(problems))
+    }
+}
+
+/// A validated first profile: a [`ProfileInput`] with every field a complete profile
+/// needs (each missing one named before the fields' own messages).
+#[derive(Debug)]
+pub struct Registration(pub(super) ProfileChange);
+
+impl TryFrom<ProfileInput> for Registration {
+    type Error = Error;
+
+    fn try_from(input: ProfileInput) -> Result<Registration> {
+        parsed(|problems| {
+            for (field, missing) in [
+                ("name", input.name.is_absent()),
+                ("age", input.age.is_absent()),
+                ("gender", input.gender.is_absent()),
+                ("country", input.country.is_absent()),
+                ("countryCode", input.country_code.is_absent()),
+                ("phoneNumber", input.phone_number.is_absent()),
+            ] {
+                if missing {
+                    problems.add(format!("{field} is required"));
+                }
+            }
+            input.parse(problems)
+        })
+        .map(Registration)
+    }
+}
+
 impl ProfileInput {
     pub(super) fn parse(self, problems: &mut Problems) -> ProfileChange {
         let p = problems;
@@ -272,6 +327,45 @@ pub struct UserFilter {
     pub role: Option<String>,
 }
 
+/// A validated [`UserFilter`]: what [`crate::Langcamp::list_users`] takes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserQuery {
+    /// A case-insensitive substring of the e-mail or the name (trimmed, never empty).
+    pub text: Option<String>,
+    pub is_registration_complete: Option<bool>,
+    pub role: Option<Role>,
+}
+
+impl TryFrom<&UserFilter> for UserQuery {
+    type Error = Error;
+
+    fn try_from(filter: &UserFilter) -> Result<UserQuery> {
+        let mut problems = Problems::new();
+        let is_registration_complete =
+            match filter.is_registration_complete.as_deref().map(str::trim) {
+                None | Some("") => None,
+                Some("true") => Some(true),
+                Some("false") => Some(false),
+                Some(_) => {
+                    problems.add("isRegistrationComplete must be true or false");
+                    None
+                }
+            };
+        let role = match filter.role.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(r) => problems.take(r.parse::<Role>().map_err(|e| e.to_string())),
+        };
+        problems.finish()?;
+        Ok(UserQuery {
+            text: validate::search_text(filter.q.as_deref()),
+            is_registration_complete,
+            role,
+        })
+    }
+}
+
+// The body of `PATCH /users/{id}/role`; it becomes a `Role`. (A plain comment: a doc
+// comment would be the schema's description in the API document.)
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoleInput {
@@ -279,12 +373,33 @@ pub struct RoleInput {
     pub role: Option<String>,
 }
 
+impl TryFrom<RoleInput> for Role {
+    type Error = Error;
+
+    fn try_from(input: RoleInput) -> Result<Role> {
+        input
+            .role
+            .as_deref()
+            .ok_or_else(|| Error::invalid("role is required"))?
+            .parse()
+    }
+}
+
+// The body of `PATCH /users/{id}/email`; it becomes an `Email`.
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmailInput {
     /// An e-mail address (at most 64 characters before the `@`, a dotted domain).
     #[schema(value_type = String, format = Email, max_length = 254)]
     pub email: Option<String>,
+}
+
+impl TryFrom<EmailInput> for Email {
+    type Error = Error;
+
+    fn try_from(input: EmailInput) -> Result<Email> {
+        Email::required("email", input.email.as_deref()).map_err(Error::invalid)
+    }
 }
 
 #[cfg(test)]

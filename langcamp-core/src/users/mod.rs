@@ -10,6 +10,7 @@ use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::changes::Change;
 use crate::db::bit;
+use crate::domain::Id;
 use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::page::{Page, PageRequest};
@@ -19,10 +20,9 @@ use crate::validate::{self, Email, Problems};
 mod input;
 mod store;
 
-use self::input::ProfileChange;
 pub use self::input::{
-    AdminProfileInput, EmailInput, GENDERS, Gender, ProfileInput, RegistrationInput, RoleInput,
-    UserFilter,
+    AdminProfileInput, EmailInput, GENDERS, Gender, ProfileChange, ProfileInput, Registration,
+    RegistrationInput, RoleInput, UserFilter, UserQuery,
 };
 use self::store::{apply_change, count_superadmins, require_user};
 pub(crate) use self::store::{
@@ -121,24 +121,10 @@ impl Langcamp {
     pub async fn complete_registration(
         &self,
         actor: &Actor,
-        input: ProfileInput,
+        registration: Registration,
     ) -> Result<CompletedRegistration> {
         let caller = actor.caller()?;
-        let mut problems = Problems::new();
-        for (field, missing) in [
-            ("name", input.name.is_absent()),
-            ("age", input.age.is_absent()),
-            ("gender", input.gender.is_absent()),
-            ("country", input.country.is_absent()),
-            ("countryCode", input.country_code.is_absent()),
-            ("phoneNumber", input.phone_number.is_absent()),
-        ] {
-            if missing {
-                problems.add(format!("{field} is required"));
-            }
-        }
-        let change = input.parse(&mut problems);
-        problems.finish()?;
+        let Registration(change) = registration;
 
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
@@ -165,11 +151,8 @@ impl Langcamp {
 
     /// `PATCH /me/profile`: any subset of the profile fields.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn update_my_profile(&self, actor: &Actor, input: ProfileInput) -> Result<User> {
+    pub async fn update_my_profile(&self, actor: &Actor, change: ProfileChange) -> Result<User> {
         let caller = actor.caller()?;
-        let mut problems = Problems::new();
-        let change = input.parse(&mut problems);
-        problems.finish()?;
         let missing = || Error::TokenInvalid;
         self.change_user(&caller.user_id, change, missing, |_| Ok(()))
             .await
@@ -180,32 +163,13 @@ impl Langcamp {
     pub async fn list_users(
         &self,
         actor: &Actor,
-        filter: &UserFilter,
+        query: &UserQuery,
         page: PageRequest,
     ) -> Result<Page<User>> {
         actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        let complete = match filter.is_registration_complete.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some("true") => Some(1i64),
-            Some("false") => Some(0i64),
-            Some(_) => {
-                problems.add("isRegistrationComplete must be true or false");
-                None
-            }
-        };
-        let role = match filter.role.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(r) => problems.take(r.parse::<Role>().map_err(|e| e.to_string())),
-        };
-        problems.finish()?;
-        let q = filter
-            .q
-            .as_deref()
-            .map(str::trim)
-            .filter(|q| !q.is_empty())
-            .map(like_pattern);
-        let role = role.map(Role::as_str);
+        let complete = query.is_registration_complete.map(i64::from);
+        let q = query.text.as_deref().map(like_pattern);
+        let role = query.role.map(Role::as_str);
 
         let mut conn = self.db().reader().acquire().await?;
         let (list, total) = store::list(&mut conn, role, complete, q.as_deref(), page).await?;
@@ -231,13 +195,9 @@ impl Langcamp {
 
     /// `PATCH /users/{id}/role`: superadmin only; the last superadmin stays.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn set_role(&self, actor: &Actor, id: &str, input: RoleInput) -> Result<User> {
+    pub async fn set_role(&self, actor: &Actor, id: &Id<User>, role: Role) -> Result<User> {
         actor.require(Role::Superadmin)?;
-        let role: Role = input
-            .role
-            .as_deref()
-            .ok_or_else(|| Error::invalid("role is required"))?
-            .parse()?;
+        let id = id.as_str();
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let user = require_user(&mut tx, id).await?;
@@ -263,20 +223,13 @@ impl Langcamp {
 
     /// `PATCH /users/{id}/email`.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn set_user_email(&self, actor: &Actor, id: &str, input: EmailInput) -> Result<User> {
+    pub async fn set_user_email(&self, actor: &Actor, id: &Id<User>, email: Email) -> Result<User> {
         actor.require(Role::Admin)?;
-        let email = Email::parse("email", input.email.as_deref().unwrap_or("")).map_err(|e| {
-            Error::invalid(if input.email.is_none() {
-                "email is required".into()
-            } else {
-                e
-            })
-        })?;
         let change = ProfileChange {
             email: Some(email),
             ..ProfileChange::default()
         };
-        self.change_user(id, change, no_user, |user| may_manage(actor, user))
+        self.change_user(id.as_str(), change, no_user, |user| may_manage(actor, user))
             .await
     }
 
@@ -286,12 +239,9 @@ impl Langcamp {
         &self,
         actor: &Actor,
         id: &str,
-        input: AdminProfileInput,
+        change: ProfileChange,
     ) -> Result<UserEnvelope> {
         actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        let change = input.parse(&mut problems);
-        problems.finish()?;
         let user = self
             .change_user(id, change, no_user, |user| may_manage(actor, user))
             .await?;

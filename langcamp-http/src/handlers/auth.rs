@@ -2,11 +2,13 @@
 
 use langcamp_core::Result;
 use langcamp_core::auth::{
-    LogoutInput, Message, OptionalAuth, OtpRequestInput, OtpRequested, OtpVerifyInput,
-    RefreshInput, SignedIn, TokenPair,
+    LogoutInput, Message, OptionalAuth, OtpRequestInput, OtpRequested, OtpSignIn, OtpVerifyInput,
+    RefreshInput, RefreshToken, SignOut, SignedIn, TokenPair,
 };
+use langcamp_core::domain::Email;
 use langcamp_core::users::{
-    CompletedRegistration, ProfileInput, RegistrationInput, RegistrationStatus, User,
+    CompletedRegistration, ProfileChange, ProfileInput, Registration, RegistrationInput,
+    RegistrationStatus, User,
 };
 
 use crate::limits::RateRule;
@@ -38,8 +40,8 @@ pub fn routes(r: &mut Routes) {
         (status = 429, description = "Rate limited (5 per 5 minutes per client)", body = ErrorEnvelope),
     ))]
 pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
-    let input = ctx.json().await?;
-    Ok(Reply::ok(&ctx.app.request_otp(input).await?))
+    let email = Email::try_from(ctx.json::<OtpRequestInput>().await?)?;
+    Ok(Reply::ok(&ctx.app.request_otp(email).await?))
 }
 
 /// Exchange the code for tokens. An unknown address creates a user with incomplete registration.
@@ -52,10 +54,10 @@ pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
         (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
     ))]
 pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
-    let input = ctx.json().await?;
+    let sign_in = OtpSignIn::try_from(ctx.json::<OtpVerifyInput>().await?)?;
     let language = ctx.header("accept-language").map(str::to_owned);
     Ok(Reply::ok(
-        &ctx.app.verify_otp(input, language.as_deref()).await?,
+        &ctx.app.verify_otp(sign_in, language.as_deref()).await?,
     ))
 }
 
@@ -73,8 +75,8 @@ pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
         (status = 429, description = "Rate limited (30 per minute per client)", body = ErrorEnvelope),
     ))]
 pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
-    let input = ctx.json().await?;
-    Ok(Reply::ok(&ctx.app.refresh(input).await?))
+    let token = RefreshToken::try_from(ctx.json::<RefreshInput>().await?)?;
+    Ok(Reply::ok(&ctx.app.refresh(token).await?))
 }
 
 /// End the sign-in of the access token; the token and its refresh token stop working.
@@ -86,9 +88,8 @@ pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
 pub async fn logout(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let input: Option<LogoutInput> = ctx.optional_json().await?;
-    Ok(Reply::ok(
-        &ctx.app.logout(&actor, input.unwrap_or_default()).await?,
-    ))
+    let sign_out = SignOut::from(input.unwrap_or_default());
+    Ok(Reply::ok(&ctx.app.logout(&actor, sign_out).await?))
 }
 
 /// Whether the caller has completed registration.
@@ -110,9 +111,9 @@ pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn complete_registration(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let registration = Registration::try_from(ctx.json::<ProfileInput>().await?)?;
     Ok(Reply::ok(
-        &ctx.app.complete_registration(&actor, input).await?,
+        &ctx.app.complete_registration(&actor, registration).await?,
     ))
 }
 
@@ -142,6 +143,6 @@ pub async fn me(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
-    Ok(Reply::ok(&ctx.app.update_my_profile(&actor, input).await?))
+    let change = ProfileChange::try_from(ctx.json::<ProfileInput>().await?)?;
+    Ok(Reply::ok(&ctx.app.update_my_profile(&actor, change).await?))
 }

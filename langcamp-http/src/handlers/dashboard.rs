@@ -1,7 +1,7 @@
 //! The admin dashboard (CONTRACT §11).
 
 use langcamp_core::Result;
-use langcamp_core::dashboard::{Dashboard, DashboardQuery};
+use langcamp_core::dashboard::{Dashboard, DashboardQuery, TrendMonths};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
@@ -34,8 +34,8 @@ pub fn routes(r: &mut Routes) {
     ))]
 pub async fn dashboard(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let query = DashboardQuery {
+    let months = TrendMonths::try_from(&DashboardQuery {
         months: ctx.query("months").map(str::to_owned),
-    };
-    Ok(Reply::ok(&ctx.app.dashboard(&actor, &query).await?))
+    })?;
+    Ok(Reply::ok(&ctx.app.dashboard(&actor, months).await?))
 }

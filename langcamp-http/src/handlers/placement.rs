@@ -3,9 +3,10 @@
 //! The static routes (`/proficiency-tests/languages`, `/results/me`, `/admin/results`)
 //! sit beside `/proficiency-tests/{id}`; matchit prefers the static segment.
 
+use langcamp_core::domain::LanguageFilter;
 use langcamp_core::placement::{
-    DetailedResult, ProficiencyTest, ResultFilter, ResultList, SubmitInput, TestFilter, TestInput,
-    TestPatch, TestResult, TestStatus,
+    DetailedResult, ProficiencyTest, ResultFilter, ResultList, ResultQuery, SubmitInput,
+    TestFilter, TestInput, TestPatch, TestResult, TestStatus,
 };
 use langcamp_core::users::Deleted;
 use langcamp_core::{Page, Result};
@@ -47,10 +48,10 @@ pub fn routes(r: &mut Routes) {
 pub async fn list_tests(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let page = ctx.page()?;
-    let filter = TestFilter {
+    let filter = LanguageFilter::try_from(&TestFilter {
         locale: ctx.query("locale").map(str::to_owned),
         target_language: ctx.query("targetLanguage").map(str::to_owned),
-    };
+    })?;
     let tests = ctx.app.list_tests_shared(&actor, &filter, page).await?;
     if actor.is_admin() {
         return Ok(Reply::ok(&*tests));
@@ -217,14 +218,14 @@ pub async fn my_result(ctx: Ctx) -> Result<Reply> {
 pub async fn list_results(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let page = ctx.page()?;
-    let filter = ResultFilter {
+    let query = ResultQuery::try_from(&ResultFilter {
         test_id: ctx.query("testId").map(str::to_owned),
         user_id: ctx.query("userId").map(str::to_owned),
         level: ctx.query("level").map(str::to_owned),
         target_language: ctx.query("targetLanguage").map(str::to_owned),
-    };
+    })?;
     Ok(Reply::ok(
-        &ctx.app.list_test_results(&actor, &filter, page).await?,
+        &ctx.app.list_test_results(&actor, &query, page).await?,
     ))
 }
 

@@ -1,6 +1,6 @@
 //! Settings (CONTRACT §9): public reading by key, admin editing.
 
-use langcamp_core::settings::{DeletedSetting, Setting, SettingInput};
+use langcamp_core::settings::{DeletedSetting, NewSetting, Setting, SettingInput};
 use langcamp_core::{Actor, Result};
 
 use crate::limits::RateRule;
@@ -61,8 +61,8 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn put(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
-    Ok(Reply::ok(&ctx.app.put_setting(&actor, input).await?))
+    let setting = NewSetting::try_from(ctx.json::<SettingInput>().await?)?;
+    Ok(Reply::ok(&ctx.app.put_setting(&actor, setting).await?))
 }
 
 /// Delete a setting.

@@ -1,9 +1,11 @@
 //! User administration (CONTRACT §4).
 
+use langcamp_core::domain::Email;
 use langcamp_core::users::{
-    AdminProfileInput, Deleted, EmailInput, RoleInput, User, UserEnvelope, UserFilter,
+    AdminProfileInput, Deleted, EmailInput, ProfileChange, RoleInput, User, UserEnvelope,
+    UserFilter, UserQuery,
 };
-use langcamp_core::{Page, Result};
+use langcamp_core::{Page, Result, Role};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
@@ -29,12 +31,12 @@ pub fn routes(r: &mut Routes) {
 pub async fn list(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let page = ctx.page()?;
-    let filter = UserFilter {
+    let query = UserQuery::try_from(&UserFilter {
         q: ctx.query("q").map(str::to_owned),
         is_registration_complete: ctx.query("isRegistrationComplete").map(str::to_owned),
         role: ctx.query("role").map(str::to_owned),
-    };
-    Ok(Reply::ok(&ctx.app.list_users(&actor, &filter, page).await?))
+    })?;
+    Ok(Reply::ok(&ctx.app.list_users(&actor, &query, page).await?))
 }
 
 /// One user.
@@ -77,9 +79,9 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let role = Role::try_from(ctx.json::<RoleInput>().await?)?;
     Ok(Reply::ok(
-        &ctx.app.set_role(&actor, ctx.param("id"), input).await?,
+        &ctx.app.set_role(&actor, &ctx.id("id"), role).await?,
     ))
 }
 
@@ -95,11 +97,9 @@ pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let email = Email::try_from(ctx.json::<EmailInput>().await?)?;
     Ok(Reply::ok(
-        &ctx.app
-            .set_user_email(&actor, ctx.param("id"), input)
-            .await?,
+        &ctx.app.set_user_email(&actor, &ctx.id("id"), email).await?,
     ))
 }
 
@@ -115,10 +115,10 @@ pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
+    let change = ProfileChange::try_from(ctx.json::<AdminProfileInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .admin_update_profile(&actor, ctx.param("id"), input)
+            .admin_update_profile(&actor, ctx.param("id"), change)
             .await?,
     ))
 }

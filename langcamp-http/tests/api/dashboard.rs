@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 use langcamp_core::Actor;
-use langcamp_core::dashboard::DashboardQuery;
+use langcamp_core::dashboard::TrendMonths;
 use serde_json::{Value, json};
 use sqlx::AnyConnection;
 
@@ -516,7 +516,7 @@ async fn an_empty_database_reports_zeros_without_dividing_by_zero() {
 
     let empty = app
         .core
-        .dashboard(&Actor::Operator, &DashboardQuery::default())
+        .dashboard(&Actor::Operator, TrendMonths::default())
         .await
         .expect("the dashboard of an empty database");
     let data = serde_json::to_value(&empty).expect("serializable");
@@ -614,7 +614,7 @@ async fn only_admins_and_superadmins_read_the_dashboard() {
     // A user who is not an admin is refused by the core operation too, before any query.
     let refused = app
         .core
-        .dashboard(&Actor::Anonymous, &DashboardQuery::months(6))
+        .dashboard(&Actor::Anonymous, TrendMonths::default())
         .await;
     assert!(matches!(refused, Err(langcamp_core::Error::Unauthorized)));
 }

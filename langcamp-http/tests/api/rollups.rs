@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use futures_util::future::join_all;
 use langcamp_core::Actor;
-use langcamp_core::dashboard::{Dashboard, DashboardQuery, Drift};
+use langcamp_core::dashboard::{Dashboard, Drift, TrendMonths};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::Assignment;
 
@@ -39,9 +39,9 @@ async fn material(app: &TestApp) -> String {
 }
 
 /// The dashboard as the operator sees it.
-async fn figures(app: &TestApp, query: &DashboardQuery) -> Dashboard {
+async fn figures(app: &TestApp, months: TrendMonths) -> Dashboard {
     app.core
-        .dashboard(&Actor::Operator, query)
+        .dashboard(&Actor::Operator, months)
         .await
         .expect("dashboard")
 }
@@ -115,7 +115,7 @@ async fn rollups_follow_inserts_updates_deletes_and_cascades() {
     sql(&app, "DELETE FROM users").await;
     sql(&app, "DELETE FROM contacts").await;
     assert_eq!(check(&app).await, vec![]);
-    let dashboard = figures(&app, &DashboardQuery::default()).await;
+    let dashboard = figures(&app, TrendMonths::default()).await;
     assert_eq!(dashboard.overview.users.total, 0);
     assert_eq!(dashboard.overview.tests.total_submissions, 0);
     assert_eq!(dashboard.overview.materials.assigned_users, 0);
@@ -205,7 +205,7 @@ async fn concurrent_writers_keep_the_rollups_exact() {
         assert!(for_doomed || outcome.is_ok(), "{outcome:?}");
     }
     assert_eq!(check(&app).await, vec![]);
-    let dashboard = figures(&app, &DashboardQuery::default()).await;
+    let dashboard = figures(&app, TrendMonths::default()).await;
     assert_eq!(dashboard.overview.materials.assignments, 20);
     assert_eq!(dashboard.overview.materials.assigned_users, 5);
 
@@ -225,7 +225,7 @@ async fn concurrent_writers_keep_the_rollups_exact() {
         outcome.expect("unassign");
     }
     assert_eq!(check(&app).await, vec![]);
-    let dashboard = figures(&app, &DashboardQuery::default()).await;
+    let dashboard = figures(&app, TrendMonths::default()).await;
     assert_eq!(dashboard.overview.materials.assignments, 0);
     assert_eq!(dashboard.overview.materials.assigned_users, 0);
 }
@@ -279,8 +279,8 @@ async fn assigning_while_a_user_is_deleted_never_deadlocks() {
 async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
     let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
     seed(&app).await;
-    let query = DashboardQuery::months(24);
-    let before = figures(&app, &query).await;
+    let query = TrendMonths::new(24).expect("24 months");
+    let before = figures(&app, query).await;
 
     // Damage of three kinds: a wrong count, a missing row, a row that should not exist.
     // One row of the count (PostgreSQL keeps a count in shards, migration 0080).
@@ -328,12 +328,12 @@ async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
         (stray.stored.clone(), stray.recounted.clone()),
         (vec![2], vec![0])
     );
-    assert_ne!(figures(&app, &query).await, before);
+    assert_ne!(figures(&app, query).await, before);
 
     let repaired = rebuild(&app).await;
     assert_eq!(repaired, drift);
     assert_eq!(check(&app).await, vec![]);
-    assert_eq!(figures(&app, &query).await, before);
+    assert_eq!(figures(&app, query).await, before);
     // A second rebuild finds nothing to repair.
     let again = rebuild(&app).await;
     assert_eq!(again, vec![]);

@@ -137,11 +137,9 @@ async fn changes_made_by_another_process_reach_a_held_sign_in_at_once() {
     warm(&student).await;
     let operator = second_process(&app).await;
 
-    let input = langcamp_core::users::RoleInput {
-        role: Some("user".into()),
-    };
+    let user = langcamp_core::Role::User;
     operator
-        .set_role(&Actor::Operator, &admin.user_id, input)
+        .set_role(&Actor::Operator, &admin.user_id.as_str().into(), user)
         .await
         .expect("demote from the other process");
     let sqlite = app.core.db().backend() == langcamp_core::db::Backend::Sqlite;

@@ -1,7 +1,7 @@
 //! Settings (CONTRACT §9) and their read cache.
 
 use chrono::TimeDelta;
-use langcamp_core::settings::SettingInput;
+use langcamp_core::settings::NewSetting;
 use langcamp_core::{Actor, Langcamp};
 use serde_json::{Value, json};
 
@@ -251,7 +251,7 @@ async fn settings_written_by_another_server_show_within_five_seconds() {
     other
         .put_setting(
             &Actor::Operator,
-            SettingInput::new(VIDEO, json!("https://v.example.com/new")),
+            NewSetting::new(VIDEO, json!("https://v.example.com/new")).expect("a setting"),
         )
         .await
         .expect("write on the other server");

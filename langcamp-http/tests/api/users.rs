@@ -150,10 +150,8 @@ async fn two_superadmins_removed_at_once_leave_one() {
         let demote = |id: String| {
             let core = core.clone();
             async move {
-                let input = langcamp_core::users::RoleInput {
-                    role: Some("admin".into()),
-                };
-                core.set_role(&langcamp_core::Actor::Operator, &id, input)
+                let admin = langcamp_core::Role::Admin;
+                core.set_role(&langcamp_core::Actor::Operator, &id.into(), admin)
                     .await
                     .map(|_| ())
             }

@@ -9,8 +9,8 @@ use langcamp_core::contacts::{ContactInput, ContactStatus, NewContact, ReplyInpu
 use langcamp_core::courses::{CourseInput, NewCourse};
 use langcamp_core::materials::{MaterialInput, NewMaterial};
 use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
-use langcamp_core::settings::SettingInput;
-use langcamp_core::users::AdminProfileInput;
+use langcamp_core::settings::NewSetting;
+use langcamp_core::users::{AdminProfileInput, ProfileChange};
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::TestDatabase;
@@ -100,7 +100,8 @@ impl Console {
             "phone": "912345678"
         }))
         .expect("profile");
-        core.admin_update_profile(op, &ana.id, profile)
+        let change = ProfileChange::try_from(profile).expect("a valid profile");
+        core.admin_update_profile(op, &ana.id, change)
             .await
             .expect("profile");
 
@@ -279,7 +280,7 @@ impl Console {
                 json!({"weekdays": "09:00-20:00", "saturday": "10:00-14:00"}),
             ),
         ] {
-            core.put_setting(op, SettingInput::new(key, value))
+            core.put_setting(op, NewSetting::new(key, value).expect("a setting"))
                 .await
                 .expect("setting");
         }

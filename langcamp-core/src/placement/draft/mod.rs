@@ -14,7 +14,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::id::new_id;
-use crate::validate::{self, Patch, Problems};
+use crate::validate::{self, Field, Patch, Problems};
 
 const DESCRIPTION_MAX: usize = 5000;
 const QUESTION_TEXT_MAX: usize = 2000;
@@ -230,43 +230,41 @@ pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(Tes
         Patch::Null => problems.add("isActive cannot be null"),
         Patch::Value(active) => draft.is_active = active,
     }
-    let mut children_changed = false;
-    let mut questions_ok = true;
-    match patch.questions {
-        Patch::Absent => {}
-        Patch::Null => {
-            problems.add("questions cannot be null");
-            questions_ok = false;
-        }
-        Patch::Value(list) => match parse_questions(&mut problems, list, &existing.questions) {
-            Some(questions) => {
-                draft.questions = questions;
-                children_changed = true;
-            }
-            None => questions_ok = false,
-        },
-    }
-    let mut ranges_ok = true;
-    match patch.level_ranges {
-        Patch::Absent => {}
-        Patch::Null => {
-            problems.add("levelRanges cannot be null");
-            ranges_ok = false;
-        }
-        Patch::Value(list) => match parse_ranges(&mut problems, list) {
-            Some(ranges) => {
-                draft.level_ranges = ranges;
-                children_changed = true;
-            }
-            None => ranges_ok = false,
-        },
-    }
+    let questions = patch_list(&mut problems, "questions", patch.questions, |p, list| {
+        parse_questions(p, list, &existing.questions)
+    });
+    let ranges = patch_list(
+        &mut problems,
+        "levelRanges",
+        patch.level_ranges,
+        parse_ranges,
+    );
+    let children_changed = questions.is_set() || ranges.is_set();
+    let questions_ok = questions.apply(&mut draft.questions);
+    let ranges_ok = ranges.apply(&mut draft.level_ranges);
     if ranges_ok {
         let questions = questions_ok.then_some(draft.questions.as_slice());
         check_ranges(&mut problems, &draft.level_ranges, questions);
     }
     problems.finish()?;
     Ok((draft, children_changed))
+}
+
+/// A PATCH of a whole list, which `null` may not clear: a present list is parsed whole.
+fn patch_list<T, U>(
+    problems: &mut Problems,
+    field: &str,
+    value: Patch<Vec<T>>,
+    parse: impl FnOnce(&mut Problems, Vec<T>) -> Option<Vec<U>>,
+) -> Field<Vec<U>> {
+    match value {
+        Patch::Absent => Field::Keep,
+        Patch::Null => {
+            problems.add(format!("{field} cannot be null"));
+            Field::Invalid
+        }
+        Patch::Value(list) => parse(problems, list).map_or(Field::Invalid, Field::Set),
+    }
 }
 
 /// A PATCH field that may be cleared: `None` leaves it, `Some(None)` clears it.
@@ -305,6 +303,23 @@ fn time_limit(minutes: i64) -> std::result::Result<i64, String> {
     }
 }
 
+/// Whether a list of `len` items has 1 to `max`; else records why not, naming the list
+/// `field` and each of its items an `item`.
+fn list_length_ok(
+    problems: &mut Problems,
+    field: &str,
+    item: &str,
+    len: usize,
+    max: usize,
+) -> bool {
+    if len == 0 {
+        problems.add(format!("{field} must have at least one {item}"));
+    } else if len > max {
+        problems.add(format!("{field} must have at most {max} {item}s"));
+    }
+    (1..=max).contains(&len)
+}
+
 /// Questions of a create or update body. `existing` are the stored questions whose ids
 /// (and their options' ids) an update may carry to keep them.
 fn parse_questions(
@@ -312,14 +327,13 @@ fn parse_questions(
     inputs: Vec<QuestionInput>,
     existing: &[StoredQuestion],
 ) -> Option<Vec<QuestionDraft>> {
-    if inputs.is_empty() {
-        problems.add("questions must have at least one question");
-        return None;
-    }
-    if inputs.len() > MAX_QUESTIONS {
-        problems.add(format!(
-            "questions must have at most {MAX_QUESTIONS} questions"
-        ));
+    if !list_length_ok(
+        problems,
+        "questions",
+        "question",
+        inputs.len(),
+        MAX_QUESTIONS,
+    ) {
         return None;
     }
     let stored: HashMap<&str, &StoredQuestion> =

@@ -7,14 +7,13 @@ pub(super) fn parse_ranges(
     problems: &mut Problems,
     inputs: Vec<LevelRangeInput>,
 ) -> Option<Vec<RangeDraft>> {
-    if inputs.is_empty() {
-        problems.add("levelRanges must have at least one range");
-        return None;
-    }
-    if inputs.len() > MAX_LEVEL_RANGES {
-        problems.add(format!(
-            "levelRanges must have at most {MAX_LEVEL_RANGES} ranges"
-        ));
+    if !list_length_ok(
+        problems,
+        "levelRanges",
+        "range",
+        inputs.len(),
+        MAX_LEVEL_RANGES,
+    ) {
         return None;
     }
     let before = problems.len();

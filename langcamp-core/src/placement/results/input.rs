@@ -7,9 +7,12 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
+use crate::placement::ProficiencyTest;
 use crate::placement::store::StoredTest;
-use crate::validate::{Patch, Problems};
+use crate::users::User;
+use crate::validate::{self, Patch, Problems};
 
 /// Body of a submission.
 #[derive(Clone, Debug, Default, Deserialize, ToSchema)]
@@ -47,6 +50,35 @@ pub struct ResultFilter {
     /// Results of tests of this target language (language code); empty means no filter.
     #[param(pattern = r"^$|^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
     pub target_language: Option<String>,
+}
+
+/// A validated [`ResultFilter`]: what [`crate::Langcamp::list_test_results`] takes. Each
+/// absent filter matches every result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResultQuery {
+    pub test_id: Option<Id<ProficiencyTest>>,
+    pub user_id: Option<Id<User>>,
+    /// Exactly this level (trimmed, never empty).
+    pub level: Option<String>,
+    pub target_language: Option<LanguageTag>,
+}
+
+impl TryFrom<&ResultFilter> for ResultQuery {
+    type Error = Error;
+
+    fn try_from(filter: &ResultFilter) -> Result<ResultQuery> {
+        let text = |raw: &Option<String>| validate::search_text(raw.as_deref());
+        let target_language = text(&filter.target_language)
+            .map(|tag| LanguageTag::parse("targetLanguage", &tag))
+            .transpose()
+            .map_err(Error::invalid)?;
+        Ok(ResultQuery {
+            test_id: text(&filter.test_id).map(Id::from),
+            user_id: text(&filter.user_id).map(Id::from),
+            level: text(&filter.level),
+            target_language,
+        })
+    }
 }
 
 /// One answer as given: the position of the question and of the chosen option.

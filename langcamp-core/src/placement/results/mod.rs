@@ -25,19 +25,19 @@ use utoipa::ToSchema;
 use self::input::{check_against, parse_answers};
 use self::score::scored;
 use self::store::{find_result, insert_result, results_of};
+use super::HeldTest;
 use super::store::StoredTest;
-use super::{HeldTest, language_filter};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::db::Undo;
+use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
 use crate::id::looks_like_id;
 use crate::page::{Page, PageRequest};
 use crate::time::Timestamp;
 use crate::users::{self, Deleted};
-use crate::validate::Problems;
 
-pub use self::input::{ResultFilter, SubmitInput, SubmittedAnswer};
+pub use self::input::{ResultFilter, ResultQuery, SubmitInput, SubmittedAnswer};
 
 /// One question of a result. `selectedOptionId` is null for a question left unanswered.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -347,30 +347,17 @@ impl Langcamp {
     pub async fn list_test_results(
         &self,
         actor: &Actor,
-        filter: &ResultFilter,
+        query: &ResultQuery,
         page: PageRequest,
     ) -> Result<Page<TestResult>> {
         actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        let target = language_filter(
-            &mut problems,
-            "targetLanguage",
-            filter.target_language.as_deref(),
-        );
-        problems.finish()?;
-        let text = |v: &Option<String>| {
-            v.as_deref()
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .map(str::to_owned)
-        };
-        let (test_id, user_id, level) = (
-            text(&filter.test_id),
-            text(&filter.user_id),
-            text(&filter.level),
-        );
         let mut conn = self.db().reader().acquire().await?;
-        let filter = [&test_id, &user_id, &level, &target].map(Option::as_deref);
+        let filter = [
+            query.test_id.as_ref().map(Id::as_str),
+            query.user_id.as_ref().map(Id::as_str),
+            query.level.as_deref(),
+            query.target_language.as_ref().map(LanguageTag::as_str),
+        ];
         let (list, total) = store::list(&mut conn, filter, page).await?;
         Ok(Page::new(list, page, total))
     }

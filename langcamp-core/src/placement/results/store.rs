@@ -45,6 +45,28 @@ const LIST: ListSql = ListSql {
     ),
 };
 
+/// A form of a result ([`TestResult`], [`DetailedResult`]): the columns every form copies
+/// from the record, and the form's own answer to each question. A macro, as the forms are two types
+/// with the same fields (one schema each in the API document).
+macro_rules! result_form {
+    ($record:expr, $form:ident, $answer:expr) => {
+        $form {
+            legacy_id: $record.id.clone(),
+            id: $record.id.clone(),
+            test_id: $record.snapshot.test_id.clone(),
+            user_id: $record.user_id.clone(),
+            total_score: $record.total_score,
+            max_score: $record.max_score,
+            level: $record.level.clone(),
+            message: $record.message.clone(),
+            completed_at: Timestamp::from_millis($record.completed_at),
+            answers: $record.snapshot.questions.iter().map($answer).collect(),
+            user: $record.user(),
+            test: $record.test(),
+        }
+    };
+}
+
 impl ResultRecord {
     fn from_row(row: &AnyRow) -> Result<ResultRecord> {
         let answers: String = row.try_get("answers")?;
@@ -81,61 +103,25 @@ impl ResultRecord {
     }
 
     pub(super) fn summary(&self) -> TestResult {
-        TestResult {
-            legacy_id: self.id.clone(),
-            id: self.id.clone(),
-            test_id: self.snapshot.test_id.clone(),
-            user_id: self.user_id.clone(),
-            total_score: self.total_score,
-            max_score: self.max_score,
-            level: self.level.clone(),
-            message: self.message.clone(),
-            completed_at: Timestamp::from_millis(self.completed_at),
-            answers: self
-                .snapshot
-                .questions
-                .iter()
-                .map(|q| ResultAnswer {
-                    question_id: q.question_id.clone(),
-                    selected_option_id: q.selected_option_id.clone(),
-                    is_correct: q.is_correct,
-                })
-                .collect(),
-            user: self.user(),
-            test: self.test(),
-        }
+        result_form!(self, TestResult, |q| ResultAnswer {
+            question_id: q.question_id.clone(),
+            selected_option_id: q.selected_option_id.clone(),
+            is_correct: q.is_correct,
+        })
     }
 
     /// The detailed form; the correct options only when `admin`.
     pub(super) fn detailed(&self, admin: bool) -> DetailedResult {
-        DetailedResult {
-            legacy_id: self.id.clone(),
-            id: self.id.clone(),
-            test_id: self.snapshot.test_id.clone(),
-            user_id: self.user_id.clone(),
-            total_score: self.total_score,
-            max_score: self.max_score,
-            level: self.level.clone(),
-            message: self.message.clone(),
-            completed_at: Timestamp::from_millis(self.completed_at),
-            answers: self
-                .snapshot
-                .questions
-                .iter()
-                .map(|q| DetailedAnswer {
-                    question_id: q.question_id.clone(),
-                    question_text: q.question_text.clone(),
-                    points: q.points,
-                    selected_option_id: q.selected_option_id.clone(),
-                    selected_option_text: q.selected_option_text.clone(),
-                    is_correct: q.is_correct,
-                    correct_option_id: admin.then(|| q.correct_option_id.clone()),
-                    correct_option_text: admin.then(|| q.correct_option_text.clone()),
-                })
-                .collect(),
-            user: self.user(),
-            test: self.test(),
-        }
+        result_form!(self, DetailedResult, |q| DetailedAnswer {
+            question_id: q.question_id.clone(),
+            question_text: q.question_text.clone(),
+            points: q.points,
+            selected_option_id: q.selected_option_id.clone(),
+            selected_option_text: q.selected_option_text.clone(),
+            is_correct: q.is_correct,
+            correct_option_id: admin.then(|| q.correct_option_id.clone()),
+            correct_option_text: admin.then(|| q.correct_option_text.clone()),
+        })
     }
 }
 
