@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use hyper::Method;
-use langcamp_core::auth::OtpVerifyInput;
+use langcamp_core::auth::{OtpSignIn, OtpVerifyInput};
 use langcamp_core::crypto::Keys;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::database;
@@ -363,10 +363,11 @@ impl TestApp {
         let signed_in = self
             .core
             .verify_otp(
-                OtpVerifyInput {
+                OtpSignIn::try_from(OtpVerifyInput {
                     email: Some(address),
                     code: Some(CODE.to_owned()),
-                },
+                })
+                .expect("a valid address and code"),
                 None,
             )
             .await
