@@ -18,7 +18,7 @@ use langcamp_core::courses::{CourseFilter, CourseInput, NewCourse};
 use langcamp_core::domain::{Id, LanguageFilter};
 use langcamp_core::materials::{Assignment, MaterialInput, NewMaterial};
 use langcamp_core::placement::{
-    LevelRangeInput, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
+    LevelRangeInput, NewTest, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
 };
 use langcamp_core::settings::NewSetting;
 use langcamp_core::users::{AdminProfileInput, ProfileChange};
@@ -317,7 +317,11 @@ impl Seeder {
                 None => {
                     self.at(220, 0);
                     test.level_ranges = Some(ranges.clone());
-                    let id = self.app.create_test(&OP, test).await?.id;
+                    let id = self
+                        .app
+                        .create_test(&OP, NewTest::try_from(test)?)
+                        .await?
+                        .id;
                     self.created.tests += 1;
                     id
                 }

@@ -238,6 +238,19 @@ pub struct TestFilter {
     pub target_language: Option<String>,
 }
 
+/// A test to create: a [`TestInput`] with every field checked (one message per problem)
+/// and every id decided.
+#[derive(Clone, Debug)]
+pub struct NewTest(draft::TestDraft);
+
+impl TryFrom<TestInput> for NewTest {
+    type Error = Error;
+
+    fn try_from(input: TestInput) -> Result<NewTest> {
+        draft::from_input(input).map(NewTest)
+    }
+}
+
 impl TryFrom<&TestFilter> for LanguageFilter {
     type Error = Error;
 
@@ -342,9 +355,9 @@ impl Langcamp {
 
     /// `POST /proficiency-tests`.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn create_test(&self, actor: &Actor, input: TestInput) -> Result<ProficiencyTest> {
+    pub async fn create_test(&self, actor: &Actor, new: NewTest) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
-        let draft = draft::from_input(input)?;
+        let NewTest(draft) = new;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let id = new_id();

@@ -5,7 +5,7 @@
 
 use langcamp_core::domain::LanguageFilter;
 use langcamp_core::placement::{
-    DetailedResult, ProficiencyTest, ResultFilter, ResultList, ResultQuery, SubmitInput,
+    DetailedResult, NewTest, ProficiencyTest, ResultFilter, ResultList, ResultQuery, SubmitInput,
     TestFilter, TestInput, TestPatch, TestResult, TestStatus,
 };
 use langcamp_core::users::Deleted;
@@ -95,8 +95,8 @@ pub async fn get_test(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn create_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input = ctx.json().await?;
-    Ok(Reply::created(&ctx.app.create_test(&actor, input).await?))
+    let new = NewTest::try_from(ctx.json::<TestInput>().await?)?;
+    Ok(Reply::created(&ctx.app.create_test(&actor, new).await?))
 }
 
 /// Copy a test: `<title> (copy)`, inactive, with new question and option ids.

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use langcamp_core::contacts::{ContactInput, ContactStatus, NewContact, ReplyInput, ReplyText};
 use langcamp_core::courses::{CourseInput, NewCourse};
 use langcamp_core::materials::{MaterialInput, NewMaterial};
-use langcamp_core::placement::{SubmitInput, TestInput, TestPatch};
+use langcamp_core::placement::{NewTest, SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::NewSetting;
 use langcamp_core::users::{AdminProfileInput, ProfileChange};
 use langcamp_core::validate::Patch;
@@ -201,6 +201,7 @@ impl Console {
             ]
         }))
         .expect("test");
+        let german = NewTest::try_from(german).expect("a valid test");
         let german = core.create_test(op, german).await.expect("create test");
         self.tick();
         let spanish: TestInput = serde_json::from_value(json!({
@@ -218,6 +219,7 @@ impl Console {
             ]
         }))
         .expect("test");
+        let spanish = NewTest::try_from(spanish).expect("a valid test");
         let spanish = core.create_test(op, spanish).await.expect("create test");
         self.tick();
         for (email, test, picks) in [
