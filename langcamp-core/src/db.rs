@@ -239,7 +239,12 @@ impl Db {
 
     /// Starts a read-only transaction whose statements all see one snapshot of the
     /// database (SQLite: a deferred transaction on a reader; PostgreSQL: REPEATABLE READ).
-    pub async fn begin_read(&self) -> Result<Tx> {
+    /// The way to run a read of more than one statement (a count and its page, rows and
+    /// their children, a check and the read it guards): on a plain pooled connection each
+    /// statement sees the database as it is when it runs, so a list could count one
+    /// version of the data and page another, or show a material with half an edit's
+    /// children. A read of one statement needs none ([`Db::reader`]).
+    pub async fn read_snapshot(&self) -> Result<Tx> {
         let tx = match self.backend {
             Backend::Sqlite => self.reader.begin_with("BEGIN").await?,
             Backend::Postgres => {

@@ -82,8 +82,8 @@ impl Langcamp {
         page: PageRequest,
     ) -> Result<Page<Contact>> {
         actor.require(Role::Admin)?;
-        let mut conn = self.db().reader().acquire().await?;
-        let (list, total) = store::list(&mut conn, search, page).await?;
+        let mut snapshot = self.db().read_snapshot().await?;
+        let (list, total) = store::list(&mut snapshot, search, page).await?;
         Ok(Page::new(list, page, total))
     }
 

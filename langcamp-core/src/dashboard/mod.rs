@@ -304,7 +304,7 @@ impl Langcamp {
         let first_month = spans.first().map_or(now_ms, |span| span.start_ms);
 
         // Six small reads, one after another in one snapshot, so the figures agree.
-        let mut tx = self.db().begin_read().await?;
+        let mut tx = self.db().read_snapshot().await?;
         let counts = rollups::counts(&mut tx).await?;
         let groups = rollups::result_groups(&mut tx).await?;
         let days = Days::load_from(&mut tx, first_month.min(day_of(since_60))).await?;

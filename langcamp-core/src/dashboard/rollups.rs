@@ -317,7 +317,7 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn check_dashboard_rollups(&self, actor: &Actor) -> Result<Vec<Drift>> {
         actor.require(Role::Superadmin)?;
-        let mut tx = self.db().begin_read().await?;
+        let mut tx = self.db().read_snapshot().await?;
         let drift = drift(&mut tx).await?;
         tx.commit().await?;
         Ok(drift)

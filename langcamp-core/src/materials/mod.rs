@@ -327,8 +327,8 @@ impl Langcamp {
         page: PageRequest,
     ) -> Result<Page<Material>> {
         actor.require(Role::Admin)?;
-        let mut conn = self.db().reader().acquire().await?;
-        let (list, total) = store::list(self, &mut conn, locale, page).await?;
+        let mut snapshot = self.db().read_snapshot().await?;
+        let (list, total) = store::list(self, &mut snapshot, locale, page).await?;
         Ok(Page::new(list, page, total))
     }
 
@@ -337,24 +337,24 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_material(&self, actor: &Actor, id: &Id<Material>) -> Result<Material> {
         actor.require(Role::User)?;
-        let mut conn = self.db().reader().acquire().await?;
+        let mut snapshot = self.db().read_snapshot().await?;
         if !actor.is_admin() {
             let caller = actor.caller()?;
             let user_id = Id::from(&caller.user_id);
-            if !store::is_assigned(&mut conn, id, &user_id).await? {
+            if !store::is_assigned(&mut snapshot, id, &user_id).await? {
                 return Err(store::not_found());
             }
         }
-        store::load(self, &mut conn, id).await
+        store::load(self, &mut snapshot, id).await
     }
 
     /// `GET /education-materials/my-materials`: the caller's materials, newest assignment first.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn my_materials(&self, actor: &Actor) -> Result<Vec<AssignedMaterial>> {
         let caller = actor.caller()?;
-        let mut conn = self.db().reader().acquire().await?;
+        let mut snapshot = self.db().read_snapshot().await?;
         let (materials, at) =
-            store::assigned_to(self, &mut conn, &Id::from(&caller.user_id)).await?;
+            store::assigned_to(self, &mut snapshot, &Id::from(&caller.user_id)).await?;
         Ok(assigned(materials, at))
     }
 
@@ -366,14 +366,14 @@ impl Langcamp {
         user_id: &Id<User>,
     ) -> Result<Vec<AssignedMaterial>> {
         actor.require(Role::Admin)?;
-        let mut conn = self.db().reader().acquire().await?;
-        if users::find_user(&mut conn, user_id.as_str())
+        let mut snapshot = self.db().read_snapshot().await?;
+        if users::find_user(&mut snapshot, user_id.as_str())
             .await?
             .is_none()
         {
             return Err(Error::not_found("user"));
         }
-        let (materials, at) = store::assigned_to(self, &mut conn, user_id).await?;
+        let (materials, at) = store::assigned_to(self, &mut snapshot, user_id).await?;
         Ok(assigned(materials, at))
     }
 

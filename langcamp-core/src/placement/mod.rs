@@ -322,7 +322,7 @@ impl Langcamp {
         target: Option<&str>,
         page: PageRequest,
     ) -> Result<Page<ProficiencyTest>> {
-        let mut snapshot = self.db().begin_read().await?;
+        let mut snapshot = self.db().read_snapshot().await?;
         let (tests, total) =
             store::page_of_tests(&mut snapshot, admin, locale, target, page).await?;
         let list = tests.iter().map(|t| t.view(admin)).collect();
@@ -346,7 +346,7 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_test(&self, actor: &Actor, id: &str) -> Result<ProficiencyTest> {
         let admin = actor.is_admin();
-        let mut snapshot = self.db().begin_read().await?;
+        let mut snapshot = self.db().read_snapshot().await?;
         match store::find_test(&mut snapshot, id).await? {
             Some(test) if test.is_active || admin => Ok(test.view(admin)),
             _ => Err(Error::not_found("test")),

@@ -171,8 +171,8 @@ impl Langcamp {
         let q = query.text.as_deref().map(like_pattern);
         let role = query.role.map(Role::as_str);
 
-        let mut conn = self.db().reader().acquire().await?;
-        let (list, total) = store::list(&mut conn, role, complete, q.as_deref(), page).await?;
+        let mut snapshot = self.db().read_snapshot().await?;
+        let (list, total) = store::list(&mut snapshot, role, complete, q.as_deref(), page).await?;
         Ok(Page::new(list, page, total))
     }
 

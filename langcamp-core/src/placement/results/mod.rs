@@ -292,8 +292,8 @@ impl Langcamp {
     pub async fn test_status(&self, actor: &Actor, test_id: &str) -> Result<TestStatus> {
         actor.require(Role::User)?;
         let caller = actor.caller()?;
-        let mut conn = self.db().reader().acquire().await?;
-        let test = visible_test(&mut conn, actor, test_id).await?;
+        let mut snapshot = self.db().read_snapshot().await?;
+        let test = visible_test(&mut snapshot, actor, test_id).await?;
         let row = sqlx::query(
             "SELECT id, total_score, level, completed_at FROM test_results
              WHERE user_id = $1 AND test_id = $2
@@ -301,7 +301,7 @@ impl Langcamp {
         )
         .bind(&caller.user_id)
         .bind(&test.id)
-        .fetch_optional(&mut *conn)
+        .fetch_optional(&mut *snapshot)
         .await?;
         let last_result = row
             .map(|row| -> Result<LastResult> {
@@ -351,14 +351,14 @@ impl Langcamp {
         page: PageRequest,
     ) -> Result<Page<TestResult>> {
         actor.require(Role::Admin)?;
-        let mut conn = self.db().reader().acquire().await?;
+        let mut snapshot = self.db().read_snapshot().await?;
         let filter = [
             query.test_id.as_ref().map(Id::as_str),
             query.user_id.as_ref().map(Id::as_str),
             query.level.as_deref(),
             query.target_language.as_ref().map(LanguageTag::as_str),
         ];
-        let (list, total) = store::list(&mut conn, filter, page).await?;
+        let (list, total) = store::list(&mut snapshot, filter, page).await?;
         Ok(Page::new(list, page, total))
     }
 
@@ -386,12 +386,12 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn user_test_results(&self, actor: &Actor, user_id: &str) -> Result<ResultList> {
         actor.require(Role::Admin)?;
-        let mut conn = self.db().reader().acquire().await?;
-        if users::find_user(&mut conn, user_id).await?.is_none() {
+        let mut snapshot = self.db().read_snapshot().await?;
+        if users::find_user(&mut snapshot, user_id).await?.is_none() {
             return Err(Error::not_found("user"));
         }
         Ok(ResultList {
-            list: results_of(&mut conn, user_id).await?,
+            list: results_of(&mut snapshot, user_id).await?,
         })
     }
 }
