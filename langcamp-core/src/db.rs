@@ -26,11 +26,13 @@
 
 mod circuit;
 mod group;
+mod locks;
 mod sqlite_conn;
 mod write;
 
 pub use circuit::DatabaseState;
 pub use group::Undo;
+pub use locks::Locks;
 pub use write::{Arg, Row, Write, WriteConn};
 
 use std::path::Path;

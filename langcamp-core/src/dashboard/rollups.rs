@@ -30,7 +30,7 @@ use sqlx::{AnyConnection, AssertSqlSafe, Row};
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
-use crate::db::{Backend, backend_of};
+use crate::db::{Backend, Locks, backend_of};
 use crate::error::Result;
 
 /// Milliseconds in a UTC day, the width of a `stats_days` bucket.
@@ -330,17 +330,8 @@ impl Langcamp {
     pub async fn rebuild_dashboard_rollups(&self, actor: &Actor) -> Result<Vec<Drift>> {
         actor.require(Role::Superadmin)?;
         let mut tx = self.db().begin().await?;
-        if self.db().backend() == Backend::Postgres {
-            // No counted row may change between the recount and the commit: block the
-            // triggers' upserts (and wait for transactions that already made some). A
-            // writer holding one rollup table while waiting for another that this holds
-            // makes PostgreSQL abort one of the two; that only happens during a rebuild.
-            sqlx::query(
-                "LOCK TABLE stats_counts, stats_holdings, stats_results, stats_days IN EXCLUSIVE MODE",
-            )
-            .execute(&mut *tx)
-            .await?;
-        }
+        // No counted row may change between the recount and the commit.
+        tx.lock_rollups().await?;
         let drift = drift(&mut tx).await?;
         for rollup in &ROLLUPS {
             let sql = format!("DELETE FROM {}", rollup.table);

@@ -24,6 +24,7 @@ pub use self::input::{
 };
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::db::Locks;
 use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
 use crate::mail::MailKind;
@@ -396,7 +397,7 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let material = store::require(&mut tx, id).await?;
-        users::hold_users(&mut tx, self.db().backend(), &user_ids).await?;
+        tx.hold_users(&user_ids).await?;
         let mut users: Vec<User> = Vec::with_capacity(user_ids.len());
         let mut unknown: Vec<&str> = Vec::new();
         for user_id in &user_ids {

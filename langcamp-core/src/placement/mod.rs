@@ -31,6 +31,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::db::Locks;
 use crate::domain::{LanguageFilter, LanguageTag};
 use crate::error::{Error, Result};
 use crate::id::new_id;
@@ -373,7 +374,7 @@ impl Langcamp {
         actor.require(Role::Admin)?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
-        store::repeatable_reads(self.db(), &mut tx).await?;
+        tx.repeatable_reads().await?;
         let original = store::require_test(&mut tx, id).await?;
         let mut copy = draft::from_stored(&original);
         copy.title = copy_title(&original.title);

@@ -9,7 +9,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::draft::TestDraft;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question};
-use crate::db::{Arg, Backend, Db, Tx, WriteConn, bit, flag};
+use crate::db::{bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::listing::{Bound, ListSql};
@@ -204,35 +204,6 @@ macro_rules! test_list {
 
 const PUBLIC_LIST: TestListSql = test_list!(public_tests);
 const ADMIN_LIST: TestListSql = test_list!(all_tests);
-
-/// Makes the reads of a write transaction see one snapshot. SQLite's `BEGIN IMMEDIATE`
-/// already holds every other writer off; PostgreSQL's default (read committed) would let a
-/// test edited halfway through our reads show old questions with new options.
-pub(super) async fn repeatable_reads(db: &Db, tx: &mut Tx) -> Result<()> {
-    if db.backend() == Backend::Postgres {
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            .execute(&mut **tx)
-            .await?;
-    }
-    Ok(())
-}
-
-/// Holds the test's row (shared) until the commit, so that the reads that follow see it
-/// whole: an edit takes the row exclusively first ([`lock_test`]), so it either committed
-/// before or waits for the commit. For transactions that insert results: REPEATABLE READ
-/// would do the same, but there the upsert of a dashboard rollup row fails (40001) when
-/// another submission changed it after the snapshot. SQLite's `BEGIN IMMEDIATE` already
-/// holds every other writer off.
-pub(super) async fn share_test<C: WriteConn>(conn: &mut C, id: &str) -> Result<()> {
-    if conn.backend() == Backend::Postgres && looks_like_id(id) {
-        conn.fetch_first(
-            "SELECT id FROM proficiency_tests WHERE id = $1 FOR SHARE",
-            &[Arg::Text(id)],
-        )
-        .await?;
-    }
-    Ok(())
-}
 
 /// Takes the test's row lock before reading it, so two edits of one test run one after
 /// the other, the second on the result of the first. Whether the test exists.

@@ -25,9 +25,7 @@ pub use self::input::{
     RegistrationInput, RoleInput, UserFilter, UserQuery,
 };
 use self::store::{apply_change, count_superadmins, require_user};
-pub(crate) use self::store::{
-    find_or_create_user, find_user, find_user_by_email, hold_users, like_pattern,
-};
+pub(crate) use self::store::{find_or_create_user, find_user, find_user_by_email, like_pattern};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -203,7 +201,7 @@ impl Langcamp {
         let user = require_user(&mut tx, id).await?;
         if user.role == Role::Superadmin
             && role != Role::Superadmin
-            && count_superadmins(&mut tx, self.db().backend()).await? <= 1
+            && count_superadmins(&mut tx).await? <= 1
         {
             return Err(Error::Conflict(
                 "the last superadmin cannot be demoted".into(),
@@ -275,9 +273,7 @@ impl Langcamp {
         let mut tx = self.db().begin().await?;
         let user = require_user(&mut tx, id).await?;
         may_manage(actor, &user)?;
-        if user.role == Role::Superadmin
-            && count_superadmins(&mut tx, self.db().backend()).await? <= 1
-        {
+        if user.role == Role::Superadmin && count_superadmins(&mut tx).await? <= 1 {
             return Err(Error::Conflict(
                 "the last superadmin cannot be deleted".into(),
             ));

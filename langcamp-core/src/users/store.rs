@@ -6,7 +6,7 @@ use super::User;
 use super::input::ProfileChange;
 use crate::actor::Role;
 use crate::by_id;
-use crate::db::{self, Arg, Backend, WriteConn, flag};
+use crate::db::{self, Arg, Locks, WriteConn, flag};
 use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::listing::ListSql;
@@ -103,30 +103,6 @@ pub(super) async fn list(
     Ok((list, total))
 }
 
-/// Keeps these users from being deleted until the commit (PostgreSQL: `FOR KEY SHARE`,
-/// the lock a foreign-key check takes, taken here in id order before the caller writes
-/// anything). A transaction that writes rows referring to several users takes these
-/// locks up front, not one by one between its writes: waiting for a user's deletion
-/// while holding the rollup rows its first writes updated could deadlock with that
-/// deletion's cascade. SQLite's writer is alone.
-pub(crate) async fn hold_users(
-    conn: &mut AnyConnection,
-    backend: Backend,
-    ids: &[String],
-) -> Result<()> {
-    if backend == Backend::Postgres {
-        let mut sorted: Vec<&String> = ids.iter().collect();
-        sorted.sort();
-        for id in sorted {
-            sqlx::query("SELECT id FROM users WHERE id = $1 FOR KEY SHARE")
-                .bind(id)
-                .fetch_optional(&mut *conn)
-                .await?;
-        }
-    }
-    Ok(())
-}
-
 pub(crate) async fn find_user_by_email(
     conn: &mut AnyConnection,
     email: &str,
@@ -181,20 +157,15 @@ pub(crate) async fn find_or_create_user<C: WriteConn>(
     User::from_row(&row)
 }
 
-/// Superadmins now, and still at the commit: on PostgreSQL their rows stay locked until
-/// then, so two superadmins demoted or deleted at once cannot both see the other one still
-/// there (the second waits, then counts without the first). `NO KEY UPDATE`, not `UPDATE`:
-/// it must not block the foreign-key checks of writes that merely refer to a superadmin.
-/// SQLite's writer is alone.
-pub(super) async fn count_superadmins(conn: &mut AnyConnection, backend: Backend) -> Result<i64> {
-    let sql = match backend {
-        Backend::Sqlite => "SELECT id FROM users WHERE role = 'superadmin'",
-        Backend::Postgres => {
-            "SELECT id FROM users WHERE role = 'superadmin' ORDER BY id FOR NO KEY UPDATE"
-        }
-    };
-    let ids = sqlx::query(sql).fetch_all(conn).await?;
-    Ok(i64::try_from(ids.len()).unwrap_or(i64::MAX))
+/// How many superadmins there are, and still at the commit: their rows are held first
+/// ([`Locks::hold_superadmins`]), so two superadmins demoted or deleted at once cannot
+/// both see the other one still there.
+pub(super) async fn count_superadmins(conn: &mut AnyConnection) -> Result<i64> {
+    conn.hold_superadmins().await?;
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
+        .fetch_one(conn)
+        .await?;
+    Ok(count)
 }
 
 pub(super) async fn apply_change(

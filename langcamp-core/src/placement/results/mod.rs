@@ -29,7 +29,7 @@ use super::HeldTest;
 use super::store::StoredTest;
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
-use crate::db::Undo;
+use crate::db::{Locks, Undo};
 use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
 use crate::id::looks_like_id;
@@ -253,7 +253,7 @@ impl Langcamp {
             // Nothing was written; the exact path below decides.
         }
         let mut tx = self.db().begin().await?;
-        super::store::share_test(&mut *tx, test_id).await?;
+        tx.share_test(test_id).await?;
         let test = match super::store::find_test(&mut tx, test_id).await? {
             Some(test) if test.is_active => test,
             _ => return Err(Error::not_found("test")),

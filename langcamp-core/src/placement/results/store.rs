@@ -8,11 +8,10 @@ use super::{
     TestResult,
 };
 use crate::by_id;
-use crate::db::{Arg, Write, WriteConn};
+use crate::db::{Arg, Locks, Write, WriteConn};
 use crate::error::Result;
 use crate::listing::ListSql;
 use crate::page::{PageRequest, UNPAGED_CAP};
-use crate::placement::store;
 use crate::time::Timestamp;
 
 /// Every query that returns results selects these columns.
@@ -217,7 +216,7 @@ impl Write for Submission {
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<bool> {
         // The PostgreSQL share lock changes nothing; the insert is the one change.
-        store::share_test(conn, &self.record.snapshot.test_id).await?;
+        conn.share_test(&self.record.snapshot.test_id).await?;
         insert_result(conn, &self.record, &self.snapshot, Some(self.test_version)).await
     }
 }
