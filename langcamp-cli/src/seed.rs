@@ -226,7 +226,11 @@ impl Seeder {
                     self.created.users += 1;
                     if let Some(profile) = student.profile {
                         self.app
-                            .admin_update_profile(&OP, &user.id, ProfileChange::try_from(profile)?)
+                            .admin_update_profile(
+                                &OP,
+                                &Id::from(&user.id),
+                                ProfileChange::try_from(profile)?,
+                            )
                             .await?;
                     }
                     user

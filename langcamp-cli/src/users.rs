@@ -1,6 +1,7 @@
 //! `langcamp users`: list, create, promote and delete users, as the operator.
 
 use clap::{Subcommand, ValueEnum};
+use langcamp_core::domain::Id;
 use langcamp_core::users::{User, UserQuery};
 use langcamp_core::validate;
 use langcamp_core::{Actor, PageRequest, Role};
@@ -134,7 +135,7 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
                     user.email, user.role
                 ),
             )?;
-            let deleted = app.delete_user(&operator, &user.id).await?;
+            let deleted = app.delete_user(&operator, &Id::from(&user.id)).await?;
             if cli.json {
                 crate::print_json(&deleted)?;
             } else {

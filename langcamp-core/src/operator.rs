@@ -2,6 +2,7 @@
 //! (taking a placement test); the demo seed and the console's tests need them done for a
 //! student, so the operator (and only the operator) may take a student's place.
 
+use crate::domain::Id;
 use crate::{Actor, Caller, Error, Langcamp, Result};
 
 /// The session of the operator acting as a user. No sign-in has this id, so the cache of
@@ -23,7 +24,7 @@ impl Langcamp {
     /// 404 when there is no such user.
     pub async fn act_as(&self, actor: &Actor, user_id: &str) -> Result<Actor> {
         require_operator(actor)?;
-        let user = self.get_user(actor, user_id).await?;
+        let user = self.get_user(actor, &Id::from(user_id)).await?;
         Ok(Actor::User(Caller {
             user_id: user.id,
             role: user.role,

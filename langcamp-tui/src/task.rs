@@ -180,7 +180,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Written(format!("e-mail changed to {}", user.email))
         }
         Job::DeleteUser { id, email } => {
-            core.delete_user(op, &id).await?;
+            core.delete_user(op, &Id::from(&id)).await?;
             Data::Written(format!("deleted {email}"))
         }
         Job::Contacts { q, status, page } => {

@@ -175,10 +175,10 @@ impl Langcamp {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn get_user(&self, actor: &Actor, id: &str) -> Result<User> {
+    pub async fn get_user(&self, actor: &Actor, id: &Id<User>) -> Result<User> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
-        require_user(&mut conn, id).await
+        require_user(&mut conn, id.as_str()).await
     }
 
     /// Looks a user up by e-mail (operator tools).
@@ -236,12 +236,12 @@ impl Langcamp {
     pub async fn admin_update_profile(
         &self,
         actor: &Actor,
-        id: &str,
+        id: &Id<User>,
         change: ProfileChange,
     ) -> Result<UserEnvelope> {
         actor.require(Role::Admin)?;
         let user = self
-            .change_user(id, change, no_user, |user| may_manage(actor, user))
+            .change_user(id.as_str(), change, no_user, |user| may_manage(actor, user))
             .await?;
         Ok(UserEnvelope { user })
     }
@@ -268,9 +268,10 @@ impl Langcamp {
 
     /// `DELETE /users/{id}`: removes the user with their sessions, results and assignments.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn delete_user(&self, actor: &Actor, id: &str) -> Result<Deleted> {
+    pub async fn delete_user(&self, actor: &Actor, id: &Id<User>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let mut tx = self.db().begin().await?;
+        let id = id.as_str();
         let user = require_user(&mut tx, id).await?;
         may_manage(actor, &user)?;
         if user.role == Role::Superadmin && count_superadmins(&mut tx).await? <= 1 {

@@ -274,8 +274,6 @@ pub async fn delete_result(ctx: Ctx) -> Result<Reply> {
 pub async fn user_results(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .user_test_results(&actor, ctx.param("userId"))
-            .await?,
+        &ctx.app.user_test_results(&actor, &ctx.id("userId")).await?,
     ))
 }

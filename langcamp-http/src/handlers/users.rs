@@ -48,7 +48,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    Ok(Reply::ok(&ctx.app.get_user(&actor, ctx.param("id")).await?))
+    Ok(Reply::ok(&ctx.app.get_user(&actor, &ctx.id("id")).await?))
 }
 
 /// Delete a user with their sessions, results and assignments. Admins and superadmins
@@ -64,7 +64,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.delete_user(&actor, ctx.param("id")).await?,
+        &ctx.app.delete_user(&actor, &ctx.id("id")).await?,
     ))
 }
 
@@ -118,7 +118,7 @@ pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let change = ProfileChange::try_from(ctx.json::<AdminProfileInput>().await?)?;
     Ok(Reply::ok(
         &ctx.app
-            .admin_update_profile(&actor, ctx.param("id"), change)
+            .admin_update_profile(&actor, &ctx.id("id"), change)
             .await?,
     ))
 }

@@ -192,7 +192,10 @@ async fn concurrent_writers_keep_the_rollups_exact() {
     });
     let core = app.core.clone();
     let doomed_id = doomed.clone();
-    let deletion = async move { core.delete_user(&Actor::Operator, &doomed_id).await };
+    let deletion = async move {
+        core.delete_user(&Actor::Operator, &Id::from(&doomed_id))
+            .await
+    };
     let (assigned, written, deleted) =
         tokio::join!(join_all(assignments), join_all(writes), deletion);
     for outcome in assigned {
@@ -260,10 +263,11 @@ async fn assigning_while_a_user_is_deleted_never_deadlocks() {
         let assignment =
             Assignment::new(users.into_iter().map(Id::from).collect()).expect("user ids");
         let material_id = Id::from(&material);
+        let doomed = Id::from(&ids[1]);
         let (assigned, deleted) = tokio::join!(
             app.core
                 .assign_material(&Actor::Operator, &material_id, &assignment),
-            app.core.delete_user(&Actor::Operator, &ids[1]),
+            app.core.delete_user(&Actor::Operator, &doomed),
         );
         deleted.expect("delete");
         match assigned {

@@ -3,6 +3,7 @@
 //! then changes it through another path and expects the very next request to see it.
 
 use chrono::TimeDelta;
+use langcamp_core::domain::Id;
 use langcamp_core::{Actor, Config, Langcamp, Role};
 use langcamp_testkit::database;
 use serde_json::json;
@@ -155,7 +156,7 @@ async fn changes_made_by_another_process_reach_a_held_sign_in_at_once() {
     assert_eq!(warm(&admin).await["role"], Role::User.as_str());
 
     operator
-        .delete_user(&Actor::Operator, &student.user_id)
+        .delete_user(&Actor::Operator, &Id::from(&student.user_id))
         .await
         .expect("delete from the other process");
     if sqlite {

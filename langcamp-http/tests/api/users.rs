@@ -1,6 +1,7 @@
 //! User administration (CONTRACT §4).
 
 use langcamp_core::Role;
+use langcamp_core::domain::Id;
 use serde_json::json;
 
 use crate::helpers::TestApp;
@@ -159,7 +160,7 @@ async fn two_superadmins_removed_at_once_leave_one() {
         let delete = |id: String| {
             let core = core.clone();
             async move {
-                core.delete_user(&langcamp_core::Actor::Operator, &id)
+                core.delete_user(&langcamp_core::Actor::Operator, &Id::from(&id))
                     .await
                     .map(|_| ())
             }

@@ -7,6 +7,7 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use langcamp_core::contacts::{ContactInput, ContactStatus, NewContact, ReplyInput, ReplyText};
 use langcamp_core::courses::{CourseInput, NewCourse};
+use langcamp_core::domain::Id;
 use langcamp_core::materials::{MaterialInput, NewMaterial};
 use langcamp_core::placement::{NewTest, SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::NewSetting;
@@ -101,7 +102,7 @@ impl Console {
         }))
         .expect("profile");
         let change = ProfileChange::try_from(profile).expect("a valid profile");
-        core.admin_update_profile(op, &ana.id, change)
+        core.admin_update_profile(op, &Id::from(&ana.id), change)
             .await
             .expect("profile");
 

@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::id::looks_like_id;
 use crate::page::{Page, PageRequest};
 use crate::time::Timestamp;
-use crate::users::{self, Deleted};
+use crate::users::{self, Deleted, User};
 
 pub use self::input::{ResultFilter, ResultQuery, SubmitInput, SubmittedAnswer};
 
@@ -384,8 +384,9 @@ impl Langcamp {
 
     /// `GET /proficiency-tests/admin/results/user/{userId}`: that user's results, newest first.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn user_test_results(&self, actor: &Actor, user_id: &str) -> Result<ResultList> {
+    pub async fn user_test_results(&self, actor: &Actor, user_id: &Id<User>) -> Result<ResultList> {
         actor.require(Role::Admin)?;
+        let user_id = user_id.as_str();
         let mut snapshot = self.db().read_snapshot().await?;
         if users::find_user(&mut snapshot, user_id).await?.is_none() {
             return Err(Error::not_found("user"));
