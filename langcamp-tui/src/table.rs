@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 
 use crate::app::Listing;
-use crate::ui::{block, dim, page_summary, render_detail, selected_style};
+use crate::ui::{block, dim, list_and_detail, page_summary, render_detail, selected_style};
 
 /// A column of a [`TablePane`]: its header and its width.
 pub type Header = (&'static str, Constraint);
@@ -122,22 +122,23 @@ impl<T> ListTable<T> {
         let row = |item| Row::new(self.columns.iter().map(|c| (c.cell)(item)));
         pane.render(frame, area, list, row, focused);
     }
-}
 
-/// The detail pane of a list view: the selected item's `lines`, or an empty pane.
-pub fn render_selected<T>(
-    frame: &mut Frame,
-    area: Rect,
-    title: &str,
-    list: &Listing<T>,
-    lines: impl FnOnce(&T) -> Vec<Line<'static>>,
-) {
-    render_detail(
-        frame,
-        area,
-        title,
-        list.selected().map(lines).unwrap_or_default(),
-    );
+    /// Draws `list` in the left `table_percent` of `area` and, beside it, the selected
+    /// item's `detail` lines in a pane titled `detail_title` (empty with no selection).
+    pub fn render_with_detail(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        list: &Listing<T>,
+        table_percent: u16,
+        detail_title: &str,
+        detail: impl FnOnce(&T) -> Vec<Line<'static>>,
+    ) {
+        let [table_area, detail_area] = list_and_detail(area, table_percent);
+        self.render(frame, table_area, list);
+        let lines = list.selected().map(detail).unwrap_or_default();
+        render_detail(frame, detail_area, detail_title, lines);
+    }
 }
 
 /// The cell of an optional text: empty when absent.

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use crate::app::{App, ChoicePurpose, EditorPurpose, Listing, Overlay, Search};
 use crate::input::TextArea;
 use crate::keymap::Action;
-use crate::table::{self, Column, ListTable};
+use crate::table::{Column, ListTable};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -148,9 +148,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     ));
     frame.render_widget(Line::from(spans), bar);
 
-    let [table_area, detail_area] = ui::list_and_detail(body, 55);
-    TABLE.render(frame, table_area, &s.list);
-    table::render_selected(frame, detail_area, " Request ", &s.list, detail);
+    TABLE.render_with_detail(frame, body, &s.list, 55, " Request ", detail);
 }
 
 const TABLE: ListTable<Contact> = ListTable {

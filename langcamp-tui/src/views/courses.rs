@@ -9,7 +9,7 @@ use ratatui::text::Line;
 
 use crate::app::{App, Listing, Overlay};
 use crate::keymap::Action;
-use crate::table::{self, Column, ListTable, optional};
+use crate::table::{Column, ListTable, optional};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -66,9 +66,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.courses;
-    let [table_area, detail_area] = ui::list_and_detail(area, 62);
-    TABLE.render(frame, table_area, &s.list);
-    table::render_selected(frame, detail_area, " Course ", &s.list, detail);
+    TABLE.render_with_detail(frame, area, &s.list, 62, " Course ", detail);
 }
 
 const TABLE: ListTable<Course> = ListTable {

@@ -15,7 +15,7 @@ use ratatui::widgets::{Cell, Clear, Row};
 use crate::app::{App, Listing, Overlay, edit_line};
 use crate::input::LineInput;
 use crate::keymap::Action;
-use crate::table::{self, Column, ListTable, TablePane, optional};
+use crate::table::{Column, ListTable, TablePane, optional};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -171,9 +171,7 @@ pub(crate) fn picker_action(
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let s = &app.materials;
-    let [table_area, detail_area] = ui::list_and_detail(area, 58);
-    TABLE.render(frame, table_area, &s.list);
-    table::render_selected(frame, detail_area, " Material ", &s.list, detail);
+    TABLE.render_with_detail(frame, area, &s.list, 58, " Material ", detail);
 }
 
 const TABLE: ListTable<Material> = ListTable {

@@ -11,7 +11,7 @@ use ratatui::text::Line;
 use crate::app::{App, ChoicePurpose, Listing, Overlay, PromptPurpose, Search};
 use crate::input::LineInput;
 use crate::keymap::Action;
-use crate::table::{self, Column, ListTable};
+use crate::table::{Column, ListTable};
 use crate::task::{Job, Task};
 use crate::ui;
 use crate::view::View;
@@ -129,9 +129,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     render_filter_bar(s, frame, bar);
 
-    let [table_area, detail_area] = ui::list_and_detail(body, 62);
-    TABLE.render(frame, table_area, &s.list);
-    table::render_selected(frame, detail_area, " Details ", &s.list, user_detail);
+    TABLE.render_with_detail(frame, body, &s.list, 62, " Details ", user_detail);
 }
 
 const TABLE: ListTable<User> = ListTable {
