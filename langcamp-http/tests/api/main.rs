@@ -17,7 +17,6 @@ mod materials;
 mod operations;
 mod placement;
 mod platform;
-mod rollups;
 mod s3_store;
 mod security;
 mod sessions;

@@ -5,25 +5,16 @@
 use std::collections::BTreeSet;
 
 use futures_util::future::join_all;
-use langcamp_core::Actor;
 use langcamp_core::dashboard::{Dashboard, Drift, TrendMonths};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::Assignment;
+use langcamp_core::{Actor, Role};
 
 use crate::dashboard::{NOW, at, seed};
-use crate::helpers::TestApp;
-
-async fn sql(app: &TestApp, statement: &'static str) {
-    let mut tx = app.core.db().begin().await.expect("begin");
-    sqlx::query(statement)
-        .execute(&mut *tx)
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"));
-    tx.commit().await.expect("commit");
-}
+use crate::harness::TestCore;
 
 /// A new education material (only its id matters here).
-async fn material(app: &TestApp) -> String {
+async fn material(app: &TestCore) -> String {
     let id = langcamp_core::id::new_id();
     let mut tx = app.core.db().begin().await.expect("begin");
     sqlx::query(
@@ -38,22 +29,31 @@ async fn material(app: &TestApp) -> String {
     id
 }
 
+/// A new user who has not completed their registration; their id.
+async fn student(app: &TestCore, email: &str) -> String {
+    app.core
+        .create_user(&Actor::Operator, email, Role::User, None)
+        .await
+        .expect("create a user")
+        .id
+}
+
 /// The dashboard as the operator sees it.
-async fn figures(app: &TestApp, months: TrendMonths) -> Dashboard {
+async fn figures(app: &TestCore, months: TrendMonths) -> Dashboard {
     app.core
         .dashboard(&Actor::Operator, months)
         .await
         .expect("dashboard")
 }
 
-async fn rebuild(app: &TestApp) -> Vec<Drift> {
+async fn rebuild(app: &TestCore) -> Vec<Drift> {
     app.core
         .rebuild_dashboard_rollups(&Actor::Operator)
         .await
         .expect("rebuild")
 }
 
-async fn check(app: &TestApp) -> Vec<Drift> {
+async fn check(app: &TestCore) -> Vec<Drift> {
     app.core
         .check_dashboard_rollups(&Actor::Operator)
         .await
@@ -62,58 +62,43 @@ async fn check(app: &TestApp) -> Vec<Drift> {
 
 #[tokio::test]
 async fn rollups_follow_inserts_updates_deletes_and_cascades() {
-    let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
+    let app = TestCore::at(at(NOW)).await;
     seed(&app).await;
     assert_eq!(check(&app).await, vec![]);
 
     // Every column a rollup counts, changed in place.
-    sql(&app, "UPDATE users SET role = 'admin' WHERE id = 'u1'").await;
-    sql(
-        &app,
-        "UPDATE users SET is_registration_complete = 1 WHERE id = 'u2'",
-    )
-    .await;
-    sql(
-        &app,
-        "UPDATE users SET created_at = created_at - 86400000 WHERE id = 'u3'",
-    )
-    .await;
-    sql(
-        &app,
-        "UPDATE contacts SET status = 'CLOSED' WHERE status = 'PENDING'",
-    )
-    .await;
-    sql(&app, "UPDATE contacts SET created_at = 0 WHERE id = 'c1'").await;
-    sql(
-        &app,
-        "UPDATE test_results SET level = 'C2', total_score = 19 WHERE id = 'r1'",
-    )
-    .await;
-    sql(
-        &app,
-        "UPDATE test_results SET target_language = NULL WHERE id = 'r2'",
-    )
-    .await;
-    sql(
-        &app,
-        "UPDATE material_assignments SET assigned_at = assigned_at + 3600000",
-    )
-    .await;
+    app.sql("UPDATE users SET role = 'admin' WHERE id = 'u1'")
+        .await;
+    app.sql("UPDATE users SET is_registration_complete = 1 WHERE id = 'u2'")
+        .await;
+    app.sql("UPDATE users SET created_at = created_at - 86400000 WHERE id = 'u3'")
+        .await;
+    app.sql("UPDATE contacts SET status = 'CLOSED' WHERE status = 'PENDING'")
+        .await;
+    app.sql("UPDATE contacts SET created_at = 0 WHERE id = 'c1'")
+        .await;
+    app.sql("UPDATE test_results SET level = 'C2', total_score = 19 WHERE id = 'r1'")
+        .await;
+    app.sql("UPDATE test_results SET target_language = NULL WHERE id = 'r2'")
+        .await;
+    app.sql("UPDATE material_assignments SET assigned_at = assigned_at + 3600000")
+        .await;
     // A user's assignment moves to another user, and one changes material only.
-    sql(&app, "UPDATE material_assignments SET user_id = 'u8' WHERE user_id = 'u1' AND material_id = 'm1'").await;
-    sql(&app, "UPDATE material_assignments SET material_id = 'm3' WHERE user_id = 'u1' AND material_id = 'm2'").await;
+    app.sql("UPDATE material_assignments SET user_id = 'u8' WHERE user_id = 'u1' AND material_id = 'm1'").await;
+    app.sql("UPDATE material_assignments SET material_id = 'm3' WHERE user_id = 'u1' AND material_id = 'm2'").await;
     assert_eq!(check(&app).await, vec![]);
 
     // Deleting a user removes their results and assignments by cascade; deleting a
     // material removes its assignments.
-    sql(&app, "DELETE FROM users WHERE id = 'u3'").await;
-    sql(&app, "DELETE FROM education_materials WHERE id = 'm1'").await;
-    sql(&app, "DELETE FROM contacts WHERE id = 'c2'").await;
+    app.sql("DELETE FROM users WHERE id = 'u3'").await;
+    app.sql("DELETE FROM education_materials WHERE id = 'm1'")
+        .await;
+    app.sql("DELETE FROM contacts WHERE id = 'c2'").await;
     assert_eq!(check(&app).await, vec![]);
 
     // Everything gone: the figures are zeros, with no stale group left in them.
-    sql(&app, "DELETE FROM users").await;
-    sql(&app, "DELETE FROM contacts").await;
+    app.sql("DELETE FROM users").await;
+    app.sql("DELETE FROM contacts").await;
     assert_eq!(check(&app).await, vec![]);
     let dashboard = figures(&app, TrendMonths::default()).await;
     assert_eq!(dashboard.overview.users.total, 0);
@@ -132,16 +117,12 @@ async fn rollups_follow_inserts_updates_deletes_and_cascades() {
 
 #[tokio::test]
 async fn concurrent_writers_keep_the_rollups_exact() {
-    let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
+    let app = TestCore::at(at(NOW)).await;
     let mut students = Vec::new();
     for i in 0..5 {
-        students.push(
-            app.sign_in(&format!("student{i}@example.com"))
-                .await
-                .user_id,
-        );
+        students.push(student(&app, &format!("student{i}@example.com")).await);
     }
-    let doomed = app.sign_in("doomed@example.com").await.user_id;
+    let doomed = student(&app, "doomed@example.com").await;
     let mut materials = Vec::new();
     for _ in 0..4 {
         materials.push(material(&app).await);
@@ -237,21 +218,11 @@ async fn concurrent_writers_keep_the_rollups_exact() {
 /// happens or finds the user gone, and the deletion happens; never a deadlock (a 503).
 #[tokio::test]
 async fn assigning_while_a_user_is_deleted_never_deadlocks() {
-    let app = TestApp::spawn().await;
+    let app = TestCore::start().await;
     for round in 0..6 {
         let mut ids = Vec::new();
         for who in ["keep", "gone"] {
-            let user = app
-                .core
-                .create_user(
-                    &Actor::Operator,
-                    &format!("{who}{round}@example.com"),
-                    langcamp_core::Role::User,
-                    None,
-                )
-                .await
-                .expect("create a user");
-            ids.push(user.id);
+            ids.push(student(&app, &format!("{who}{round}@example.com")).await);
         }
         let material = material(&app).await;
         // Alternate the order of the two users in the request.
@@ -281,15 +252,14 @@ async fn assigning_while_a_user_is_deleted_never_deadlocks() {
 
 #[tokio::test]
 async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
-    let app = TestApp::builder().manual_clock(at(NOW)).spawn().await;
+    let app = TestCore::at(at(NOW)).await;
     seed(&app).await;
     let query = TrendMonths::new(24).expect("24 months");
     let before = figures(&app, query).await;
 
     // Damage of three kinds: a wrong count, a missing row, a row that should not exist.
     // One row of the count (PostgreSQL keeps a count in shards, migration 0080).
-    sql(
-        &app,
+    app.sql(
         if app.core.db().backend() == langcamp_core::db::Backend::Postgres {
             "UPDATE stats_counts SET n = n + 5 WHERE name = 'users.role.user'
              AND shard = (SELECT MIN(shard) FROM stats_counts WHERE name = 'users.role.user')"
@@ -298,16 +268,10 @@ async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
         },
     )
     .await;
-    sql(
-        &app,
-        "DELETE FROM stats_results WHERE level = 'B1' AND target_language = 'de'",
-    )
-    .await;
-    sql(
-        &app,
-        "INSERT INTO stats_days (day, series, n) VALUES (86400000, 'contacts', 2)",
-    )
-    .await;
+    app.sql("DELETE FROM stats_results WHERE level = 'B1' AND target_language = 'de'")
+        .await;
+    app.sql("INSERT INTO stats_days (day, series, n) VALUES (86400000, 'contacts', 2)")
+        .await;
     let drift = check(&app).await;
     let found: BTreeSet<(&str, &str)> = drift.iter().map(|d| (d.table, d.key.as_str())).collect();
     assert_eq!(
@@ -345,8 +309,8 @@ async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
 
 #[tokio::test]
 async fn only_superadmins_and_operators_check_or_rebuild() {
-    let (app, admin) = TestApp::with_admin().await;
-    let admin = Actor::User(app.core.authenticate(&admin.access).await.expect("caller"));
+    let app = TestCore::start().await;
+    let admin = app.user("admin@langcamp.test", Role::Admin).await;
     assert!(matches!(
         app.core.check_dashboard_rollups(&admin).await,
         Err(langcamp_core::Error::Forbidden(_))
@@ -355,8 +319,7 @@ async fn only_superadmins_and_operators_check_or_rebuild() {
         app.core.rebuild_dashboard_rollups(&Actor::Anonymous).await,
         Err(langcamp_core::Error::Unauthorized)
     ));
-    let root = app.superadmin().await;
-    let root = Actor::User(app.core.authenticate(&root.access).await.expect("caller"));
+    let root = app.user("root@langcamp.test", Role::Superadmin).await;
     assert_eq!(
         app.core
             .check_dashboard_rollups(&root)
