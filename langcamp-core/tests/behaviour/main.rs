@@ -5,3 +5,4 @@
 mod dashboard;
 mod harness;
 mod rollups;
+mod story;
