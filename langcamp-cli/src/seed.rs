@@ -21,7 +21,7 @@ use langcamp_core::placement::{
     LevelRangeInput, NewTest, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
 };
 use langcamp_core::settings::NewSetting;
-use langcamp_core::users::{AdminProfileInput, ProfileChange};
+use langcamp_core::users::{AdminProfileInput, ProfileChange, User};
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Error, Langcamp, PageRequest, Role};
 use serde::{Deserialize, Serialize};
@@ -153,13 +153,13 @@ fn valid<T>(parsed: Result<T, Error>) -> Result<T, Error> {
 
 /// A demo student's id, and whether the student completed registration.
 struct Enrolled {
-    id: String,
+    id: Id<User>,
     registered: bool,
 }
 
 /// A placement test and, per question, the position of its right option.
 struct SeededTest {
-    id: String,
+    id: Id<ProficiencyTest>,
     answer_key: Vec<i64>,
 }
 
@@ -228,7 +228,7 @@ impl Seeder {
                         self.app
                             .admin_update_profile(
                                 &OP,
-                                &Id::from(&user.id),
+                                &user.typed_id(),
                                 ProfileChange::try_from(profile)?,
                             )
                             .await?;
@@ -238,7 +238,7 @@ impl Seeder {
                 Err(e) => return Err(e),
             };
             enrolled.push(Enrolled {
-                id: user.id,
+                id: user.typed_id(),
                 registered: student.name.is_some(),
             });
         }
@@ -317,7 +317,7 @@ impl Seeder {
                 .iter()
                 .find(|t| Some(&t.title) == test.title.as_ref())
             {
-                Some(found) => found.id.clone(),
+                Some(found) => found.typed_id(),
                 None => {
                     self.at(220, 0);
                     test.level_ranges = Some(ranges.clone());
@@ -325,7 +325,7 @@ impl Seeder {
                         .app
                         .create_test(&OP, NewTest::try_from(test)?)
                         .await?
-                        .id;
+                        .typed_id();
                     self.created.tests += 1;
                     id
                 }
@@ -410,7 +410,7 @@ impl Seeder {
                 .skip(m)
                 .step_by(3)
                 .take(4)
-                .map(|s| Id::from(&s.id))
+                .map(|s| s.id.clone())
                 .collect();
             self.at(140 - 30 * m as i64, 12);
             let assigned = self

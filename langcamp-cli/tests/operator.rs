@@ -334,6 +334,7 @@ async fn text_logs_carry_no_colour_codes_when_not_on_a_terminal() {
 
 #[tokio::test]
 async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
+    use langcamp_core::domain::Id;
     use langcamp_core::storage::Accept;
     use langcamp_core::{Actor, Clock, Config, Langcamp};
 
@@ -422,7 +423,7 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
         .expect("connect");
     for (id, content) in ids.iter().zip(&contents) {
         let meta = remote
-            .stored_file(&Actor::Anonymous, id)
+            .stored_file(&Actor::Anonymous, &Id::from(id))
             .await
             .expect("recorded");
         let mut stream = remote.read_stored_file(&meta, None).await.expect("read");

@@ -3,6 +3,7 @@
 //! student, so the operator (and only the operator) may take a student's place.
 
 use crate::domain::Id;
+use crate::users::User;
 use crate::{Actor, Caller, Error, Langcamp, Result};
 
 /// The session of the operator acting as a user. No sign-in has this id, so the cache of
@@ -22,9 +23,9 @@ fn require_operator(actor: &Actor) -> Result<()> {
 impl Langcamp {
     /// The operator in the place of the user `user_id`, with the role the user has now;
     /// 404 when there is no such user.
-    pub async fn act_as(&self, actor: &Actor, user_id: &str) -> Result<Actor> {
+    pub async fn act_as(&self, actor: &Actor, user_id: &Id<User>) -> Result<Actor> {
         require_operator(actor)?;
-        let user = self.get_user(actor, &Id::from(user_id)).await?;
+        let user = self.get_user(actor, user_id).await?;
         Ok(Actor::User(Caller {
             user_id: user.id,
             role: user.role,

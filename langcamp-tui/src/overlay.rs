@@ -1,6 +1,8 @@
 //! The dialogs the console draws over a view, and what each is for.
 
-use langcamp_core::contacts::ContactStatus;
+use langcamp_core::contacts::{Contact, ContactStatus};
+use langcamp_core::domain::Id;
+use langcamp_core::users::User;
 
 use crate::input::{LineInput, TextArea};
 use crate::task::Job;
@@ -53,16 +55,19 @@ pub enum Overlay {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChoicePurpose {
     /// The role of a user.
-    Role { id: String, email: String },
+    Role { id: Id<User>, email: String },
     /// The status of a contact request.
-    ContactStatus { id: String, current: ContactStatus },
+    ContactStatus {
+        id: Id<Contact>,
+        current: ContactStatus,
+    },
 }
 
 /// What a prompt is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PromptPurpose {
     /// A user's new e-mail address.
-    Email { id: String },
+    Email { id: Id<User> },
     /// Whose test results to show.
     ResultsOf,
 }
@@ -71,7 +76,7 @@ pub enum PromptPurpose {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EditorPurpose {
     /// A reply to a contact request.
-    Reply { id: String, email: String },
+    Reply { id: Id<Contact>, email: String },
     /// The JSON value of a setting.
     Setting { key: String },
 }

@@ -33,16 +33,16 @@ pub enum Job {
         page: u32,
     },
     SetRole {
-        id: String,
+        id: Id<User>,
         email: String,
         role: Role,
     },
     SetEmail {
-        id: String,
+        id: Id<User>,
         email: String,
     },
     DeleteUser {
-        id: String,
+        id: Id<User>,
         email: String,
     },
     Contacts {
@@ -51,16 +51,16 @@ pub enum Job {
         page: u32,
     },
     ReplyContact {
-        id: String,
+        id: Id<Contact>,
         email: String,
         text: String,
     },
     SetContactStatus {
-        id: String,
+        id: Id<Contact>,
         status: ContactStatus,
     },
     DeleteContact {
-        id: String,
+        id: Id<Contact>,
         who: String,
     },
     Tests {
@@ -71,12 +71,12 @@ pub enum Job {
         page: u32,
     },
     SetTestActive {
-        id: String,
+        id: Id<ProficiencyTest>,
         title: String,
         active: bool,
     },
     DeleteResult {
-        id: String,
+        id: Id<TestResult>,
         who: String,
     },
     Materials {
@@ -95,16 +95,16 @@ pub enum Job {
     },
     Courses,
     PublishCourse {
-        id: String,
+        id: Id<Course>,
         title: String,
         publish: bool,
     },
     DuplicateCourse {
-        id: String,
+        id: Id<Course>,
         title: String,
     },
     DeleteCourse {
-        id: String,
+        id: Id<Course>,
         title: String,
     },
     Settings,
@@ -117,8 +117,13 @@ pub enum Job {
 /// Whose test results to list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResultScope {
-    Test { id: String, title: String },
-    User { email: String },
+    Test {
+        id: Id<ProficiencyTest>,
+        title: String,
+    },
+    User {
+        email: String,
+    },
 }
 
 /// What came back: data for a view, or the confirmation of a write.
@@ -171,16 +176,16 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Users(core.list_users(op, &query, page_request(page)).await?)
         }
         Job::SetRole { id, email, role } => {
-            core.set_role(op, &Id::from(id), role).await?;
+            core.set_role(op, &id, role).await?;
             Data::Written(format!("{email} is now {role}"))
         }
         Job::SetEmail { id, email } => {
             let email = Email::parse("email", &email).map_err(Error::invalid)?;
-            let user = core.set_user_email(op, &Id::from(id), email).await?;
+            let user = core.set_user_email(op, &id, email).await?;
             Data::Written(format!("e-mail changed to {}", user.email))
         }
         Job::DeleteUser { id, email } => {
-            core.delete_user(op, &Id::from(&id)).await?;
+            core.delete_user(op, &id).await?;
             Data::Written(format!("deleted {email}"))
         }
         Job::Contacts { q, status, page } => {
@@ -193,15 +198,15 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         }
         Job::ReplyContact { id, email, text } => {
             let reply = ReplyText::parse("replyMessage", &text).map_err(Error::invalid)?;
-            core.reply_to_contact(op, &Id::from(id), &reply).await?;
+            core.reply_to_contact(op, &id, &reply).await?;
             Data::Written(format!("reply saved; the mail to {email} is queued"))
         }
         Job::SetContactStatus { id, status } => {
-            core.set_contact_status(op, &Id::from(id), status).await?;
+            core.set_contact_status(op, &id, status).await?;
             Data::Written(format!("status set to {status}"))
         }
         Job::DeleteContact { id, who } => {
-            core.delete_contact(op, &Id::from(id)).await?;
+            core.delete_contact(op, &id).await?;
             Data::Written(format!("deleted the request from {who}"))
         }
         Job::Tests { page } => {
@@ -211,7 +216,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         Job::Results { scope, page } => {
             let filter = match scope {
                 ResultScope::Test { id, .. } => ResultQuery {
-                    test_id: Some(Id::from(id)),
+                    test_id: Some(id),
                     ..ResultQuery::default()
                 },
                 ResultScope::User { email } => ResultQuery {
@@ -279,16 +284,16 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         }
         Job::PublishCourse { id, title, publish } => {
             let change = CourseChange::publish(publish);
-            core.update_course(op, &Id::from(id), change).await?;
+            core.update_course(op, &id, change).await?;
             let done = if publish { "published" } else { "unpublished" };
             Data::Written(format!("{done} \"{title}\""))
         }
         Job::DuplicateCourse { id, title } => {
-            let copy = core.duplicate_course(op, &Id::from(id)).await?;
+            let copy = core.duplicate_course(op, &id).await?;
             Data::Written(format!("duplicated \"{title}\" as \"{}\"", copy.title))
         }
         Job::DeleteCourse { id, title } => {
-            core.delete_course(op, &Id::from(id)).await?;
+            core.delete_course(op, &id).await?;
             Data::Written(format!("deleted \"{title}\""))
         }
         Job::Settings => Data::Settings(core.list_settings(op).await?),

@@ -32,7 +32,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::db::Locks;
-use crate::domain::{LanguageFilter, LanguageTag};
+use crate::domain::{Id, LanguageFilter, LanguageTag};
 use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::page::{Page, PageRequest};
@@ -84,6 +84,13 @@ pub struct ProficiencyTest {
     pub max_score: i64,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+}
+
+impl ProficiencyTest {
+    /// The test's id, typed.
+    pub fn typed_id(&self) -> Id<ProficiencyTest> {
+        Id::from(&self.id)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -345,7 +352,12 @@ impl Langcamp {
 
     /// `GET /proficiency-tests/{id}`: an inactive test is not found unless the caller is admin.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn get_test(&self, actor: &Actor, id: &str) -> Result<ProficiencyTest> {
+    pub async fn get_test(
+        &self,
+        actor: &Actor,
+        id: &Id<ProficiencyTest>,
+    ) -> Result<ProficiencyTest> {
+        let id = id.as_str();
         let admin = actor.is_admin();
         let mut snapshot = self.db().read_snapshot().await?;
         match store::find_test(&mut snapshot, id).await? {
@@ -370,8 +382,13 @@ impl Langcamp {
 
     /// `POST /proficiency-tests/{id}/duplicate`: an inactive copy with new ids.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn duplicate_test(&self, actor: &Actor, id: &str) -> Result<ProficiencyTest> {
+    pub async fn duplicate_test(
+        &self,
+        actor: &Actor,
+        id: &Id<ProficiencyTest>,
+    ) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
+        let id = id.as_str();
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         tx.repeatable_reads().await?;
@@ -392,10 +409,11 @@ impl Langcamp {
     pub async fn update_test(
         &self,
         actor: &Actor,
-        id: &str,
+        id: &Id<ProficiencyTest>,
         input: TestPatch,
     ) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
+        let id = id.as_str();
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         if !store::lock_test(&mut tx, id).await? {
@@ -411,17 +429,14 @@ impl Langcamp {
 
     /// `DELETE /proficiency-tests/{id}`: its results remain, with their snapshots.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn delete_test(&self, actor: &Actor, id: &str) -> Result<Deleted> {
+    pub async fn delete_test(&self, actor: &Actor, id: &Id<ProficiencyTest>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let mut tx = self.db().begin().await?;
-        if !store::delete_test(&mut tx, id).await? {
+        if !store::delete_test(&mut tx, id.as_str()).await? {
             return Err(Error::not_found("test"));
         }
         self.commit_test_change(tx).await?;
-        Ok(Deleted {
-            id: id.to_owned(),
-            deleted: true,
-        })
+        Ok(Deleted::from(id))
     }
 }
 

@@ -33,6 +33,7 @@ use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::config::{Config, FileStoreConfig};
 use crate::crypto::hex;
+use crate::domain::Id;
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::time::Timestamp;
@@ -443,8 +444,9 @@ impl Langcamp {
 
     /// The record of a stored file (public; an unknown or malformed id is 404).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn stored_file(&self, actor: &Actor, id: &str) -> Result<FileMeta> {
+    pub async fn stored_file(&self, actor: &Actor, id: &Id<StoredFile>) -> Result<FileMeta> {
         let _ = actor;
+        let id = id.as_str();
         let not_found = || Error::not_found("file");
         if !looks_like_id(id) {
             return Err(not_found());

@@ -48,6 +48,13 @@ pub struct User {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
+
+impl User {
+    /// The user's id, typed.
+    pub fn typed_id(&self) -> Id<User> {
+        Id::from(&self.id)
+    }
+}
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RegistrationStatus {

@@ -48,7 +48,7 @@ impl TestCore {
             .await
             .expect("create the user");
         self.core
-            .act_as(&Actor::Operator, &user.id)
+            .act_as(&Actor::Operator, &user.typed_id())
             .await
             .expect("act as the new user")
     }

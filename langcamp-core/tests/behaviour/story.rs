@@ -77,7 +77,7 @@ async fn a_term_at_the_school() {
         answers: Patch::Value(answers),
     };
     let result = core
-        .submit_test(&ana, &test.id, submission)
+        .submit_test(&ana, &test.typed_id(), submission)
         .await
         .expect("submit the test");
     assert_eq!(
@@ -180,5 +180,5 @@ async fn a_term_at_the_school() {
         .await
         .expect("the material stays");
     assert_eq!(material.title, "Erste Schritte");
-    assert!(core.get_test(&office, &test.id).await.is_ok());
+    assert!(core.get_test(&office, &test.typed_id()).await.is_ok());
 }

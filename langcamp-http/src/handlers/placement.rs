@@ -82,7 +82,7 @@ pub async fn test_languages(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn get_test(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    Ok(Reply::ok(&ctx.app.get_test(&actor, ctx.param("id")).await?))
+    Ok(Reply::ok(&ctx.app.get_test(&actor, &ctx.id("id")).await?))
 }
 
 /// Create a placement test. Every problem of the body is reported, one message each.
@@ -110,7 +110,7 @@ pub async fn create_test(mut ctx: Ctx) -> Result<Reply> {
 pub async fn duplicate_test(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::created(
-        &ctx.app.duplicate_test(&actor, ctx.param("id")).await?,
+        &ctx.app.duplicate_test(&actor, &ctx.id("id")).await?,
     ))
 }
 
@@ -129,7 +129,7 @@ pub async fn update_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let input = ctx.json().await?;
     Ok(Reply::ok(
-        &ctx.app.update_test(&actor, ctx.param("id"), input).await?,
+        &ctx.app.update_test(&actor, &ctx.id("id"), input).await?,
     ))
 }
 
@@ -143,7 +143,7 @@ pub async fn update_test(mut ctx: Ctx) -> Result<Reply> {
 pub async fn delete_test(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.delete_test(&actor, ctx.param("id")).await?,
+        &ctx.app.delete_test(&actor, &ctx.id("id")).await?,
     ))
 }
 
@@ -162,7 +162,7 @@ pub async fn submit_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let input = ctx.json().await?;
     Ok(Reply::created(
-        &ctx.app.submit_test(&actor, ctx.param("id"), input).await?,
+        &ctx.app.submit_test(&actor, &ctx.id("id"), input).await?,
     ))
 }
 
@@ -176,7 +176,7 @@ pub async fn submit_test(mut ctx: Ctx) -> Result<Reply> {
 pub async fn test_status(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app.test_status(&actor, ctx.param("id")).await?,
+        &ctx.app.test_status(&actor, &ctx.id("id")).await?,
     ))
 }
 
@@ -202,9 +202,7 @@ pub async fn my_results(ctx: Ctx) -> Result<Reply> {
 pub async fn my_result(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .my_test_result(&actor, ctx.param("resultId"))
-            .await?,
+        &ctx.app.my_test_result(&actor, &ctx.id("resultId")).await?,
     ))
 }
 
@@ -240,9 +238,7 @@ pub async fn list_results(ctx: Ctx) -> Result<Reply> {
 pub async fn get_result(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
-        &ctx.app
-            .get_test_result(&actor, ctx.param("resultId"))
-            .await?,
+        &ctx.app.get_test_result(&actor, &ctx.id("resultId")).await?,
     ))
 }
 
@@ -258,7 +254,7 @@ pub async fn delete_result(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     Ok(Reply::ok(
         &ctx.app
-            .delete_test_result(&actor, ctx.param("resultId"))
+            .delete_test_result(&actor, &ctx.id("resultId"))
             .await?,
     ))
 }

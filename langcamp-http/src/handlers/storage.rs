@@ -117,7 +117,7 @@ async fn receive_file(app: &Langcamp, actor: &Actor, form: &mut Form) -> Result<
 pub async fn download(ctx: Ctx) -> Result<Reply> {
     let meta = ctx
         .app
-        .stored_file(&Actor::Anonymous, ctx.param("id"))
+        .stored_file(&Actor::Anonymous, &ctx.id("id"))
         .await?;
     let etag = format!("\"{}\"", meta.sha256);
     let headers = ctx.headers();

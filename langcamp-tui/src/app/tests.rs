@@ -1,3 +1,4 @@
+use langcamp_core::domain::Id;
 use langcamp_core::settings::Setting;
 use langcamp_core::users::User;
 use langcamp_core::{Page, PageRequest, Role, Timestamp};
@@ -5,14 +6,14 @@ use langcamp_core::{Page, PageRequest, Role, Timestamp};
 use super::*;
 
 /// The id and address of [`user`]`(n, _)`, as the jobs about it name the user.
-fn key_of(n: i64) -> (String, String) {
-    (format!("id-{n}"), format!("u{n}@example.com"))
+fn key_of(n: i64) -> (Id<User>, String) {
+    (Id::from(format!("id-{n}")), format!("u{n}@example.com"))
 }
 
 fn user(n: i64, role: Role) -> User {
     let (id, email) = key_of(n);
     User {
-        id,
+        id: id.into_string(),
         email,
         name: Some(format!("User {n}")),
         role,

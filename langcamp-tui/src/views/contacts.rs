@@ -3,6 +3,7 @@
 //! the status, delete.
 
 use langcamp_core::contacts::{Contact, ContactStatus};
+use langcamp_core::domain::Id;
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -68,7 +69,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                     context,
                     editor: TextArea::default(),
                     purpose: EditorPurpose::Reply {
-                        id: c.id.clone(),
+                        id: c.typed_id(),
                         email: c.email.clone(),
                     },
                     awaiting: None,
@@ -85,7 +86,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                         .position(|st| *st == c.status)
                         .unwrap_or(0),
                     purpose: ChoicePurpose::ContactStatus {
-                        id: c.id.clone(),
+                        id: c.typed_id(),
                         current: c.status,
                     },
                 });
@@ -96,7 +97,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                 app.overlay = Some(Overlay::Confirm {
                     question: format!("Delete the request from {} <{}>?", full_name(c), c.email),
                     job: Job::DeleteContact {
-                        id: c.id.clone(),
+                        id: c.typed_id(),
                         who: full_name(c),
                     },
                     view: View::Contacts,
@@ -110,7 +111,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
 
 pub(crate) fn status_chosen(
     app: &mut App,
-    id: String,
+    id: Id<Contact>,
     current: ContactStatus,
     selected: usize,
 ) -> Vec<Task> {
@@ -125,13 +126,18 @@ pub(crate) fn status_chosen(
 }
 
 /// The reply is sent when it has text; core checks the rest.
-pub(crate) fn reply(app: &mut App, id: &str, email: &str, editor: &TextArea) -> Option<Task> {
+pub(crate) fn reply(
+    app: &mut App,
+    id: &Id<Contact>,
+    email: &str,
+    editor: &TextArea,
+) -> Option<Task> {
     if editor.is_blank() {
         app.error("write a reply first");
         return None;
     }
     let job = Job::ReplyContact {
-        id: id.to_owned(),
+        id: id.clone(),
         email: email.to_owned(),
         text: editor.text(),
     };

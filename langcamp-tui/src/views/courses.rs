@@ -31,7 +31,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
         Action::TogglePublish => {
             if let Some(c) = s.list.selected() {
                 let job = Job::PublishCourse {
-                    id: c.id.clone(),
+                    id: c.typed_id(),
                     title: c.title.clone(),
                     publish: !c.is_published,
                 };
@@ -41,7 +41,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
         Action::Duplicate => {
             if let Some(c) = s.list.selected() {
                 let job = Job::DuplicateCourse {
-                    id: c.id.clone(),
+                    id: c.typed_id(),
                     title: c.title.clone(),
                 };
                 return vec![app.task(View::Courses, "Duplicating…", job)];
@@ -52,7 +52,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                 app.overlay = Some(Overlay::Confirm {
                     question: format!("Delete the course \"{}\"?", c.title),
                     job: Job::DeleteCourse {
-                        id: c.id.clone(),
+                        id: c.typed_id(),
                         title: c.title.clone(),
                     },
                     view: View::Courses,

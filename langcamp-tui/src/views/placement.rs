@@ -75,7 +75,7 @@ fn follow_selection(app: &mut App) -> Vec<Task> {
         return Vec::new();
     };
     let scope = ResultScope::Test {
-        id: test.id.clone(),
+        id: test.typed_id(),
         title: test.title.clone(),
     };
     if s.scope.as_ref() == Some(&scope) {
@@ -125,7 +125,7 @@ fn tests_action(app: &mut App, action: Action) -> Vec<Task> {
         Action::ToggleActive => {
             if let Some(t) = s.tests.selected() {
                 let job = Job::SetTestActive {
-                    id: t.id.clone(),
+                    id: t.typed_id(),
                     title: t.title.clone(),
                     active: !t.is_active,
                 };
@@ -166,7 +166,7 @@ fn results_action(app: &mut App, action: Action) -> Vec<Task> {
                         ui::date(r.completed_at)
                     ),
                     job: Job::DeleteResult {
-                        id: r.id.clone(),
+                        id: r.typed_id(),
                         who: r.user.email.clone(),
                     },
                     view: View::Placement,

@@ -2,6 +2,7 @@
 //! edit an e-mail address, delete (after confirmation).
 
 use langcamp_core::Role;
+use langcamp_core::domain::Id;
 use langcamp_core::users::User;
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
@@ -70,7 +71,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                     options: Role::ALL.iter().map(|r| r.to_string()).collect(),
                     selected: Role::ALL.iter().position(|r| *r == user.role).unwrap_or(0),
                     purpose: ChoicePurpose::Role {
-                        id: user.id.clone(),
+                        id: user.typed_id(),
                         email: user.email.clone(),
                     },
                 });
@@ -82,7 +83,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                     title: format!("New e-mail address of {}", user.email),
                     input: LineInput::new(&user.email),
                     purpose: PromptPurpose::Email {
-                        id: user.id.clone(),
+                        id: user.typed_id(),
                     },
                     awaiting: None,
                 });
@@ -96,7 +97,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                         user.email, user.role
                     ),
                     job: Job::DeleteUser {
-                        id: user.id.clone(),
+                        id: user.typed_id(),
                         email: user.email.clone(),
                     },
                     view: View::Users,
@@ -108,7 +109,12 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
     Vec::new()
 }
 
-pub(crate) fn role_chosen(app: &mut App, id: String, email: String, selected: usize) -> Vec<Task> {
+pub(crate) fn role_chosen(
+    app: &mut App,
+    id: Id<User>,
+    email: String,
+    selected: usize,
+) -> Vec<Task> {
     let Some(role) = Role::ALL.get(selected).copied() else {
         return Vec::new();
     };
@@ -117,7 +123,7 @@ pub(crate) fn role_chosen(app: &mut App, id: String, email: String, selected: us
         .list
         .items
         .iter()
-        .any(|u| u.id == id && u.role == role);
+        .any(|u| u.id == id.as_str() && u.role == role);
     if unchanged {
         return Vec::new();
     }

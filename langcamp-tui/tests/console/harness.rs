@@ -224,13 +224,13 @@ impl Console {
         let spanish = core.create_test(op, spanish).await.expect("create test");
         self.tick();
         for (email, test, picks) in [
-            ("ana.silva@example.com", &german.id, vec![0, 0, 1, 0]),
-            ("jonas.weber@example.com", &german.id, vec![0, 0, 0, 1]),
-            ("jonas.weber@example.com", &spanish.id, vec![0, 1]),
-            ("ana.silva@example.com", &german.id, vec![1, 0, 1, 1]),
+            ("ana.silva@example.com", &german, vec![0, 0, 1, 0]),
+            ("jonas.weber@example.com", &german, vec![0, 0, 0, 1]),
+            ("jonas.weber@example.com", &spanish, vec![0, 1]),
+            ("ana.silva@example.com", &german, vec![1, 0, 1, 1]),
         ] {
             let user = core.get_user_by_email(op, email).await.expect("user");
-            let taker = core.act_as(op, &user.id).await.expect("act as");
+            let taker = core.act_as(op, &user.typed_id()).await.expect("act as");
             let answers: Vec<_> = picks
                 .iter()
                 .enumerate()
@@ -239,14 +239,16 @@ impl Console {
             let input = SubmitInput {
                 answers: Patch::Value(json!(answers)),
             };
-            core.submit_test(&taker, test, input).await.expect("submit");
+            core.submit_test(&taker, &test.typed_id(), input)
+                .await
+                .expect("submit");
             self.tick();
         }
         let deactivate = TestPatch {
             is_active: Patch::Value(false),
             ..TestPatch::default()
         };
-        core.update_test(op, &spanish.id, deactivate)
+        core.update_test(op, &spanish.typed_id(), deactivate)
             .await
             .expect("deactivate");
         self.tick();

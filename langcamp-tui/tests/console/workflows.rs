@@ -3,6 +3,7 @@
 
 use crossterm::event::KeyCode;
 use langcamp_core::contacts::{ContactSearch, ContactStatus};
+use langcamp_core::domain::Id;
 use langcamp_core::{Actor, Error, PageRequest, Role};
 use langcamp_tui::view::View;
 use sqlx::Row;
@@ -448,19 +449,19 @@ async fn only_the_operator_acts_in_a_users_place() {
         .create_user(op, "maria@langcamp.example", Role::Admin, Some("Maria"))
         .await
         .expect("create");
-    let as_admin = core.act_as(op, &admin.id).await.expect("act as");
+    let as_admin = core.act_as(op, &admin.typed_id()).await.expect("act as");
     assert_eq!(as_admin.role(), Some(Role::Admin));
     assert_eq!(as_admin.user_id(), Some(admin.id.as_str()));
     assert!(matches!(
-        core.act_as(&as_admin, &admin.id).await,
+        core.act_as(&as_admin, &admin.typed_id()).await,
         Err(Error::Forbidden(_))
     ));
     assert!(matches!(
-        core.act_as(&Actor::Anonymous, &admin.id).await,
+        core.act_as(&Actor::Anonymous, &admin.typed_id()).await,
         Err(Error::Unauthorized)
     ));
     assert!(matches!(
-        core.act_as(op, "no-such-user").await,
+        core.act_as(op, &Id::from("no-such-user")).await,
         Err(Error::NotFound(_))
     ));
 }

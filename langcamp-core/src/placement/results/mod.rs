@@ -25,8 +25,8 @@ use utoipa::ToSchema;
 use self::input::{check_against, parse_answers};
 use self::score::scored;
 use self::store::{find_result, insert_result, results_of};
-use super::HeldTest;
 use super::store::StoredTest;
+use super::{HeldTest, ProficiencyTest};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::db::{Locks, Undo};
@@ -101,6 +101,13 @@ pub struct TestResult {
     pub answers: Vec<ResultAnswer>,
     pub user: ResultUser,
     pub test: ResultTest,
+}
+
+impl TestResult {
+    /// The result's id, typed.
+    pub fn typed_id(&self) -> Id<TestResult> {
+        Id::from(&self.id)
+    }
 }
 
 /// A result with the text and points of each question and the chosen option; for admins
@@ -213,10 +220,11 @@ impl Langcamp {
     pub async fn submit_test(
         &self,
         actor: &Actor,
-        test_id: &str,
+        test_id: &Id<ProficiencyTest>,
         input: SubmitInput,
     ) -> Result<TestResult> {
         actor.require(Role::User)?;
+        let test_id = test_id.as_str();
         let caller = actor.caller()?;
         let answers = parse_answers(input.answers)?;
         let now = self.clock().now_ms();
@@ -289,8 +297,13 @@ impl Langcamp {
 
     /// `GET /proficiency-tests/{id}/status`: the caller's latest result of this test.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn test_status(&self, actor: &Actor, test_id: &str) -> Result<TestStatus> {
+    pub async fn test_status(
+        &self,
+        actor: &Actor,
+        test_id: &Id<ProficiencyTest>,
+    ) -> Result<TestStatus> {
         actor.require(Role::User)?;
+        let test_id = test_id.as_str();
         let caller = actor.caller()?;
         let mut snapshot = self.db().read_snapshot().await?;
         let test = visible_test(&mut snapshot, actor, test_id).await?;
@@ -330,11 +343,15 @@ impl Langcamp {
 
     /// `GET /proficiency-tests/results/me/{resultId}`: someone else's result is not found.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn my_test_result(&self, actor: &Actor, result_id: &str) -> Result<DetailedResult> {
+    pub async fn my_test_result(
+        &self,
+        actor: &Actor,
+        result_id: &Id<TestResult>,
+    ) -> Result<DetailedResult> {
         actor.require(Role::User)?;
         let caller = actor.caller()?;
         let mut conn = self.db().reader().acquire().await?;
-        match find_result(&mut conn, result_id).await? {
+        match find_result(&mut conn, result_id.as_str()).await? {
             Some(record) if record.user_id == caller.user_id => {
                 Ok(record.detailed(actor.is_admin()))
             }
@@ -364,10 +381,14 @@ impl Langcamp {
 
     /// `GET /proficiency-tests/admin/results/{resultId}`: with the correct options.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn get_test_result(&self, actor: &Actor, result_id: &str) -> Result<DetailedResult> {
+    pub async fn get_test_result(
+        &self,
+        actor: &Actor,
+        result_id: &Id<TestResult>,
+    ) -> Result<DetailedResult> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
-        find_result(&mut conn, result_id)
+        find_result(&mut conn, result_id.as_str())
             .await?
             .map(|record| record.detailed(true))
             .ok_or_else(|| Error::not_found("test result"))
@@ -375,11 +396,16 @@ impl Langcamp {
 
     /// `DELETE /proficiency-tests/admin/results/{resultId}`.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn delete_test_result(&self, actor: &Actor, result_id: &str) -> Result<Deleted> {
+    pub async fn delete_test_result(
+        &self,
+        actor: &Actor,
+        result_id: &Id<TestResult>,
+    ) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let delete = "DELETE FROM test_results WHERE id = $1";
         let not_found = || Error::not_found("test result");
-        self.delete_by_id(result_id, delete, not_found, None).await
+        self.delete_by_id(result_id.as_str(), delete, not_found, None)
+            .await
     }
 
     /// `GET /proficiency-tests/admin/results/user/{userId}`: that user's results, newest first.
