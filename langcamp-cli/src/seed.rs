@@ -178,14 +178,14 @@ impl Seeder {
     }
 
     async fn setting(&mut self, key: &str, value: Value) -> Result<(), Error> {
-        match self.app.get_setting(&OP, key).await {
-            Ok(existing) if existing.value != json!("") || value == json!("") => return Ok(()),
+        let empty = value == json!("");
+        let setting = NewSetting::new(key, value)?;
+        match self.app.get_setting(&OP, setting.key()).await {
+            Ok(existing) if existing.value != json!("") || empty => return Ok(()),
             Ok(_) | Err(Error::NotFound(_)) => {}
             Err(e) => return Err(e),
         }
-        self.app
-            .put_setting(&OP, NewSetting::new(key, value)?)
-            .await?;
+        self.app.put_setting(&OP, setting).await?;
         self.created.settings += 1;
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 use clap::Subcommand;
 use langcamp_core::Actor;
-use langcamp_core::settings::NewSetting;
+use langcamp_core::settings::{NewSetting, SettingKey};
 
 use crate::{Cli, CliError};
 
@@ -26,7 +26,7 @@ pub async fn run(cli: &Cli, command: &SettingsCommand) -> Result<(), CliError> {
     let operator = Actor::Operator;
     match command {
         SettingsCommand::Get { key } => {
-            let setting = app.get_setting(&operator, key).await?;
+            let setting = app.get_setting(&operator, &SettingKey::named(key)?).await?;
             if cli.json {
                 crate::print_json(&setting)?;
             } else {

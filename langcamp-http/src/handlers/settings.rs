@@ -1,6 +1,6 @@
 //! Settings (CONTRACT §9): public reading by key, admin editing.
 
-use langcamp_core::settings::{DeletedSetting, NewSetting, Setting, SettingInput};
+use langcamp_core::settings::{DeletedSetting, NewSetting, Setting, SettingInput, SettingKey};
 use langcamp_core::{Actor, Result};
 
 use crate::limits::RateRule;
@@ -31,7 +31,7 @@ pub fn routes(r: &mut Routes) {
 pub async fn get(ctx: Ctx) -> Result<Reply> {
     Ok(Reply::ok(
         &ctx.app
-            .get_setting(&Actor::Anonymous, ctx.param("key"))
+            .get_setting(&Actor::Anonymous, &SettingKey::named(ctx.param("key"))?)
             .await?,
     ))
 }
@@ -74,7 +74,6 @@ pub async fn put(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn delete(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    Ok(Reply::ok(
-        &ctx.app.delete_setting(&actor, ctx.param("key")).await?,
-    ))
+    let key = SettingKey::named(ctx.param("key"))?;
+    Ok(Reply::ok(&ctx.app.delete_setting(&actor, &key).await?))
 }

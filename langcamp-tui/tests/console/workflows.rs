@@ -4,6 +4,7 @@
 use crossterm::event::KeyCode;
 use langcamp_core::contacts::{ContactSearch, ContactStatus};
 use langcamp_core::domain::Id;
+use langcamp_core::settings::SettingKey;
 use langcamp_core::{Actor, Error, PageRequest, Role};
 use langcamp_tui::view::View;
 use sqlx::Row;
@@ -365,7 +366,10 @@ async fn a_setting_is_edited_as_json_and_bad_json_is_refused() {
     assert!(console.app.overlay.is_none());
     let stored = console
         .core
-        .get_setting(&Actor::Operator, "max_class_size")
+        .get_setting(
+            &Actor::Operator,
+            &SettingKey::named("max_class_size").expect("a key"),
+        )
         .await
         .expect("setting");
     assert_eq!(stored.value, serde_json::json!({"adults": 10, "kids": 8}));

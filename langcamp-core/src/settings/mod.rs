@@ -1,0 +1,96 @@
+//! Settings (CONTRACT §9): key/value pairs the frontend reads, such as
+//! `landing_video_url` (the landing page's video address).
+//!
+//! A value is any JSON value but `null`, stored as JSON text. Public reads by key come
+//! from [`crate::cache`]; every write here invalidates it after its transaction commits.
+
+mod input;
+mod store;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+pub use self::input::{KEY_MAX, NewSetting, SettingInput, SettingKey};
+use crate::Langcamp;
+use crate::actor::{Actor, Role};
+use crate::error::{Error, Result};
+use crate::time::Timestamp;
+
+/// The key under which the landing page's video address is kept.
+pub const LANDING_VIDEO_URL: &str = "landing_video_url";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Setting {
+    #[schema(example = "landing_video_url")]
+    pub key: String,
+    /// Any JSON value but null.
+    #[schema(example = "https://video.example.com/landing.mp4")]
+    pub value: Value,
+    pub updated_at: Timestamp,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct DeletedSetting {
+    pub key: String,
+    pub deleted: bool,
+}
+
+impl Langcamp {
+    /// Commits a settings change and drops the cached settings, whatever the outcome of
+    /// the commit (a failed commit may still have been applied).
+    async fn commit_settings(&self, tx: crate::db::Tx) -> Result<()> {
+        self.commit_change(tx, crate::changes::Change::Settings)
+            .await
+    }
+
+    /// `GET /settings/{key}`: public; served from the cache.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn get_setting(&self, _actor: &Actor, key: &SettingKey) -> Result<Setting> {
+        let now = self.clock().now_ms();
+        self.caches()
+            .settings
+            .get_or_load(key.as_str().to_owned(), now, || async {
+                let mut conn = self.db().reader().acquire().await?;
+                store::find(&mut conn, key).await
+            })
+            .await?
+            .ok_or_else(|| Error::not_found("setting"))
+    }
+
+    /// `GET /settings`: every setting, by key (admin).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn list_settings(&self, actor: &Actor) -> Result<Vec<Setting>> {
+        actor.require(Role::Admin)?;
+        let mut conn = self.db().reader().acquire().await?;
+        store::all(&mut conn).await
+    }
+
+    /// `PUT /settings`: creates or replaces a setting (admin).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn put_setting(&self, actor: &Actor, setting: NewSetting) -> Result<Setting> {
+        actor.require(Role::Admin)?;
+        let NewSetting { key, value } = setting;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let setting = store::upsert(&mut tx, &key, &value, now).await?;
+        self.commit_settings(tx).await?;
+        Ok(setting)
+    }
+
+    /// `DELETE /settings/{key}` (admin).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn delete_setting(&self, actor: &Actor, key: &SettingKey) -> Result<DeletedSetting> {
+        actor.require(Role::Admin)?;
+        let mut tx = self.db().begin().await?;
+        if !store::delete(&mut tx, key).await? {
+            return Err(Error::not_found("setting"));
+        }
+        self.commit_settings(tx).await?;
+        Ok(DeletedSetting {
+            key: key.as_str().to_owned(),
+            deleted: true,
+        })
+    }
+}
