@@ -1,7 +1,7 @@
 //! `langcamp users`: list, create, promote and delete users, as the operator.
 
 use clap::{Subcommand, ValueEnum};
-use langcamp_core::domain::Id;
+use langcamp_core::domain::{Email, Id};
 use langcamp_core::users::{User, UserQuery};
 use langcamp_core::validate;
 use langcamp_core::{Actor, PageRequest, Role};
@@ -78,6 +78,12 @@ pub enum UsersCommand {
     },
 }
 
+/// The user's address as given on the command line; one that is not an address fails the
+/// command like any refused input (exit 1).
+fn address(raw: &str) -> Result<Email, CliError> {
+    Email::parse("email", raw).map_err(CliError::failed)
+}
+
 pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
     let app = crate::open(crate::config(cli)?).await?;
     let operator = Actor::Operator;
@@ -114,7 +120,7 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
             report(cli, &user, "created")?;
         }
         UsersCommand::SetRole { email, role, yes } => {
-            let user = app.get_user_by_email(&operator, email).await?;
+            let user = app.get_user_by_email(&operator, &address(email)?).await?;
             let role = Role::from(*role);
             confirm(
                 *yes,
@@ -127,7 +133,7 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
             report(cli, &user, "updated")?;
         }
         UsersCommand::Delete { email, yes } => {
-            let user = app.get_user_by_email(&operator, email).await?;
+            let user = app.get_user_by_email(&operator, &address(email)?).await?;
             confirm(
                 *yes,
                 &format!(

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use langcamp_core::Page;
+use langcamp_core::domain::Email;
 
 use crate::input::{LineInput, TextArea};
 use crate::keymap::{Action, Focus, KeyContext, Mode};
@@ -354,13 +355,19 @@ impl App {
     /// A prompt was submitted: the task saving it, if the input can be sent.
     fn prompted(&mut self, purpose: &PromptPurpose, text: &str) -> Option<Task> {
         match purpose {
-            PromptPurpose::Email { id } => {
-                let job = Job::SetEmail {
-                    id: id.clone(),
-                    email: text.trim().to_owned(),
-                };
-                Some(self.task(View::Users, "Saving…", job))
-            }
+            PromptPurpose::Email { id } => match Email::parse("email", text) {
+                Ok(email) => {
+                    let job = Job::SetEmail {
+                        id: id.clone(),
+                        email,
+                    };
+                    Some(self.task(View::Users, "Saving…", job))
+                }
+                Err(problem) => {
+                    self.error(problem);
+                    None
+                }
+            },
             PromptPurpose::ResultsOf => None,
         }
     }

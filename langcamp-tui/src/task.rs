@@ -39,7 +39,7 @@ pub enum Job {
     },
     SetEmail {
         id: Id<User>,
-        email: String,
+        email: Email,
     },
     DeleteUser {
         id: Id<User>,
@@ -53,7 +53,7 @@ pub enum Job {
     ReplyContact {
         id: Id<Contact>,
         email: String,
-        text: String,
+        reply: ReplyText,
     },
     SetContactStatus {
         id: Id<Contact>,
@@ -122,7 +122,7 @@ pub enum ResultScope {
         title: String,
     },
     User {
-        email: String,
+        email: Email,
     },
 }
 
@@ -180,7 +180,6 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Written(format!("{email} is now {role}"))
         }
         Job::SetEmail { id, email } => {
-            let email = Email::parse("email", &email).map_err(Error::invalid)?;
             let user = core.set_user_email(op, &id, email).await?;
             Data::Written(format!("e-mail changed to {}", user.email))
         }
@@ -196,8 +195,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             };
             Data::Contacts(core.list_contacts(op, &search, page_request(page)).await?)
         }
-        Job::ReplyContact { id, email, text } => {
-            let reply = ReplyText::parse("replyMessage", &text).map_err(Error::invalid)?;
+        Job::ReplyContact { id, email, reply } => {
             core.reply_to_contact(op, &id, &reply).await?;
             Data::Written(format!("reply saved; the mail to {email} is queued"))
         }
@@ -220,7 +218,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
                     ..ResultQuery::default()
                 },
                 ResultScope::User { email } => ResultQuery {
-                    user_id: Some(Id::from(core.get_user_by_email(op, &email).await?.id)),
+                    user_id: Some(core.get_user_by_email(op, &email).await?.typed_id()),
                     ..ResultQuery::default()
                 },
             };

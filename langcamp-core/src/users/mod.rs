@@ -189,9 +189,8 @@ impl Langcamp {
     }
 
     /// Looks a user up by e-mail (operator tools).
-    pub async fn get_user_by_email(&self, actor: &Actor, email: &str) -> Result<User> {
+    pub async fn get_user_by_email(&self, actor: &Actor, email: &Email) -> Result<User> {
         actor.require(Role::Admin)?;
-        let email = Email::parse("email", email).map_err(Error::invalid)?;
         let mut conn = self.db().reader().acquire().await?;
         find_user_by_email(&mut conn, email.as_str())
             .await?

@@ -1,4 +1,4 @@
-use langcamp_core::domain::Id;
+use langcamp_core::domain::{Email, Id};
 use langcamp_core::settings::Setting;
 use langcamp_core::users::User;
 use langcamp_core::{Page, PageRequest, Role, Timestamp};
@@ -156,29 +156,35 @@ fn an_emptied_last_page_loads_the_page_before() {
     assert!(matches!(jobs(&follow)[..], [Job::Users { page: 1, .. }]));
 }
 
+/// Replaces the e-mail prompt's "example.com" (of `u1@example.com`) with `domain`.
+fn type_domain(app: &mut App, domain: &str) {
+    for _ in 0.."example.com".len() {
+        app.update(Action::Backspace);
+    }
+    for c in domain.chars() {
+        app.update(Action::Type(c));
+    }
+}
+
 #[test]
 fn a_prompt_stays_open_with_its_text_when_saving_fails() {
     let mut app = with_users(vec![user(1, Role::User)]);
     app.update(Action::EditEmail);
     assert_eq!(app.mode(), Mode::Line);
-    for _ in 0.."example.com".len() {
-        app.update(Action::Backspace);
-    }
-    for c in "bad".chars() {
-        app.update(Action::Type(c));
-    }
+    type_domain(&mut app, "taken.example");
     let tasks = app.update(Action::Submit);
+    let email = Email::parse("email", "u1@taken.example").expect("an address");
     assert_eq!(
         jobs(&tasks),
         [&Job::SetEmail {
             id: "id-1".into(),
-            email: "u1@bad".into()
+            email
         }]
     );
     assert!(app.update(Action::Submit).is_empty(), "one save at a time");
     app.finish(Done {
         id: tasks[0].id,
-        outcome: Err("email must be a valid e-mail address".into()),
+        outcome: Err("a user with that e-mail address already exists".into()),
     });
     assert_eq!(app.mode(), Mode::Line);
     assert!(app.message.as_ref().is_some_and(|m| m.is_error));
@@ -186,12 +192,28 @@ fn a_prompt_stays_open_with_its_text_when_saving_fails() {
         Some(Overlay::Prompt {
             input, awaiting, ..
         }) => {
-            assert_eq!(input.text(), "u1@bad");
+            assert_eq!(input.text(), "u1@taken.example");
             assert_eq!(*awaiting, None);
         }
         other => panic!("expected the prompt, got {other:?}"),
     }
     assert_eq!(app.update(Action::Submit).len(), 1, "it can be sent again");
+}
+
+#[test]
+fn an_address_that_is_not_one_is_refused_at_the_prompt() {
+    let mut app = with_users(vec![user(1, Role::User)]);
+    app.update(Action::EditEmail);
+    type_domain(&mut app, "bad");
+    assert!(app.update(Action::Submit).is_empty(), "nothing is sent");
+    assert_eq!(app.mode(), Mode::Line);
+    let message = app.message.as_ref().expect("a message");
+    assert!(message.is_error);
+    assert_eq!(message.text, "email must be a valid e-mail address");
+    match &app.overlay {
+        Some(Overlay::Prompt { input, .. }) => assert_eq!(input.text(), "u1@bad"),
+        other => panic!("expected the prompt, got {other:?}"),
+    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! (core stores the reply and queues the mail in one transaction, as over HTTP), change
 //! the status, delete.
 
-use langcamp_core::contacts::{Contact, ContactStatus};
+use langcamp_core::contacts::{Contact, ContactStatus, ReplyText};
 use langcamp_core::domain::Id;
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
@@ -125,7 +125,7 @@ pub(crate) fn status_chosen(
     }
 }
 
-/// The reply is sent when it has text; core checks the rest.
+/// The reply is sent when it is one (some text, within its length).
 pub(crate) fn reply(
     app: &mut App,
     id: &Id<Contact>,
@@ -136,10 +136,17 @@ pub(crate) fn reply(
         app.error("write a reply first");
         return None;
     }
+    let reply = match ReplyText::parse("replyMessage", &editor.text()) {
+        Ok(reply) => reply,
+        Err(problem) => {
+            app.error(problem);
+            return None;
+        }
+    };
     let job = Job::ReplyContact {
         id: id.clone(),
         email: email.to_owned(),
-        text: editor.text(),
+        reply,
     };
     Some(app.task(View::Contacts, "Sending the reply…", job))
 }

@@ -2,6 +2,7 @@
 //! or per user (picked by e-mail). Activate / deactivate a test; delete a result.
 
 use langcamp_core::Page;
+use langcamp_core::domain::Email;
 use langcamp_core::placement::{ProficiencyTest, TestResult};
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
@@ -180,17 +181,18 @@ fn results_action(app: &mut App, action: Action) -> Vec<Task> {
 
 /// The e-mail address was entered: show that user's results.
 pub(crate) fn results_of_user(app: &mut App, email: &str) -> Vec<Task> {
-    let email = email.trim();
-    if email.is_empty() {
+    if email.trim().is_empty() {
         return Vec::new();
     }
+    let email = match Email::parse("email", email) {
+        Ok(email) => email,
+        Err(problem) => {
+            app.error(problem);
+            return Vec::new();
+        }
+    };
     app.placement.results_focused = true;
-    show_results(
-        app,
-        ResultScope::User {
-            email: email.to_owned(),
-        },
-    )
+    show_results(app, ResultScope::User { email })
 }
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -207,7 +209,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
     let whose = match &s.scope {
         Some(ResultScope::Test { title, .. }) => format!("\"{title}\""),
-        Some(ResultScope::User { email }) => email.clone(),
+        Some(ResultScope::User { email }) => email.to_string(),
         None => "…".into(),
     };
     let name = format!("Results of {whose}");

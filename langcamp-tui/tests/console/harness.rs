@@ -7,7 +7,7 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use langcamp_core::contacts::{ContactInput, ContactStatus, NewContact, ReplyInput, ReplyText};
 use langcamp_core::courses::{CourseInput, NewCourse};
-use langcamp_core::domain::Id;
+use langcamp_core::domain::{Email, Id};
 use langcamp_core::materials::{MaterialInput, NewMaterial};
 use langcamp_core::placement::{NewTest, SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::NewSetting;
@@ -22,6 +22,11 @@ use langcamp_tui::ui;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
+
+/// An e-mail address of the demo school's data.
+pub fn address(email: &str) -> Email {
+    Email::parse("email", email).expect("an e-mail address")
+}
 
 /// The instant every test starts at: Monday 2026-05-04 09:00 UTC. Seeding moves the
 /// clock on by five days and an hour per item, so the school's history spans months.
@@ -93,7 +98,7 @@ impl Console {
             self.tick();
         }
         let ana = core
-            .get_user_by_email(op, "ana.silva@example.com")
+            .get_user_by_email(op, &address("ana.silva@example.com"))
             .await
             .expect("ana");
         let profile: AdminProfileInput = serde_json::from_value(json!({
@@ -229,7 +234,10 @@ impl Console {
             ("jonas.weber@example.com", &spanish, vec![0, 1]),
             ("ana.silva@example.com", &german, vec![1, 0, 1, 1]),
         ] {
-            let user = core.get_user_by_email(op, email).await.expect("user");
+            let user = core
+                .get_user_by_email(op, &address(email))
+                .await
+                .expect("user");
             let taker = core.act_as(op, &user.typed_id()).await.expect("act as");
             let answers: Vec<_> = picks
                 .iter()

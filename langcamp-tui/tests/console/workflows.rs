@@ -9,7 +9,7 @@ use langcamp_core::{Actor, Error, PageRequest, Role};
 use langcamp_tui::view::View;
 use sqlx::Row;
 
-use crate::harness::assert_snapshot;
+use crate::harness::{address, assert_snapshot};
 use crate::views::open;
 
 #[tokio::test]
@@ -96,7 +96,7 @@ async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<Str
     let op = &Actor::Operator;
     let user = console
         .core
-        .get_user_by_email(op, email)
+        .get_user_by_email(op, &address(email))
         .await
         .expect("user");
     console
@@ -178,7 +178,7 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
 async fn user(console: &crate::harness::Console, email: &str) -> langcamp_core::users::User {
     console
         .core
-        .get_user_by_email(&Actor::Operator, email)
+        .get_user_by_email(&Actor::Operator, &address(email))
         .await
         .expect("user")
 }
@@ -265,7 +265,7 @@ async fn a_user_is_deleted_only_after_confirmation() {
     assert_eq!(console.app.users.list.items.len(), 4);
     let gone = console
         .core
-        .get_user_by_email(&Actor::Operator, "new.student@example.com")
+        .get_user_by_email(&Actor::Operator, &address("new.student@example.com"))
         .await;
     assert!(gone.is_err());
 }
