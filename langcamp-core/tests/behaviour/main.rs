@@ -6,3 +6,4 @@ mod dashboard;
 mod harness;
 mod rollups;
 mod story;
+mod users;
