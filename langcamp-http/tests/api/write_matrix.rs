@@ -25,13 +25,15 @@ enum Fill {
     Full,
 }
 
-/// The data of the answer to `call` with the expected status; else a failure naming the operation.
-async fn check(call: Call, status: u16, what: &str, fill: Fill) -> Value {
+/// The data of the answer to `call` with the expected status; else a failure naming the
+/// request and the round.
+async fn check(call: Call, status: u16, fill: Fill) -> Value {
     let response = call.send().await;
     assert_eq!(
         response.status,
         status,
-        "{what} ({fill:?} round) answered {}: {}",
+        "{} ({fill:?} round) answered {}: {}",
+        response.request,
         response.status,
         response.text()
     );
@@ -61,7 +63,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     } else {
         json!({ "title": "Bare" })
     };
-    let course = check(admin.post("/courses", &body), 201, "POST /courses", fill)
+    let course = check(admin.post("/courses", &body), 201, fill)
         .await
         .into_id();
     let patch = if full {
@@ -81,7 +83,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     let updated = check(
         admin.patch(&format!("/courses/{course}"), &patch),
         200,
-        "PATCH /courses/{id}",
         fill,
     )
     .await;
@@ -90,7 +91,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     let copy = check(
         admin.post_empty(&format!("/courses/{course}/duplicate")),
         201,
-        "POST /courses/{id}/duplicate",
         fill,
     )
     .await;
@@ -120,14 +120,9 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         test_body["questions"][0]["points"] = json!(1);
         test_body["questions"][1]["points"] = json!(1);
     }
-    let test = check(
-        admin.post("/proficiency-tests", &test_body),
-        201,
-        "POST /proficiency-tests",
-        fill,
-    )
-    .await
-    .into_id();
+    let test = check(admin.post("/proficiency-tests", &test_body), 201, fill)
+        .await
+        .into_id();
     let test_patch = if full {
         json!({ "description": "Changed", "locale": "pt-BR", "targetLanguage": "es", "timeLimitMinutes": 15, "isActive": true })
     } else {
@@ -136,14 +131,12 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     check(
         admin.patch(&format!("/proficiency-tests/{test}"), &test_patch),
         200,
-        "PATCH /proficiency-tests/{id}",
         fill,
     )
     .await;
     check(
         admin.post_empty(&format!("/proficiency-tests/{test}/duplicate")),
         201,
-        "POST /proficiency-tests/{id}/duplicate",
         fill,
     )
     .await;
@@ -159,7 +152,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &json!({ "answers": answers }),
         ),
         201,
-        "POST /proficiency-tests/{id}/submit",
         fill,
     )
     .await;
@@ -188,9 +180,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &json!({ "title": "Bare unit", "videos": [{ "url": "https://v.example.com/2" }] }),
         )
     };
-    let material = check(material, 201, "POST /education-materials", fill)
-        .await
-        .into_id();
+    let material = check(material, 201, fill).await.into_id();
     let material_patch = if full {
         json!({ "description": "More", "locale": "de", "targetLanguage": "fr", "level": "B2",
                 "videos": [{ "title": "Bonjour", "url": "https://v.example.com/3" }] })
@@ -201,7 +191,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     check(
         admin.patch(&format!("/education-materials/{material}"), &material_patch),
         200,
-        "PATCH /education-materials/{id}",
         fill,
     )
     .await;
@@ -212,7 +201,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &json!({ "userIds": [people.newcomer.user_id] }),
         ),
         200,
-        "POST /education-materials/{id}/assign",
         fill,
     )
     .await;
@@ -227,21 +215,15 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         contact_body["phone"] = json!("+351 912 345 678");
         contact_body["source"] = json!("landing");
     }
-    let contact = check(
-        app.post("/contact").json(&contact_body),
-        201,
-        "POST /contact",
-        fill,
-    )
-    .await
-    .into_id();
+    let contact = check(app.post("/contact").json(&contact_body), 201, fill)
+        .await
+        .into_id();
     check(
         admin.post(
             &format!("/contact/admin/{contact}/reply"),
             &json!({ "replyMessage": "In September." }),
         ),
         200,
-        "POST /contact/admin/{id}/reply",
         fill,
     )
     .await;
@@ -252,7 +234,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &json!({ "status": status }),
         ),
         200,
-        "PATCH /contact/admin/{id}/status",
         fill,
     )
     .await;
@@ -269,7 +250,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &json!({ "key": "landing_video", "value": value }),
         ),
         200,
-        "PUT /settings",
         fill,
     )
     .await;
@@ -289,7 +269,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             .newcomer
             .post("/auth/complete-registration", &profile),
         200,
-        "POST /auth/complete-registration",
         fill,
     )
     .await;
@@ -300,13 +279,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         // Only `city` may be null: the other profile fields are required (contract §1).
         json!({ "city": null })
     };
-    check(
-        people.newcomer.patch("/me/profile", &own),
-        200,
-        "PATCH /me/profile",
-        fill,
-    )
-    .await;
+    check(people.newcomer.patch("/me/profile", &own), 200, fill).await;
     let by_admin = if full {
         json!({ "name": "Edited", "age": 40, "phone": "5550001", "gender": "male", "city": "Berlin",
                 "country": "Germany", "email": format!("edited.{tag}@example.com") })
@@ -319,7 +292,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &by_admin,
         ),
         200,
-        "PATCH /admin/users/{id}/profile",
         fill,
     )
     .await;
@@ -332,7 +304,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &json!({ "role": role }),
         ),
         200,
-        "PATCH /users/{id}/role",
         fill,
     )
     .await;
@@ -343,7 +314,6 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &json!({ "email": format!("moved.{tag}@example.com") }),
         ),
         200,
-        "PATCH /users/{id}/email",
         fill,
     )
     .await;
