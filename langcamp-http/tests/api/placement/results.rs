@@ -2,31 +2,53 @@
 
 use super::*;
 
+/// What the result lists are read from: a school on a manual clock at [`start`] with two
+/// tests, the German sample and a French one, and two students, Ana and Ben.
+struct TwoTests {
+    app: TestApp,
+    admin: Session,
+    german: Value,
+    french: Value,
+    ana: Session,
+    ben: Session,
+}
+
+impl TwoTests {
+    async fn new() -> TwoTests {
+        let School { app, admin, test } = School::at_start().await;
+        let french = json!({ "title": "French placement", "targetLanguage": "fr" });
+        let french = create(&admin, &with(sample(), french)).await;
+        let ana = app.student("ana@example.com").await;
+        let ben = app.student("ben@example.com").await;
+        TwoTests {
+            app,
+            admin,
+            german: test,
+            french,
+            ana,
+            ben,
+        }
+    }
+}
+
 #[tokio::test]
 async fn own_results_are_listed_newest_first_and_retakes_are_separate_results() {
-    let School {
+    let TwoTests {
         app,
-        admin,
-        test: german,
-    } = School::at_start().await;
-    let student = app.student("ana@example.com").await;
-    let other = app.student("ben@example.com").await;
-    let french = create(
-        &admin,
-        &with(
-            sample(),
-            json!({ "title": "French placement", "targetLanguage": "fr" }),
-        ),
-    )
-    .await;
+        german,
+        french,
+        ana,
+        ben,
+        ..
+    } = TwoTests::new().await;
     let plan: [(&Session, &Value, Answers); 3] = [
-        (&student, &german, &[(0, 2)]),
-        (&student, &french, &[(1, 0)]),
-        (&student, &german, &[(2, 0)]),
+        (&ana, &german, &[(0, 2)]),
+        (&ana, &french, &[(1, 0)]),
+        (&ana, &german, &[(2, 0)]),
     ];
     let ids = submit_in_turn(&app, &plan, TimeDelta::minutes(3)).await;
-    submit(&other, &id(&german), &[(0, 2)]).await.expect(201);
-    let mine = student.get("/proficiency-tests/results/me").await;
+    submit(&ben, &id(&german), &[(0, 2)]).await.expect(201);
+    let mine = ana.get("/proficiency-tests/results/me").await;
     let listed: Vec<&str> = mine
         .as_array()
         .expect("an array")
@@ -94,11 +116,8 @@ async fn someone_elses_result_is_not_found() {
     let ben = app.student("ben@example.com").await;
     let result = submitted(&ana, &id(&test), &[(0, 2)]).await;
     let path = format!("/proficiency-tests/results/me/{}", id(&result));
-    ben.get(&path).fails(404, "NOT_FOUND").await;
-    assert_eq!(
-        app.get(&path).bearer(&ben.access).send().await.errors(),
-        ["test result not found"]
-    );
+    let refused = ben.get(&path).fails(404, "NOT_FOUND").await;
+    assert_eq!(refused.errors(), ["test result not found"]);
     ana.get("/proficiency-tests/results/me/not-an-id")
         .expect(404)
         .await;
@@ -142,14 +161,14 @@ async fn admins_see_the_correct_option_of_each_question_in_result_detail() {
 
 #[tokio::test]
 async fn admins_list_results_with_filters_and_pages() {
-    let School {
+    let TwoTests {
         app,
         admin,
-        test: german,
-    } = School::at_start().await;
-    let ana = app.student("ana@example.com").await;
-    let ben = app.student("ben@example.com").await;
-    let french = create(&admin, &with(sample(), json!({ "targetLanguage": "fr" }))).await;
+        german,
+        french,
+        ana,
+        ben,
+    } = TwoTests::new().await;
     // (who, test, answers) -> levels A1, B1, A2, B1, A1
     let plan: [(&Session, &Value, Answers); 5] = [
         (&ana, &german, &[(0, 2)]),
