@@ -478,11 +478,7 @@ async fn a_demoted_admin_loses_access_on_the_next_request() {
     let root = app.superadmin().await;
     let admin = app.admin().await;
     admin.get("/users").expect(200).await;
-    root.patch(
-        &format!("/users/{}/role", admin.user_id),
-        &json!({ "role": "user" }),
-    )
-    .await;
+    root.set_role(&admin.user_id, "user").await;
     admin.get("/users").expect(403).await;
 }
 

@@ -179,6 +179,16 @@ impl std::ops::Deref for Session {
     }
 }
 
+impl Session {
+    /// `PATCH /users/{user_id}/role` to `role`, as this caller (a superadmin's right).
+    pub fn set_role(&self, user_id: &str, role: &str) -> Call {
+        self.patch(
+            &format!("/users/{user_id}/role"),
+            &serde_json::json!({ "role": role }),
+        )
+    }
+}
+
 impl TestApp {
     /// Stops the server and the mail worker, as if the process ended; the database (which
     /// another instance may share) stays until the app is dropped.

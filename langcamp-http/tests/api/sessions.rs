@@ -74,11 +74,7 @@ async fn role_changes_reach_a_held_sign_in_in_both_directions() {
     assert_eq!(warm(&student).await["role"], "user");
     student.get("/users").expect(403).await;
     for (role, status) in [("admin", 200), ("user", 403)] {
-        root.patch(
-            &format!("/users/{}/role", student.user_id),
-            &json!({ "role": role }),
-        )
-        .await;
+        root.set_role(&student.user_id, role).await;
         student.get("/users").expect(status).await;
         assert_eq!(warm(&student).await["role"], role);
     }
@@ -240,11 +236,7 @@ async fn two_instances_on_one_postgres_database_honour_each_others_writes_at_onc
     // A role change on A: B's held sign-in loses admin rights.
     let root = a.superadmin().await;
     admin_on_b.get("/users").expect(200).await;
-    root.patch(
-        &format!("/users/{}/role", admin.user_id),
-        &json!({ "role": "user" }),
-    )
-    .await;
+    root.set_role(&admin.user_id, "user").await;
     let demoted = assert_within(limit, "B saw the demotion", async || {
         admin_on_b.get("/users").send().await.status == 403
     })

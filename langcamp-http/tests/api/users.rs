@@ -91,27 +91,14 @@ async fn superadmins_change_roles_but_never_demote_the_last_superadmin() {
     let app = TestApp::spawn().await;
     let root = app.superadmin().await;
     let student = app.student("promote@example.com").await;
-    let promoted = root
-        .patch(
-            &format!("/users/{}/role", student.user_id),
-            &json!({ "role": "admin" }),
-        )
-        .await;
+    let promoted = root.set_role(&student.user_id, "admin").await;
     assert_eq!(promoted["role"], "admin");
     student.get("/users").expect(200).await;
 
-    root.patch(
-        &format!("/users/{}/role", student.user_id),
-        &json!({ "role": "emperor" }),
-    )
-    .expect(400)
-    .await;
-    root.patch(
-        &format!("/users/{}/role", root.user_id),
-        &json!({ "role": "admin" }),
-    )
-    .fails(409, "CONFLICT")
-    .await;
+    root.set_role(&student.user_id, "emperor").expect(400).await;
+    root.set_role(&root.user_id, "admin")
+        .fails(409, "CONFLICT")
+        .await;
     root.delete(&format!("/users/{}", root.user_id))
         .expect(409)
         .await;
