@@ -54,12 +54,19 @@ fn set_status(admin: &Client, id: &str, status: &str) -> Call {
 }
 
 /// What the reply and status tests start from: a server on a manual clock at [`start`],
-/// its admin, and the contact request `first last <email>` sent.
-async fn with_contact(first: &str, last: &str, email: &str) -> (TestApp, Session, Value) {
+/// its admin, and the contact request `first last <email>` sent, with its id.
+async fn with_contact(first: &str, last: &str, email: &str) -> (TestApp, Session, Value, String) {
     let app = TestApp::builder().manual_clock(start()).spawn().await;
     let admin = app.admin().await;
     let contact = send_contact(&app, &form(first, last, email)).await;
-    (app, admin, contact)
+    let id = id_of(&contact);
+    (app, admin, contact, id)
+}
+
+/// Moves the clock on by `by`, and `admin` signs in again: access tokens are short-lived.
+async fn admin_after(app: &TestApp, admin: &Session, by: TimeDelta) -> Session {
+    app.clock.advance(by);
+    app.sign_in(&admin.email).await
 }
 
 async fn queued_replies(app: &TestApp) -> i64 {
@@ -357,11 +364,8 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
 
 #[tokio::test]
 async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
-    let (app, admin, contact) = with_contact("Ana", "Silva", "Ana@Example.com").await;
-    let id = id_of(&contact);
-    app.clock.advance(TimeDelta::minutes(30));
-    // Access tokens are short-lived: sign in again after moving the clock.
-    let admin = app.sign_in(&admin.email).await;
+    let (app, admin, contact, id) = with_contact("Ana", "Silva", "Ana@Example.com").await;
+    let admin = admin_after(&app, &admin, TimeDelta::minutes(30)).await;
 
     let reply = "Dear Ana,\nclasses <b>start</b> at 18:30 & end at 20:00. \"See\" you!";
     let replied = reply_to(&admin, &id, &format!("  {reply}  ")).await;
@@ -404,18 +408,15 @@ async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
 
 #[tokio::test]
 async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mail() {
-    let (app, admin, contact) = with_contact("Bo", "Lee", "bo@example.com").await;
-    let id = id_of(&contact);
-    app.clock.advance(TimeDelta::hours(1));
-    let admin = app.sign_in(&admin.email).await;
+    let (app, admin, _, id) = with_contact("Bo", "Lee", "bo@example.com").await;
+    let admin = admin_after(&app, &admin, TimeDelta::hours(1)).await;
     let first = reply_to(&admin, &id, "First answer").await;
     assert_eq!(first["repliedAt"], "2026-11-22T11:00:00.000Z");
     app.mail_to("bo@example.com", 1).await;
 
     // Closing it and replying again re-opens it as replied.
     set_status(&admin, &id, "CLOSED").expect(200).await;
-    app.clock.advance(TimeDelta::days(2));
-    let admin = app.sign_in(&admin.email).await;
+    let admin = admin_after(&app, &admin, TimeDelta::days(2)).await;
     let second = reply_to(&admin, &id, "Second answer").await;
     assert_eq!(second["status"], "REPLIED");
     assert_eq!(second["replyMessage"], "Second answer");
@@ -438,8 +439,7 @@ async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mai
 
 #[tokio::test]
 async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
-    let (app, admin, contact) = with_contact("Cy", "Ng", "cy@example.com").await;
-    let id = id_of(&contact);
+    let (app, admin, contact, id) = with_contact("Cy", "Ng", "cy@example.com").await;
     app.clock.advance(TimeDelta::minutes(5));
     for (body, message) in [
         (json!({}), "replyMessage is required"),
@@ -486,8 +486,7 @@ async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
 
 #[tokio::test]
 async fn admins_can_set_every_status_from_any_state_and_unknown_ones_are_refused() {
-    let (app, admin, contact) = with_contact("Di", "Ro", "di@example.com").await;
-    let id = id_of(&contact);
+    let (app, admin, _, id) = with_contact("Di", "Ro", "di@example.com").await;
     let path = format!("/contact/admin/{id}/status");
     for (minutes, status) in [
         (1, "IN_PROGRESS"),
