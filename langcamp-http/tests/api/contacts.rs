@@ -549,22 +549,11 @@ async fn unknown_and_malformed_contact_ids_are_404_everywhere() {
         "%27%20OR%201=1",
         "12345",
     ] {
-        let not_found = admin
-            .get(&format!("/contact/admin/{id}"))
-            .fails(404, "NOT_FOUND")
-            .await;
-        assert_eq!(not_found.errors(), ["contact request not found"]);
         let base = format!("/contact/admin/{id}");
-        let reply = json!({ "replyMessage": "Hello" });
-        admin
-            .post(&format!("{base}/reply"), &reply)
-            .expect(404)
-            .await;
-        let closed = json!({ "status": "CLOSED" });
-        admin
-            .patch(&format!("{base}/status"), &closed)
-            .expect(404)
-            .await;
+        let not_found = admin.get(&base).fails(404, "NOT_FOUND").await;
+        assert_eq!(not_found.errors(), ["contact request not found"]);
+        reply_to(&admin, id, "Hello").expect(404).await;
+        set_status(&admin, id, "CLOSED").expect(404).await;
         admin.delete(&base).expect(404).await;
     }
     assert_eq!(queued_replies(&app).await, 0);
