@@ -215,6 +215,12 @@ impl TestApp {
             .expect("the count")
     }
 
+    /// How many rows `table` holds (`app.rows("stored_files")`), read as [`TestApp::count`].
+    pub async fn rows(&self, table: &str) -> i64 {
+        self.count(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+            .await
+    }
+
     /// A server and its admin, signed in: where most tests start.
     pub async fn with_admin() -> (TestApp, Session) {
         let app = TestApp::spawn().await;
