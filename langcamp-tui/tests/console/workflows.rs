@@ -42,23 +42,9 @@ async fn a_reply_typed_in_the_console_is_stored_and_its_mail_queued() {
         marta.reply_message.as_deref(),
         Some("Hello Marta,\nyes: Tuesdays and Thursdays at 18:30.")
     );
-    let rows = sqlx::query(
-        "SELECT recipient, kind FROM mail_outbox WHERE recipient = $1 ORDER BY created_at",
-    )
-    .bind("marta.reis@example.com")
-    .fetch_all(console.core.db().reader())
-    .await
-    .expect("outbox");
-    let mails: Vec<(String, String)> = rows
-        .iter()
-        .map(|r| (r.get("recipient"), r.get("kind")))
-        .collect();
     assert_eq!(
-        mails,
-        [(
-            "marta.reis@example.com".to_owned(),
-            "contact_reply".to_owned()
-        )]
+        outbox(&console, "marta.reis@example.com").await,
+        ["contact_reply"]
     );
 }
 
@@ -90,16 +76,20 @@ async fn outbox(console: &crate::harness::Console, recipient: &str) -> Vec<Strin
         .collect()
 }
 
-async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<String> {
-    let op = &Actor::Operator;
-    let user = console
-        .core
-        .get_user_by_email(op, email)
-        .await
-        .expect("user");
+async fn user(console: &crate::harness::Console, email: &str) -> langcamp_core::users::User {
     console
         .core
-        .user_materials(op, &langcamp_core::domain::Id::from(&user.id))
+        .get_user_by_email(&Actor::Operator, email)
+        .await
+        .expect("user")
+}
+
+/// The titles of the materials assigned to `email`.
+async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<String> {
+    let user = user(console, email).await;
+    console
+        .core
+        .user_materials(&Actor::Operator, &langcamp_core::domain::Id::from(&user.id))
         .await
         .expect("materials")
         .into_iter()
@@ -171,14 +161,6 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     assert!(console.app.overlay.is_some());
     console.press(KeyCode::Esc).await;
     assert!(console.app.overlay.is_none());
-}
-
-async fn user(console: &crate::harness::Console, email: &str) -> langcamp_core::users::User {
-    console
-        .core
-        .get_user_by_email(&Actor::Operator, email)
-        .await
-        .expect("user")
 }
 
 #[tokio::test]
