@@ -421,6 +421,28 @@ impl TestApp {
     }
 }
 
+/// Each of the required `fields` set to `null` in `PATCH path` (beside the fields of
+/// `beside`) is refused: 400 `VALIDATION_FAILED` with the one message "`field` cannot be null".
+pub async fn assert_nulls_refused(
+    caller: &Client,
+    path: &str,
+    fields: &[&str],
+    beside: serde_json::Value,
+) {
+    for field in fields {
+        let mut body = beside.clone();
+        body[*field] = serde_json::Value::Null;
+        let refused = caller.patch(path, &body).send().await;
+        assert_eq!(refused.status, 400, "{field}: {}", refused.text());
+        assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
+        assert_eq!(
+            refused.errors(),
+            [format!("{field} cannot be null")],
+            "{field}"
+        );
+    }
+}
+
 /// A complete registration for `POST /auth/complete-registration`: a woman in Portugal.
 pub fn registration(name: &str, age: serde_json::Value) -> serde_json::Value {
     serde_json::json!({

@@ -4,7 +4,7 @@ use langcamp_core::Role;
 use langcamp_core::domain::Id;
 use serde_json::json;
 
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, assert_nulls_refused};
 
 #[tokio::test]
 async fn admins_list_users_newest_first_with_filters_and_pages() {
@@ -202,18 +202,8 @@ async fn the_admin_profile_edit_refuses_null_for_required_fields() {
     let student = app.student("adminnulls@example.com").await;
     let path = format!("/admin/users/{}/profile", student.user_id);
     let before = admin.get(&format!("/users/{}", student.user_id)).await;
-    for field in ["name", "age", "phone", "gender", "country", "email"] {
-        let refused = admin
-            .patch(&path, &json!({ field: null }))
-            .expect(400)
-            .await;
-        assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
-        assert_eq!(
-            refused.errors(),
-            [format!("{field} cannot be null")],
-            "{field}"
-        );
-    }
+    let required = ["name", "age", "phone", "gender", "country", "email"];
+    assert_nulls_refused(&admin, &path, &required, json!({})).await;
     let cleared = admin.patch(&path, &json!({ "city": null })).await;
     assert_eq!(cleared["user"]["city"], json!(null), "city is optional");
     let after = admin.get(&format!("/users/{}", student.user_id)).await;
