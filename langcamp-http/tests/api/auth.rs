@@ -157,7 +157,7 @@ async fn codes_and_refresh_tokens_are_stored_only_as_hashes() {
 
 #[tokio::test]
 async fn a_code_expires_after_its_ttl() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let code = app.request_code("slow@example.com").await;
     app.clock
         .advance(TimeDelta::minutes(10) + TimeDelta::seconds(1));
@@ -172,7 +172,7 @@ async fn a_code_expires_after_its_ttl() {
 
 #[tokio::test]
 async fn a_code_just_inside_its_ttl_still_works() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let code = app.request_code("quick@example.com").await;
     app.clock
         .advance(TimeDelta::minutes(9) + TimeDelta::seconds(59));
@@ -305,7 +305,7 @@ async fn verify_refuses_malformed_input_with_400() {
 
 #[tokio::test]
 async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let tab = app.sign_in("family@example.com").await;
     let other_device = app.sign_in("family@example.com").await;
     let rotated = app
@@ -326,7 +326,7 @@ async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
 
 #[tokio::test]
 async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let session = app.sign_in("tabs@example.com").await;
     let first = app
         .post("/auth/refresh")
@@ -349,7 +349,7 @@ async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
 
 #[tokio::test]
 async fn access_tokens_expire_with_the_clock() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let session = app.sign_in("clock@example.com").await;
     session.get("/me").expect(200).await;
     app.clock.advance(TimeDelta::minutes(16));
@@ -601,7 +601,7 @@ async fn logout_with_a_refresh_token_ends_that_sign_in_too() {
 
 #[tokio::test]
 async fn expired_rows_are_purged() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let session = app.sign_in("purge@example.com").await;
     session.post_empty("/auth/logout").expect(200).await;
     app.request_code("purge2@example.com").await;

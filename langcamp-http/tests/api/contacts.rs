@@ -56,8 +56,7 @@ fn set_status(admin: &Client, id: &str, status: &str) -> Call {
 /// What the reply and status tests start from: a server on a manual clock at [`start`],
 /// its admin, and the contact request `first last <email>` sent, with its id.
 async fn with_contact(first: &str, last: &str, email: &str) -> (TestApp, Session, Value, String) {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start()).await;
     let contact = send_contact(&app, &form(first, last, email)).await;
     let id = id_of(&contact);
     (app, admin, contact, id)
@@ -76,7 +75,7 @@ async fn queued_replies(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn visitors_send_a_contact_request_and_get_it_back_trimmed_and_pending() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let response = post_contact(&app, &fresh_client())
         .json(&json!({
             "firstName": "  Ana ",
@@ -243,8 +242,7 @@ async fn invalid_contact_requests_get_one_message_per_field_and_store_nothing() 
 
 #[tokio::test]
 async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_pages() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start()).await;
     let mut ids = Vec::new();
     for i in 0..12 {
         let contact = send_contact(

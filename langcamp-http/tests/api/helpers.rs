@@ -202,6 +202,11 @@ impl TestApp {
         TestApp::builder().spawn().await
     }
 
+    /// A server on a manual clock starting at `start` (move it with `app.clock`).
+    pub async fn at(start: DateTime<Utc>) -> TestApp {
+        TestApp::builder().manual_clock(start).spawn().await
+    }
+
     /// A server with one configuration variable set (`UPLOAD_MAX_BYTES`, ...).
     pub async fn with_var(name: &str, value: &str) -> TestApp {
         TestApp::builder().var(name, value).spawn().await
@@ -224,6 +229,13 @@ impl TestApp {
     /// A server and its admin, signed in: where most tests start.
     pub async fn with_admin() -> (TestApp, Session) {
         let app = TestApp::spawn().await;
+        let admin = app.admin().await;
+        (app, admin)
+    }
+
+    /// [`TestApp::with_admin`] on a manual clock starting at `start`.
+    pub async fn with_admin_at(start: DateTime<Utc>) -> (TestApp, Session) {
+        let app = TestApp::at(start).await;
         let admin = app.admin().await;
         (app, admin)
     }

@@ -258,8 +258,7 @@ async fn form_mistakes_are_400_and_discard_pdfs_already_received() {
 #[tokio::test]
 async fn updates_append_and_remove_pdfs_and_change_fields() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     let form = Multipart::new()
         .text("title", "Unit 2")
         .text("description", "Shopping")
@@ -490,8 +489,7 @@ async fn without_a_frontend_base_the_mail_carries_a_relative_link() {
 #[tokio::test]
 async fn users_see_only_their_own_materials_newest_assignment_first() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     let eva = app.student("eva@example.com").await;
     let finn = app.student("finn@example.com").await;
     let a = create_json(&admin, json!({ "title": "A" })).await;
@@ -581,8 +579,7 @@ async fn users_see_only_their_own_materials_newest_assignment_first() {
 #[tokio::test]
 async fn the_admin_list_is_paginated_newest_first_and_filtered_by_locale() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     let mut created = Vec::new();
     for (title, locale) in [("one", "en"), ("two", "de"), ("three", "en")] {
         app.clock.advance(TimeDelta::seconds(1));

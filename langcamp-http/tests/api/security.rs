@@ -73,7 +73,7 @@ async fn twenty_simultaneous_refreshes_of_one_token_end_with_one_live_refresh_to
 
 #[tokio::test]
 async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_in() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let session = app.sign_in("tabs2@example.com").await;
     let (first_access, successor) =
         tokens(&refresh(&app, &session.refresh).await.expect(200).data());
@@ -89,7 +89,7 @@ async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_i
 
 #[tokio::test]
 async fn a_token_replayed_after_the_grace_is_caught_even_after_a_grace_reuse() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let victim = app.sign_in("victim@example.com").await;
     let (_, successor) = tokens(&refresh(&app, &victim.refresh).await.expect(200).data());
     app.clock.advance(TimeDelta::seconds(5));

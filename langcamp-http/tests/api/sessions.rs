@@ -56,7 +56,7 @@ async fn a_held_sign_in_ended_by_its_refresh_token_at_logout_is_refused_at_once(
 #[tokio::test]
 async fn a_held_sign_in_revoked_by_refresh_reuse_is_refused_at_once() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let app = TestApp::at(start).await;
     let session = app.sign_in("reuse@example.com").await;
     warm(&session).await;
     app.refresh(&session.refresh).await;

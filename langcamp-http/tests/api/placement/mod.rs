@@ -93,7 +93,7 @@ impl School {
 
     /// On a manual clock at [`start`].
     async fn at_start() -> School {
-        School::on(TestApp::builder().manual_clock(start()).spawn().await).await
+        School::on(TestApp::at(start()).await).await
     }
 
     async fn on(app: TestApp) -> School {
