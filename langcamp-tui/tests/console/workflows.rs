@@ -55,9 +55,7 @@ async fn an_empty_reply_is_not_sent_and_the_editor_stays_open() {
     console.type_text("  \n").await;
     console.ctrl('s').await;
     assert!(console.app.overlay.is_some());
-    let message = console.app.message.clone().expect("a message");
-    assert!(message.is_error);
-    assert_eq!(message.text, "write a reply first");
+    assert_eq!(console.error(), "write a reply first");
     console.press(KeyCode::Esc).await;
     assert!(console.app.overlay.is_none());
     let screen = console.screen(100, 30);
@@ -114,9 +112,8 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     assert_snapshot(&console, "materials-assign-picker");
     console.press(KeyCode::Enter).await;
     assert!(console.app.overlay.is_none());
-    let message = console.app.message.clone().expect("message");
     assert_eq!(
-        message.text,
+        console.message(),
         "assigned \"Business English: meetings\" to 2 users; mails queued"
     );
     assert_eq!(
@@ -155,9 +152,10 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     console.press(KeyCode::Char('u')).await;
     console.type_text("ana").await;
     console.press(KeyCode::Enter).await;
-    let message = console.app.message.clone().expect("message");
-    assert!(message.is_error);
-    assert_eq!(message.text, "this material is not assigned to that user");
+    assert_eq!(
+        console.error(),
+        "this material is not assigned to that user"
+    );
     assert!(console.app.overlay.is_some());
     console.press(KeyCode::Esc).await;
     assert!(console.app.overlay.is_none());
@@ -335,11 +333,8 @@ async fn a_setting_is_edited_as_json_and_bad_json_is_refused() {
         .await;
     console.type_text("{\"adults\": 10,").await;
     console.ctrl('s').await;
-    let message = console.app.message.clone().expect("message");
-    assert!(
-        message.is_error && message.text.starts_with("not valid JSON"),
-        "{message:?}"
-    );
+    let error = console.error();
+    assert!(error.starts_with("not valid JSON"), "{error}");
     assert_snapshot(&console, "settings-bad-json");
     console.type_text("\n\"kids\": 8}").await;
     console.ctrl('s').await;
@@ -413,9 +408,7 @@ async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
     console.press(KeyCode::Char('u')).await;
     console.type_text("nobody@example.com").await;
     console.press(KeyCode::Enter).await;
-    let message = console.app.message.clone().expect("message");
-    assert!(message.is_error);
-    assert_eq!(message.text, "user not found");
+    assert_eq!(console.error(), "user not found");
     assert!(scores(&console).is_empty());
     assert!(!console.app.placement.results.is_loading());
 }
