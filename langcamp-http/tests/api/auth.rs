@@ -6,7 +6,8 @@ use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    Case, Client, Session, TestApp, assert_role_matrix, extract_code, registration, utc,
+    Case, Client, Session, TestApp, assert_nulls_refused, assert_role_matrix, extract_code,
+    registration, utc,
 };
 
 fn start() -> chrono::DateTime<Utc> {
@@ -156,7 +157,7 @@ async fn codes_and_refresh_tokens_are_stored_only_as_hashes() {
 
 #[tokio::test]
 async fn a_code_expires_after_its_ttl() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let code = app.request_code("slow@example.com").await;
     app.clock
         .advance(TimeDelta::minutes(10) + TimeDelta::seconds(1));
@@ -171,7 +172,7 @@ async fn a_code_expires_after_its_ttl() {
 
 #[tokio::test]
 async fn a_code_just_inside_its_ttl_still_works() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let code = app.request_code("quick@example.com").await;
     app.clock
         .advance(TimeDelta::minutes(9) + TimeDelta::seconds(59));
@@ -223,8 +224,7 @@ async fn concurrent_verifies_of_one_code_succeed_exactly_once() {
         statuses.iter().all(|s| *s == 200 || *s == 401),
         "{statuses:?}"
     );
-    let users: i64 = app.count("SELECT COUNT(*) FROM users").await;
-    assert_eq!(users, 1);
+    assert_eq!(app.rows("users").await, 1);
 }
 
 #[tokio::test]
@@ -305,7 +305,7 @@ async fn verify_refuses_malformed_input_with_400() {
 
 #[tokio::test]
 async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let tab = app.sign_in("family@example.com").await;
     let other_device = app.sign_in("family@example.com").await;
     let rotated = app
@@ -326,7 +326,7 @@ async fn a_reused_refresh_token_revokes_its_sign_in_but_not_others() {
 
 #[tokio::test]
 async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let session = app.sign_in("tabs@example.com").await;
     let first = app
         .post("/auth/refresh")
@@ -349,7 +349,7 @@ async fn two_tabs_refreshing_at_once_both_get_working_pairs_of_one_chain() {
 
 #[tokio::test]
 async fn access_tokens_expire_with_the_clock() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let session = app.sign_in("clock@example.com").await;
     session.get("/me").expect(200).await;
     app.clock.advance(TimeDelta::minutes(16));
@@ -478,11 +478,7 @@ async fn a_demoted_admin_loses_access_on_the_next_request() {
     let root = app.superadmin().await;
     let admin = app.admin().await;
     admin.get("/users").expect(200).await;
-    root.patch(
-        &format!("/users/{}/role", admin.user_id),
-        &json!({ "role": "user" }),
-    )
-    .await;
+    root.set_role(&admin.user_id, "user").await;
     admin.get("/users").expect(403).await;
 }
 
@@ -535,7 +531,7 @@ async fn own_profile_refuses_null_for_each_required_field_and_keeps_the_profile(
     let app = TestApp::spawn().await;
     let student = app.student("nulls@example.com").await;
     let before = student.get("/me").await;
-    for field in [
+    let required = [
         "name",
         "age",
         "gender",
@@ -543,18 +539,9 @@ async fn own_profile_refuses_null_for_each_required_field_and_keeps_the_profile(
         "countryCode",
         "phoneNumber",
         "locale",
-    ] {
-        let refused = student
-            .patch("/me/profile", &json!({ field: null, "city": "Changed" }))
-            .expect(400)
-            .await;
-        assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
-        assert_eq!(
-            refused.errors(),
-            [format!("{field} cannot be null")],
-            "{field}"
-        );
-    }
+    ];
+    let change = json!({ "city": "Changed" });
+    assert_nulls_refused(&student, "/me/profile", &required, change).await;
     let all = student
         .patch(
             "/me/profile",
@@ -614,7 +601,7 @@ async fn logout_with_a_refresh_token_ends_that_sign_in_too() {
 
 #[tokio::test]
 async fn expired_rows_are_purged() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let session = app.sign_in("purge@example.com").await;
     session.post_empty("/auth/logout").expect(200).await;
     app.request_code("purge2@example.com").await;
@@ -627,9 +614,7 @@ async fn expired_rows_are_purged() {
         "sessions",
         "refresh_tokens",
     ] {
-        let sql = format!("SELECT COUNT(*) FROM {table}");
-        let count: i64 = app.count(sqlx::AssertSqlSafe(sql)).await;
-        assert_eq!(count, 0, "{table} purged");
+        assert_eq!(app.rows(table).await, 0, "{table} purged");
     }
 }
 

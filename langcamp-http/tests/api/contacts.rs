@@ -54,12 +54,18 @@ fn set_status(admin: &Client, id: &str, status: &str) -> Call {
 }
 
 /// What the reply and status tests start from: a server on a manual clock at [`start`],
-/// its admin, and the contact request `first last <email>` sent.
-async fn with_contact(first: &str, last: &str, email: &str) -> (TestApp, Session, Value) {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
+/// its admin, and the contact request `first last <email>` sent, with its id.
+async fn with_contact(first: &str, last: &str, email: &str) -> (TestApp, Session, Value, String) {
+    let (app, admin) = TestApp::with_admin_at(start()).await;
     let contact = send_contact(&app, &form(first, last, email)).await;
-    (app, admin, contact)
+    let id = id_of(&contact);
+    (app, admin, contact, id)
+}
+
+/// Moves the clock on by `by`, and `admin` signs in again: access tokens are short-lived.
+async fn admin_after(app: &TestApp, admin: &Session, by: TimeDelta) -> Session {
+    app.clock.advance(by);
+    app.sign_in(&admin.email).await
 }
 
 async fn queued_replies(app: &TestApp) -> i64 {
@@ -69,7 +75,7 @@ async fn queued_replies(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn visitors_send_a_contact_request_and_get_it_back_trimmed_and_pending() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let response = post_contact(&app, &fresh_client())
         .json(&json!({
             "firstName": "  Ana ",
@@ -236,8 +242,7 @@ async fn invalid_contact_requests_get_one_message_per_field_and_store_nothing() 
 
 #[tokio::test]
 async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_pages() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start()).await;
     let mut ids = Vec::new();
     for i in 0..12 {
         let contact = send_contact(
@@ -357,11 +362,8 @@ async fn admins_list_contacts_newest_first_filtered_by_status_and_text_with_page
 
 #[tokio::test]
 async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
-    let (app, admin, contact) = with_contact("Ana", "Silva", "Ana@Example.com").await;
-    let id = id_of(&contact);
-    app.clock.advance(TimeDelta::minutes(30));
-    // Access tokens are short-lived: sign in again after moving the clock.
-    let admin = app.sign_in(&admin.email).await;
+    let (app, admin, contact, id) = with_contact("Ana", "Silva", "Ana@Example.com").await;
+    let admin = admin_after(&app, &admin, TimeDelta::minutes(30)).await;
 
     let reply = "Dear Ana,\nclasses <b>start</b> at 18:30 & end at 20:00. \"See\" you!";
     let replied = reply_to(&admin, &id, &format!("  {reply}  ")).await;
@@ -404,18 +406,15 @@ async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
 
 #[tokio::test]
 async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mail() {
-    let (app, admin, contact) = with_contact("Bo", "Lee", "bo@example.com").await;
-    let id = id_of(&contact);
-    app.clock.advance(TimeDelta::hours(1));
-    let admin = app.sign_in(&admin.email).await;
+    let (app, admin, _, id) = with_contact("Bo", "Lee", "bo@example.com").await;
+    let admin = admin_after(&app, &admin, TimeDelta::hours(1)).await;
     let first = reply_to(&admin, &id, "First answer").await;
     assert_eq!(first["repliedAt"], "2026-11-22T11:00:00.000Z");
     app.mail_to("bo@example.com", 1).await;
 
     // Closing it and replying again re-opens it as replied.
     set_status(&admin, &id, "CLOSED").expect(200).await;
-    app.clock.advance(TimeDelta::days(2));
-    let admin = app.sign_in(&admin.email).await;
+    let admin = admin_after(&app, &admin, TimeDelta::days(2)).await;
     let second = reply_to(&admin, &id, "Second answer").await;
     assert_eq!(second["status"], "REPLIED");
     assert_eq!(second["replyMessage"], "Second answer");
@@ -438,8 +437,7 @@ async fn a_second_reply_replaces_the_text_moves_replied_at_and_sends_another_mai
 
 #[tokio::test]
 async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
-    let (app, admin, contact) = with_contact("Cy", "Ng", "cy@example.com").await;
-    let id = id_of(&contact);
+    let (app, admin, contact, id) = with_contact("Cy", "Ng", "cy@example.com").await;
     app.clock.advance(TimeDelta::minutes(5));
     for (body, message) in [
         (json!({}), "replyMessage is required"),
@@ -486,8 +484,7 @@ async fn a_refused_reply_changes_nothing_and_sends_no_mail() {
 
 #[tokio::test]
 async fn admins_can_set_every_status_from_any_state_and_unknown_ones_are_refused() {
-    let (app, admin, contact) = with_contact("Di", "Ro", "di@example.com").await;
-    let id = id_of(&contact);
+    let (app, admin, _, id) = with_contact("Di", "Ro", "di@example.com").await;
     let path = format!("/contact/admin/{id}/status");
     for (minutes, status) in [
         (1, "IN_PROGRESS"),
@@ -550,22 +547,11 @@ async fn unknown_and_malformed_contact_ids_are_404_everywhere() {
         "%27%20OR%201=1",
         "12345",
     ] {
-        let not_found = admin
-            .get(&format!("/contact/admin/{id}"))
-            .fails(404, "NOT_FOUND")
-            .await;
-        assert_eq!(not_found.errors(), ["contact request not found"]);
         let base = format!("/contact/admin/{id}");
-        let reply = json!({ "replyMessage": "Hello" });
-        admin
-            .post(&format!("{base}/reply"), &reply)
-            .expect(404)
-            .await;
-        let closed = json!({ "status": "CLOSED" });
-        admin
-            .patch(&format!("{base}/status"), &closed)
-            .expect(404)
-            .await;
+        let not_found = admin.get(&base).fails(404, "NOT_FOUND").await;
+        assert_eq!(not_found.errors(), ["contact request not found"]);
+        reply_to(&admin, id, "Hello").expect(404).await;
+        set_status(&admin, id, "CLOSED").expect(404).await;
         admin.delete(&base).expect(404).await;
     }
     assert_eq!(queued_replies(&app).await, 0);

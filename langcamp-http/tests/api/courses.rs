@@ -41,8 +41,7 @@ fn id_of(course: &Value) -> String {
 #[tokio::test]
 async fn admins_create_read_update_and_delete_courses() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
 
     let input = json!({
         "title": "  German for beginners ",
@@ -240,8 +239,7 @@ async fn unpublished_courses_are_hidden_from_the_public_but_not_from_admins() {
 #[tokio::test]
 async fn lists_filter_by_locale_and_target_language_ordered_by_sort_order_then_age() {
     let start = utc(2026, 1, 5, 8, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     for (title, locale, target, sort) in [
         ("de-en late", "en", "de", 1),
         ("fr-en", "en", "fr", 0),
@@ -621,7 +619,7 @@ async fn the_public_list_shows_every_change_on_the_next_read() {
 #[tokio::test]
 async fn changes_made_by_another_server_show_within_five_seconds() {
     let start = utc(2026, 3, 1, 9, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let app = TestApp::at(start).await;
     // A second server on the same database: its writes cannot clear this server's cache.
     let other = Langcamp::connect(app.core.config().clone(), app.clock.clone())
         .await

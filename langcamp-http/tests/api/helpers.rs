@@ -179,6 +179,16 @@ impl std::ops::Deref for Session {
     }
 }
 
+impl Session {
+    /// `PATCH /users/{user_id}/role` to `role`, as this caller (a superadmin's right).
+    pub fn set_role(&self, user_id: &str, role: &str) -> Call {
+        self.patch(
+            &format!("/users/{user_id}/role"),
+            &serde_json::json!({ "role": role }),
+        )
+    }
+}
+
 impl TestApp {
     /// Stops the server and the mail worker, as if the process ended; the database (which
     /// another instance may share) stays until the app is dropped.
@@ -190,6 +200,11 @@ impl TestApp {
 
     pub async fn spawn() -> TestApp {
         TestApp::builder().spawn().await
+    }
+
+    /// A server on a manual clock starting at `start` (move it with `app.clock`).
+    pub async fn at(start: DateTime<Utc>) -> TestApp {
+        TestApp::builder().manual_clock(start).spawn().await
     }
 
     /// A server with one configuration variable set (`UPLOAD_MAX_BYTES`, ...).
@@ -205,9 +220,22 @@ impl TestApp {
             .expect("the count")
     }
 
+    /// How many rows `table` holds (`app.rows("stored_files")`), read as [`TestApp::count`].
+    pub async fn rows(&self, table: &str) -> i64 {
+        self.count(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+            .await
+    }
+
     /// A server and its admin, signed in: where most tests start.
     pub async fn with_admin() -> (TestApp, Session) {
         let app = TestApp::spawn().await;
+        let admin = app.admin().await;
+        (app, admin)
+    }
+
+    /// [`TestApp::with_admin`] on a manual clock starting at `start`.
+    pub async fn with_admin_at(start: DateTime<Utc>) -> (TestApp, Session) {
+        let app = TestApp::at(start).await;
         let admin = app.admin().await;
         (app, admin)
     }
@@ -402,6 +430,28 @@ impl TestApp {
 
     pub async fn student(&self, email: &str) -> Session {
         self.user_with_role(email, Role::User).await
+    }
+}
+
+/// Each of the required `fields` set to `null` in `PATCH path` (beside the fields of
+/// `beside`) is refused: 400 `VALIDATION_FAILED` with the one message "`field` cannot be null".
+pub async fn assert_nulls_refused(
+    caller: &Client,
+    path: &str,
+    fields: &[&str],
+    beside: serde_json::Value,
+) {
+    for field in fields {
+        let mut body = beside.clone();
+        body[*field] = serde_json::Value::Null;
+        let refused = caller.patch(path, &body).send().await;
+        assert_eq!(refused.status, 400, "{field}: {}", refused.text());
+        assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
+        assert_eq!(
+            refused.errors(),
+            [format!("{field} cannot be null")],
+            "{field}"
+        );
     }
 }
 

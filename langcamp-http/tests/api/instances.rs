@@ -149,14 +149,8 @@ async fn two_instances_without_a_shared_disk_serve_sign_in_and_deliver_as_one() 
         .user_with_role("second-root@example.com", Role::Superadmin)
         .await;
     let (one, two) = tokio::join!(
-        a.patch(&format!("/users/{}/role", second.user_id))
-            .bearer(&first.access)
-            .json(&json!({ "role": "admin" }))
-            .send(),
-        b.patch(&format!("/users/{}/role", first.user_id))
-            .bearer(&second.access)
-            .json(&json!({ "role": "admin" }))
-            .send()
+        a.bind(&first).set_role(&second.user_id, "admin").send(),
+        second.set_role(&first.user_id, "admin").send()
     );
     let mut statuses = [one.status, two.status];
     statuses.sort_unstable();

@@ -44,11 +44,8 @@ async fn create_json(admin: &Session, body: Value) -> Value {
 
 /// Nothing of a refused material was kept: no row, no file record, no file.
 async fn assert_nothing_stored(app: &TestApp) {
-    assert_eq!(
-        app.count("SELECT COUNT(*) FROM education_materials").await,
-        0
-    );
-    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 0);
+    assert_eq!(app.rows("education_materials").await, 0);
+    assert_eq!(app.rows("stored_files").await, 0);
     assert_eq!(stored_files(app), Vec::<std::path::PathBuf>::new());
 }
 
@@ -201,10 +198,7 @@ async fn a_json_body_creates_a_material_without_files_and_fields_are_checked() {
         .body("text/plain", "title=x")
         .expect(415)
         .await;
-    assert_eq!(
-        app.count("SELECT COUNT(*) FROM education_materials").await,
-        1
-    );
+    assert_eq!(app.rows("education_materials").await, 1);
 }
 
 #[tokio::test]
@@ -264,8 +258,7 @@ async fn form_mistakes_are_400_and_discard_pdfs_already_received() {
 #[tokio::test]
 async fn updates_append_and_remove_pdfs_and_change_fields() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     let form = Multipart::new()
         .text("title", "Unit 2")
         .text("description", "Shopping")
@@ -309,7 +302,7 @@ async fn updates_append_and_remove_pdfs_and_change_fields() {
     let served = app.get(&path_of(&pdfs[1]["url"], &app)).expect(200).await;
     assert_eq!(served.body.as_ref(), three.as_slice());
     assert_eq!(stored_files(&app).len(), 2);
-    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 2);
+    assert_eq!(app.rows("stored_files").await, 2);
 
     // JSON: null clears an optional field, videos are replaced (an id keeps its video).
     let changed = admin.patch(&path, &json!({
@@ -383,12 +376,9 @@ async fn deleting_a_material_removes_its_files_and_assignments() {
     for pdf in material["pdfs"].as_array().expect("pdfs") {
         app.get(&path_of(&pdf["url"], &app)).expect(404).await;
     }
-    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM material_pdfs").await, 0);
-    assert_eq!(
-        app.count("SELECT COUNT(*) FROM material_assignments").await,
-        0
-    );
+    assert_eq!(app.rows("stored_files").await, 0);
+    assert_eq!(app.rows("material_pdfs").await, 0);
+    assert_eq!(app.rows("material_assignments").await, 0);
     let mine = student.get("/education-materials/my-materials").await;
     assert_eq!(mine, json!([]));
     admin
@@ -413,10 +403,7 @@ async fn assignment_is_all_or_nothing_and_mails_each_new_user_once() {
         .fails(404, "NOT_FOUND")
         .await;
     assert_eq!(refused.errors(), [format!("user \"{ghost}\" not found")]);
-    assert_eq!(
-        app.count("SELECT COUNT(*) FROM material_assignments").await,
-        0
-    );
+    assert_eq!(app.rows("material_assignments").await, 0);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'material_assignment'")
             .await,
@@ -502,8 +489,7 @@ async fn without_a_frontend_base_the_mail_carries_a_relative_link() {
 #[tokio::test]
 async fn users_see_only_their_own_materials_newest_assignment_first() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     let eva = app.student("eva@example.com").await;
     let finn = app.student("finn@example.com").await;
     let a = create_json(&admin, json!({ "title": "A" })).await;
@@ -593,8 +579,7 @@ async fn users_see_only_their_own_materials_newest_assignment_first() {
 #[tokio::test]
 async fn the_admin_list_is_paginated_newest_first_and_filtered_by_locale() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     let mut created = Vec::new();
     for (title, locale) in [("one", "en"), ("two", "de"), ("three", "en")] {
         app.clock.advance(TimeDelta::seconds(1));
@@ -703,10 +688,7 @@ async fn every_material_operation_checks_the_role() {
     let root = app.superadmin().await;
     let unchanged = root.get(&format!("/education-materials/{id}")).await;
     assert_eq!(unchanged, material);
-    assert_eq!(
-        app.count("SELECT COUNT(*) FROM material_assignments").await,
-        0
-    );
+    assert_eq!(app.rows("material_assignments").await, 0);
     // An admin reads their own (empty) list like any user.
     let own = admin.get("/education-materials/my-materials").await;
     assert_eq!(own, json!([]));

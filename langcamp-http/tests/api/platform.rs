@@ -56,7 +56,7 @@ async fn envelope_timestamps_come_from_the_app_clock() {
     let start = chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2024, 2, 29, 23, 59, 58)
         .single()
         .expect("a date");
-    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let app = TestApp::at(start).await;
     for step in 0..2 {
         let now = langcamp_core::Timestamp(app.clock.now()).to_string();
         let ok = app

@@ -141,8 +141,7 @@ async fn a_stream_refused_after_several_parts_leaves_no_object_and_no_pending_up
         .expect(413);
     assert_eq!(stored_files(&app).len(), 0);
     assert_eq!(bucket.pending_uploads(), Vec::<String>::new());
-    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
-    assert_eq!(rows, 0);
+    assert_eq!(app.rows("stored_files").await, 0);
 }
 
 /// Runs without the test server: the store is a port nobody listens on.
@@ -174,8 +173,7 @@ async fn an_unreachable_object_store_answers_503_with_retry_after_and_fails_read
         "{}",
         refused.text()
     );
-    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
-    assert_eq!(rows, 0, "nothing is recorded");
+    assert_eq!(app.rows("stored_files").await, 0, "nothing is recorded");
 
     let ready = app.get("/ready").expect(503).await;
     assert!(ready.header("retry-after").is_some());
@@ -230,6 +228,5 @@ async fn an_upload_abandoned_by_its_client_midway_is_aborted_in_the_store() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(bucket.keys(), Vec::<String>::new());
-    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
-    assert_eq!(rows, 0);
+    assert_eq!(app.rows("stored_files").await, 0);
 }

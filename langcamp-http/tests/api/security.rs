@@ -61,7 +61,7 @@ async fn twenty_simultaneous_refreshes_of_one_token_end_with_one_live_refresh_to
             .await,
         1
     );
-    assert_eq!(app.count("SELECT COUNT(*) FROM refresh_tokens").await, 2);
+    assert_eq!(app.rows("refresh_tokens").await, 2);
     for access in &access_tokens {
         app.get("/me").bearer(access).expect(200).await;
     }
@@ -73,7 +73,7 @@ async fn twenty_simultaneous_refreshes_of_one_token_end_with_one_live_refresh_to
 
 #[tokio::test]
 async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_in() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let session = app.sign_in("tabs2@example.com").await;
     let (first_access, successor) =
         tokens(&refresh(&app, &session.refresh).await.expect(200).data());
@@ -89,7 +89,7 @@ async fn a_reuse_within_the_grace_answers_the_same_successor_for_the_same_sign_i
 
 #[tokio::test]
 async fn a_token_replayed_after_the_grace_is_caught_even_after_a_grace_reuse() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
+    let app = TestApp::at(start()).await;
     let victim = app.sign_in("victim@example.com").await;
     let (_, successor) = tokens(&refresh(&app, &victim.refresh).await.expect(200).data());
     app.clock.advance(TimeDelta::seconds(5));
@@ -238,7 +238,7 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
         .await
         .expect(400);
     post_contact(contact("Eve", "bell\u{7}")).await.expect(400);
-    assert_eq!(app.count("SELECT COUNT(*) FROM contacts").await, 0);
+    assert_eq!(app.rows("contacts").await, 0);
     // Multi-line text keeps line feeds and tabs; names in any script are fine.
     let stored = post_contact(contact("Zoë", "Dear school,\n\tplease call me.\n"))
         .await
@@ -282,10 +282,7 @@ async fn control_characters_and_bidi_overrides_are_refused_in_every_input_type()
     // A multipart text field goes through the same rule.
     let form = Multipart::new().text("title", "Grammar\u{202e}fdp.exe");
     create_form(&app, &admin, form).await.expect(400);
-    assert_eq!(
-        app.count("SELECT COUNT(*) FROM education_materials").await,
-        0
-    );
+    assert_eq!(app.rows("education_materials").await, 0);
 }
 
 // ---- The file-store quota ---------------------------------------------------------------
@@ -315,7 +312,7 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
     let refused = upload(&app, &pdf_of(1001)).await.expect(507);
     assert_eq!(refused.code(), "INSUFFICIENT_STORAGE");
     assert_eq!(stored_files(&app).len(), 1);
-    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 1);
+    assert_eq!(app.rows("stored_files").await, 1);
     assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 2000);
     // Exactly up to the quota is fine.
     upload(&app, &pdf_of(1000)).await.expect(201);
@@ -325,10 +322,7 @@ async fn an_upload_over_the_quota_answers_507_and_stores_nothing() {
     let admin = app.admin().await;
     let form = material_with_pdf("Over quota", 100);
     create_form(&app, &admin, form).await.expect(507);
-    assert_eq!(
-        app.count("SELECT COUNT(*) FROM education_materials").await,
-        0
-    );
+    assert_eq!(app.rows("education_materials").await, 0);
     assert_eq!(stored_files(&app).len(), 2);
     assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 3000);
 }
@@ -357,7 +351,7 @@ async fn simultaneous_uploads_never_pass_the_quota_together() {
     let refused = answers.iter().filter(|a| a.status == 507).count();
     assert_eq!((stored, refused), (5, 7));
     assert_eq!(app.count("SELECT bytes FROM file_store_usage").await, 3000);
-    assert_eq!(app.count("SELECT COUNT(*) FROM stored_files").await, 5);
+    assert_eq!(app.rows("stored_files").await, 5);
     // Refused uploads' bytes are removed in the background; give it a moment.
     for _ in 0..100 {
         if stored_files(&app).len() == 5 {

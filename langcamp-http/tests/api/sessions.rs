@@ -56,7 +56,7 @@ async fn a_held_sign_in_ended_by_its_refresh_token_at_logout_is_refused_at_once(
 #[tokio::test]
 async fn a_held_sign_in_revoked_by_refresh_reuse_is_refused_at_once() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
+    let app = TestApp::at(start).await;
     let session = app.sign_in("reuse@example.com").await;
     warm(&session).await;
     app.refresh(&session.refresh).await;
@@ -74,11 +74,7 @@ async fn role_changes_reach_a_held_sign_in_in_both_directions() {
     assert_eq!(warm(&student).await["role"], "user");
     student.get("/users").expect(403).await;
     for (role, status) in [("admin", 200), ("user", 403)] {
-        root.patch(
-            &format!("/users/{}/role", student.user_id),
-            &json!({ "role": role }),
-        )
-        .await;
+        root.set_role(&student.user_id, role).await;
         student.get("/users").expect(status).await;
         assert_eq!(warm(&student).await["role"], role);
     }
@@ -224,58 +220,45 @@ async fn two_instances_on_one_postgres_database_honour_each_others_writes_at_onc
 
     let admin = a.admin().await;
     let student = a.student("roaming@example.com").await;
-    warm(&b.bind(&student)).await;
-    warm(&b.bind(&admin)).await;
+    // The same sign-ins calling B.
+    let (student_on_b, admin_on_b) = (b.bind(&student), b.bind(&admin));
+    warm(&student_on_b).await;
+    warm(&admin_on_b).await;
     assert_eq!(b.core.sessions().len(), 2, "B holds both sign-ins");
 
     // Logout on A: the token is refused on B.
-    a.post("/auth/logout")
-        .bearer(&student.access)
-        .send()
-        .await
-        .expect(200);
+    student.post_empty("/auth/logout").expect(200).await;
     let refused = assert_within(limit, "B refused the token", async || {
-        b.get("/me").bearer(&student.access).send().await.status == 401
+        student_on_b.get("/me").send().await.status == 401
     })
     .await;
 
     // A role change on A: B's held sign-in loses admin rights.
     let root = a.superadmin().await;
-    b.get("/users")
-        .bearer(&admin.access)
-        .send()
-        .await
-        .expect(200);
-    a.patch(&format!("/users/{}/role", admin.user_id))
-        .bearer(&root.access)
-        .json(&json!({ "role": "user" }))
-        .send()
-        .await
-        .expect(200);
+    admin_on_b.get("/users").expect(200).await;
+    root.set_role(&admin.user_id, "user").await;
     let demoted = assert_within(limit, "B saw the demotion", async || {
-        b.get("/users").bearer(&admin.access).send().await.status == 403
+        admin_on_b.get("/users").send().await.status == 403
     })
     .await;
 
     // A course edited on A: B's public list shows it.
-    let course = a
-        .post("/courses")
-        .bearer(&root.access)
-        .json(&json!({ "title": "Old title", "isPublished": true }))
-        .send()
-        .await
-        .expect(201)
-        .data();
+    let course = root
+        .post(
+            "/courses",
+            &json!({ "title": "Old title", "isPublished": true }),
+        )
+        .created()
+        .await;
     assert_within(limit, "B lists the new course", async || {
         b.get("/courses").send().await.json()["data"][0]["title"] == "Old title"
     })
     .await;
-    a.patch(&format!("/courses/{}", course["id"].as_str().expect("id")))
-        .bearer(&root.access)
-        .json(&json!({ "title": "New title" }))
-        .send()
-        .await
-        .expect(200);
+    root.patch(
+        &format!("/courses/{}", course["id"].as_str().expect("id")),
+        &json!({ "title": "New title" }),
+    )
+    .await;
     let renamed = assert_within(limit, "B lists the new title", async || {
         b.get("/courses").send().await.json()["data"][0]["title"] == "New title"
     })

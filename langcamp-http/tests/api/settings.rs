@@ -32,8 +32,7 @@ async fn public_value(app: &TestApp, key: &str) -> Option<Value> {
 #[tokio::test]
 async fn settings_round_trip_any_json_value_but_null() {
     let start = utc(2026, 11, 22, 10, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     let values = [
         ("a.string", json!("hello")),
         ("b.integer", json!(42)),
@@ -237,8 +236,7 @@ async fn a_setting_change_is_visible_on_the_next_read() {
 #[tokio::test]
 async fn settings_written_by_another_server_show_within_five_seconds() {
     let start = utc(2026, 3, 1, 9, 0, 0);
-    let app = TestApp::builder().manual_clock(start).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start).await;
     put(&admin, VIDEO, json!("https://v.example.com/old")).await;
     assert_eq!(
         public_value(&app, VIDEO).await,

@@ -285,8 +285,7 @@ async fn html_renamed_to_png_is_refused_and_nothing_is_stored() {
     assert_eq!(refused.code(), "UNSUPPORTED_MEDIA_TYPE");
     assert_eq!(refused.json()["statusCode"], 415);
     assert_eq!(stored_files(&app), Vec::<PathBuf>::new());
-    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
-    assert_eq!(rows, 0);
+    assert_eq!(app.rows("stored_files").await, 0);
 }
 
 #[tokio::test]
@@ -358,8 +357,7 @@ async fn a_file_over_the_limit_is_refused_while_streaming_and_leaves_nothing() {
         1,
         "no partial file is left behind"
     );
-    let rows: i64 = app.count("SELECT COUNT(*) FROM stored_files").await;
-    assert_eq!(rows, 1);
+    assert_eq!(app.rows("stored_files").await, 1);
 }
 
 #[tokio::test]

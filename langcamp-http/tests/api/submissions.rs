@@ -57,7 +57,7 @@ async fn behind_the_back(app: &TestApp, statement: &'static str, id: &str) {
 }
 
 async fn result_count(app: &TestApp) -> i64 {
-    app.count("SELECT COUNT(*) FROM test_results").await
+    app.rows("test_results").await
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@ use langcamp_core::Role;
 use langcamp_core::domain::Id;
 use serde_json::json;
 
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, assert_nulls_refused};
 
 #[tokio::test]
 async fn admins_list_users_newest_first_with_filters_and_pages() {
@@ -91,27 +91,14 @@ async fn superadmins_change_roles_but_never_demote_the_last_superadmin() {
     let app = TestApp::spawn().await;
     let root = app.superadmin().await;
     let student = app.student("promote@example.com").await;
-    let promoted = root
-        .patch(
-            &format!("/users/{}/role", student.user_id),
-            &json!({ "role": "admin" }),
-        )
-        .await;
+    let promoted = root.set_role(&student.user_id, "admin").await;
     assert_eq!(promoted["role"], "admin");
     student.get("/users").expect(200).await;
 
-    root.patch(
-        &format!("/users/{}/role", student.user_id),
-        &json!({ "role": "emperor" }),
-    )
-    .expect(400)
-    .await;
-    root.patch(
-        &format!("/users/{}/role", root.user_id),
-        &json!({ "role": "admin" }),
-    )
-    .fails(409, "CONFLICT")
-    .await;
+    root.set_role(&student.user_id, "emperor").expect(400).await;
+    root.set_role(&root.user_id, "admin")
+        .fails(409, "CONFLICT")
+        .await;
     root.delete(&format!("/users/{}", root.user_id))
         .expect(409)
         .await;
@@ -215,18 +202,8 @@ async fn the_admin_profile_edit_refuses_null_for_required_fields() {
     let student = app.student("adminnulls@example.com").await;
     let path = format!("/admin/users/{}/profile", student.user_id);
     let before = admin.get(&format!("/users/{}", student.user_id)).await;
-    for field in ["name", "age", "phone", "gender", "country", "email"] {
-        let refused = admin
-            .patch(&path, &json!({ field: null }))
-            .expect(400)
-            .await;
-        assert_eq!(refused.code(), "VALIDATION_FAILED", "{field}");
-        assert_eq!(
-            refused.errors(),
-            [format!("{field} cannot be null")],
-            "{field}"
-        );
-    }
+    let required = ["name", "age", "phone", "gender", "country", "email"];
+    assert_nulls_refused(&admin, &path, &required, json!({})).await;
     let cleared = admin.patch(&path, &json!({ "city": null })).await;
     assert_eq!(cleared["user"]["city"], json!(null), "city is optional");
     let after = admin.get(&format!("/users/{}", student.user_id)).await;

@@ -25,17 +25,29 @@ enum Fill {
     Full,
 }
 
-/// The data of the answer to `call` with the expected status; else a failure naming the operation.
-async fn check(call: Call, status: u16, what: &str, fill: Fill) -> Value {
-    let response = call.send().await;
-    assert_eq!(
-        response.status,
-        status,
-        "{what} ({fill:?} round) answered {}: {}",
-        response.status,
-        response.text()
-    );
-    response.data()
+impl Fill {
+    /// The data of a `200` answer to `call`; else a failure naming the request and the round.
+    async fn ok(self, call: Call) -> Value {
+        self.answer(call, 200).await
+    }
+
+    /// The data of a `201` answer to `call`: what was made.
+    async fn created(self, call: Call) -> Value {
+        self.answer(call, 201).await
+    }
+
+    async fn answer(self, call: Call, status: u16) -> Value {
+        let response = call.send().await;
+        assert_eq!(
+            response.status,
+            status,
+            "{} ({self:?} round) answered {}: {}",
+            response.request,
+            response.status,
+            response.text()
+        );
+        response.data()
+    }
 }
 
 /// The users of one round: a student who completes a profile, one an admin edits.
@@ -61,9 +73,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     } else {
         json!({ "title": "Bare" })
     };
-    let course = check(admin.post("/courses", &body), 201, "POST /courses", fill)
-        .await
-        .into_id();
+    let course = fill.created(admin.post("/courses", &body)).await.into_id();
     let patch = if full {
         json!({
             "title": "  Renamed course  ", "summary": "s", "description": "d", "targetLanguage": "fr",
@@ -78,22 +88,14 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             "endDate": null, "price": null, "currency": null, "capacity": null
         })
     };
-    let updated = check(
-        admin.patch(&format!("/courses/{course}"), &patch),
-        200,
-        "PATCH /courses/{id}",
-        fill,
-    )
-    .await;
+    let updated = fill
+        .ok(admin.patch(&format!("/courses/{course}"), &patch))
+        .await;
     let expected_price = if full { json!(10.0) } else { Value::Null };
     assert_eq!(updated["price"], expected_price, "{fill:?}");
-    let copy = check(
-        admin.post_empty(&format!("/courses/{course}/duplicate")),
-        201,
-        "POST /courses/{id}/duplicate",
-        fill,
-    )
-    .await;
+    let copy = fill
+        .created(admin.post_empty(&format!("/courses/{course}/duplicate")))
+        .await;
     assert_eq!(
         copy["price"], expected_price,
         "{fill:?}: the copy keeps the price"
@@ -120,49 +122,31 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         test_body["questions"][0]["points"] = json!(1);
         test_body["questions"][1]["points"] = json!(1);
     }
-    let test = check(
-        admin.post("/proficiency-tests", &test_body),
-        201,
-        "POST /proficiency-tests",
-        fill,
-    )
-    .await
-    .into_id();
+    let test = fill
+        .created(admin.post("/proficiency-tests", &test_body))
+        .await
+        .into_id();
     let test_patch = if full {
         json!({ "description": "Changed", "locale": "pt-BR", "targetLanguage": "es", "timeLimitMinutes": 15, "isActive": true })
     } else {
         json!({ "description": null, "locale": null, "targetLanguage": null, "timeLimitMinutes": null })
     };
-    check(
-        admin.patch(&format!("/proficiency-tests/{test}"), &test_patch),
-        200,
-        "PATCH /proficiency-tests/{id}",
-        fill,
-    )
-    .await;
-    check(
-        admin.post_empty(&format!("/proficiency-tests/{test}/duplicate")),
-        201,
-        "POST /proficiency-tests/{id}/duplicate",
-        fill,
-    )
-    .await;
+    fill.ok(admin.patch(&format!("/proficiency-tests/{test}"), &test_patch))
+        .await;
+    fill.created(admin.post_empty(&format!("/proficiency-tests/{test}/duplicate")))
+        .await;
     // Unanswered questions store no selected option: one answer, then both.
     let answers = if full {
         json!([{ "questionIndex": 0, "selectedOptionIndex": 0 }, { "questionIndex": 1, "selectedOptionIndex": 1 }])
     } else {
         json!([{ "questionIndex": 1, "selectedOptionIndex": 0 }])
     };
-    let result = check(
-        people.edited.post(
+    let result = fill
+        .created(people.edited.post(
             &format!("/proficiency-tests/{test}/submit"),
             &json!({ "answers": answers }),
-        ),
-        201,
-        "POST /proficiency-tests/{id}/submit",
-        fill,
-    )
-    .await;
+        ))
+        .await;
     assert_eq!(result["totalScore"], 1, "{fill:?}");
 
     // Materials: create (JSON, or a form with a PDF), update, assign.
@@ -188,9 +172,7 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
             &json!({ "title": "Bare unit", "videos": [{ "url": "https://v.example.com/2" }] }),
         )
     };
-    let material = check(material, 201, "POST /education-materials", fill)
-        .await
-        .into_id();
+    let material = fill.created(material).await.into_id();
     let material_patch = if full {
         json!({ "description": "More", "locale": "de", "targetLanguage": "fr", "level": "B2",
                 "videos": [{ "title": "Bonjour", "url": "https://v.example.com/3" }] })
@@ -198,24 +180,15 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         json!({ "description": null, "locale": null, "targetLanguage": null, "level": null,
                 "videos": [{ "url": "https://v.example.com/4" }] })
     };
-    check(
-        admin.patch(&format!("/education-materials/{material}"), &material_patch),
-        200,
-        "PATCH /education-materials/{id}",
-        fill,
-    )
-    .await;
+    fill.ok(admin.patch(&format!("/education-materials/{material}"), &material_patch))
+        .await;
     // The newcomer has no name yet in the empty round (the mail greets nobody by name).
-    let assigned = check(
-        admin.post(
+    let assigned = fill
+        .ok(admin.post(
             &format!("/education-materials/{material}/assign"),
             &json!({ "userIds": [people.newcomer.user_id] }),
-        ),
-        200,
-        "POST /education-materials/{id}/assign",
-        fill,
-    )
-    .await;
+        ))
+        .await;
     assert_eq!(assigned["assigned"], 1, "{fill:?}");
 
     // Contact requests: create, reply, status.
@@ -227,34 +200,20 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         contact_body["phone"] = json!("+351 912 345 678");
         contact_body["source"] = json!("landing");
     }
-    let contact = check(
-        app.post("/contact").json(&contact_body),
-        201,
-        "POST /contact",
-        fill,
-    )
-    .await
-    .into_id();
-    check(
-        admin.post(
-            &format!("/contact/admin/{contact}/reply"),
-            &json!({ "replyMessage": "In September." }),
-        ),
-        200,
-        "POST /contact/admin/{id}/reply",
-        fill,
-    )
+    let contact = fill
+        .created(app.post("/contact").json(&contact_body))
+        .await
+        .into_id();
+    fill.ok(admin.post(
+        &format!("/contact/admin/{contact}/reply"),
+        &json!({ "replyMessage": "In September." }),
+    ))
     .await;
     let status = if full { "CLOSED" } else { "IN_PROGRESS" };
-    check(
-        admin.patch(
-            &format!("/contact/admin/{contact}/status"),
-            &json!({ "status": status }),
-        ),
-        200,
-        "PATCH /contact/admin/{id}/status",
-        fill,
-    )
+    fill.ok(admin.patch(
+        &format!("/contact/admin/{contact}/status"),
+        &json!({ "status": status }),
+    ))
     .await;
 
     // Settings: a JSON value of another type each round.
@@ -263,16 +222,12 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
     } else {
         json!("")
     };
-    let setting = check(
-        admin.put(
+    let setting = fill
+        .ok(admin.put(
             "/settings",
             &json!({ "key": "landing_video", "value": value }),
-        ),
-        200,
-        "PUT /settings",
-        fill,
-    )
-    .await;
+        ))
+        .await;
     assert_eq!(setting["value"], value, "{fill:?}");
 
     // Profiles: complete (city is optional), patch own, patch as admin.
@@ -284,15 +239,10 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         profile["city"] = json!("Lisbon");
         profile["locale"] = json!("pt-PT");
     }
-    check(
-        people
-            .newcomer
-            .post("/auth/complete-registration", &profile),
-        200,
-        "POST /auth/complete-registration",
-        fill,
-    )
-    .await;
+    fill.ok(people
+        .newcomer
+        .post("/auth/complete-registration", &profile))
+        .await;
     let own = if full {
         json!({ "age": 31, "gender": "female", "city": "Porto", "country": "Portugal",
                 "countryCode": "+351", "phoneNumber": "912000111", "locale": "de-AT" })
@@ -300,51 +250,28 @@ async fn round(app: &TestApp, admin: &Session, root: &Session, people: &People, 
         // Only `city` may be null: the other profile fields are required (contract §1).
         json!({ "city": null })
     };
-    check(
-        people.newcomer.patch("/me/profile", &own),
-        200,
-        "PATCH /me/profile",
-        fill,
-    )
-    .await;
+    fill.ok(people.newcomer.patch("/me/profile", &own)).await;
     let by_admin = if full {
         json!({ "name": "Edited", "age": 40, "phone": "5550001", "gender": "male", "city": "Berlin",
                 "country": "Germany", "email": format!("edited.{tag}@example.com") })
     } else {
         json!({ "city": null })
     };
-    check(
-        admin.patch(
-            &format!("/admin/users/{}/profile", people.edited.user_id),
-            &by_admin,
-        ),
-        200,
-        "PATCH /admin/users/{id}/profile",
-        fill,
-    )
+    fill.ok(admin.patch(
+        &format!("/admin/users/{}/profile", people.edited.user_id),
+        &by_admin,
+    ))
     .await;
 
     // Users: role and e-mail.
     let role = if full { "admin" } else { "user" };
-    check(
-        root.patch(
-            &format!("/users/{}/role", people.newcomer.user_id),
-            &json!({ "role": role }),
-        ),
-        200,
-        "PATCH /users/{id}/role",
-        fill,
-    )
-    .await;
-    check(
+    fill.ok(root.set_role(&people.newcomer.user_id, role)).await;
+    fill.ok(
         // By the superadmin: the newcomer may be an admin by now.
         root.patch(
             &format!("/users/{}/email", people.newcomer.user_id),
             &json!({ "email": format!("moved.{tag}@example.com") }),
         ),
-        200,
-        "PATCH /users/{id}/email",
-        fill,
     )
     .await;
 }

@@ -311,6 +311,15 @@ impl Console {
         self.app.message.clone().expect("a message").text
     }
 
+    /// The text of the error the console shows; a failure if it shows none, or a message
+    /// that is no error.
+    #[track_caller]
+    pub fn error(&self) -> String {
+        let message = self.app.message.clone().expect("an error message");
+        assert!(message.is_error, "not an error: {message:?}");
+        message.text
+    }
+
     /// Presses each key in turn, as a user typing the sequence.
     pub async fn press_all(&mut self, codes: &[KeyCode]) {
         for code in codes {

@@ -44,23 +44,9 @@ async fn a_reply_typed_in_the_console_is_stored_and_its_mail_queued() {
         marta.reply_message.as_deref(),
         Some("Hello Marta,\nyes: Tuesdays and Thursdays at 18:30.")
     );
-    let rows = sqlx::query(
-        "SELECT recipient, kind FROM mail_outbox WHERE recipient = $1 ORDER BY created_at",
-    )
-    .bind("marta.reis@example.com")
-    .fetch_all(console.core.db().reader())
-    .await
-    .expect("outbox");
-    let mails: Vec<(String, String)> = rows
-        .iter()
-        .map(|r| (r.get("recipient"), r.get("kind")))
-        .collect();
     assert_eq!(
-        mails,
-        [(
-            "marta.reis@example.com".to_owned(),
-            "contact_reply".to_owned()
-        )]
+        outbox(&console, "marta.reis@example.com").await,
+        ["contact_reply"]
     );
 }
 
@@ -71,9 +57,7 @@ async fn an_empty_reply_is_not_sent_and_the_editor_stays_open() {
     console.type_text("  \n").await;
     console.ctrl('s').await;
     assert!(console.app.overlay.is_some());
-    let message = console.app.message.clone().expect("a message");
-    assert!(message.is_error);
-    assert_eq!(message.text, "write a reply first");
+    assert_eq!(console.error(), "write a reply first");
     console.press(KeyCode::Esc).await;
     assert!(console.app.overlay.is_none());
     let screen = console.screen(100, 30);
@@ -92,16 +76,20 @@ async fn outbox(console: &crate::harness::Console, recipient: &str) -> Vec<Strin
         .collect()
 }
 
-async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<String> {
-    let op = &Actor::Operator;
-    let user = console
-        .core
-        .get_user_by_email(op, &address(email))
-        .await
-        .expect("user");
+async fn user(console: &crate::harness::Console, email: &str) -> langcamp_core::users::User {
     console
         .core
-        .user_materials(op, &langcamp_core::domain::Id::from(&user.id))
+        .get_user_by_email(&Actor::Operator, &address(email))
+        .await
+        .expect("user")
+}
+
+/// The titles of the materials assigned to `email`.
+async fn materials_of(console: &crate::harness::Console, email: &str) -> Vec<String> {
+    let user = user(console, email).await;
+    console
+        .core
+        .user_materials(&Actor::Operator, &langcamp_core::domain::Id::from(&user.id))
         .await
         .expect("materials")
         .into_iter()
@@ -126,9 +114,8 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     assert_snapshot(&console, "materials-assign-picker");
     console.press(KeyCode::Enter).await;
     assert!(console.app.overlay.is_none());
-    let message = console.app.message.clone().expect("message");
     assert_eq!(
-        message.text,
+        console.message(),
         "assigned \"Business English: meetings\" to 2 users; mails queued"
     );
     assert_eq!(
@@ -167,20 +154,13 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
     console.press(KeyCode::Char('u')).await;
     console.type_text("ana").await;
     console.press(KeyCode::Enter).await;
-    let message = console.app.message.clone().expect("message");
-    assert!(message.is_error);
-    assert_eq!(message.text, "this material is not assigned to that user");
+    assert_eq!(
+        console.error(),
+        "this material is not assigned to that user"
+    );
     assert!(console.app.overlay.is_some());
     console.press(KeyCode::Esc).await;
     assert!(console.app.overlay.is_none());
-}
-
-async fn user(console: &crate::harness::Console, email: &str) -> langcamp_core::users::User {
-    console
-        .core
-        .get_user_by_email(&Actor::Operator, &address(email))
-        .await
-        .expect("user")
 }
 
 #[tokio::test]
@@ -355,11 +335,8 @@ async fn a_setting_is_edited_as_json_and_bad_json_is_refused() {
         .await;
     console.type_text("{\"adults\": 10,").await;
     console.ctrl('s').await;
-    let message = console.app.message.clone().expect("message");
-    assert!(
-        message.is_error && message.text.starts_with("not valid JSON"),
-        "{message:?}"
-    );
+    let error = console.error();
+    assert!(error.starts_with("not valid JSON"), "{error}");
     assert_snapshot(&console, "settings-bad-json");
     console.type_text("\n\"kids\": 8}").await;
     console.ctrl('s').await;
@@ -436,9 +413,7 @@ async fn placement_results_per_test_and_per_user_and_a_result_is_deleted() {
     console.press(KeyCode::Char('u')).await;
     console.type_text("nobody@example.com").await;
     console.press(KeyCode::Enter).await;
-    let message = console.app.message.clone().expect("message");
-    assert!(message.is_error);
-    assert_eq!(message.text, "user not found");
+    assert_eq!(console.error(), "user not found");
     assert!(scores(&console).is_empty());
     assert!(!console.app.placement.results.is_loading());
 }

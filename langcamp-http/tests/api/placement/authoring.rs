@@ -127,8 +127,7 @@ async fn inactive_tests_are_hidden_from_everyone_but_admins() {
 
 #[tokio::test]
 async fn test_lists_filter_by_locale_and_target_language_and_paginate_newest_first() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
+    let (app, admin) = TestApp::with_admin_at(start()).await;
     let mut ids = Vec::new();
     for (i, (locale, target)) in [
         ("en", "de"),

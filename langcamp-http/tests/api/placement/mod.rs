@@ -93,7 +93,7 @@ impl School {
 
     /// On a manual clock at [`start`].
     async fn at_start() -> School {
-        School::on(TestApp::builder().manual_clock(start()).spawn().await).await
+        School::on(TestApp::at(start()).await).await
     }
 
     async fn on(app: TestApp) -> School {
@@ -105,6 +105,21 @@ impl School {
 
 /// Answers as (question index, option index).
 type Answers = &'static [(i64, i64)];
+
+/// Submits each (who, test, answers) of `plan` in turn, the clock moving `step` after
+/// each: the results' ids, oldest first.
+async fn submit_in_turn(
+    app: &TestApp,
+    plan: &[(&Session, &Value, Answers)],
+    step: TimeDelta,
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    for (who, test, answers) in plan {
+        ids.push(id(&submitted(who, &id(test), answers).await));
+        app.clock.advance(step);
+    }
+    ids
+}
 
 fn pick(ids: &[String], order: &[usize]) -> Vec<String> {
     order.iter().map(|&i| ids[i].clone()).collect()

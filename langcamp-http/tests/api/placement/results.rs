@@ -2,32 +2,53 @@
 
 use super::*;
 
+/// What the result lists are read from: a school on a manual clock at [`start`] with two
+/// tests, the German sample and a French one, and two students, Ana and Ben.
+struct TwoTests {
+    app: TestApp,
+    admin: Session,
+    german: Value,
+    french: Value,
+    ana: Session,
+    ben: Session,
+}
+
+impl TwoTests {
+    async fn new() -> TwoTests {
+        let School { app, admin, test } = School::at_start().await;
+        let french = json!({ "title": "French placement", "targetLanguage": "fr" });
+        let french = create(&admin, &with(sample(), french)).await;
+        let ana = app.student("ana@example.com").await;
+        let ben = app.student("ben@example.com").await;
+        TwoTests {
+            app,
+            admin,
+            german: test,
+            french,
+            ana,
+            ben,
+        }
+    }
+}
+
 #[tokio::test]
 async fn own_results_are_listed_newest_first_and_retakes_are_separate_results() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
-    let student = app.student("ana@example.com").await;
-    let other = app.student("ben@example.com").await;
-    let german = create(&admin, &sample()).await;
-    let french = create(
-        &admin,
-        &with(
-            sample(),
-            json!({ "title": "French placement", "targetLanguage": "fr" }),
-        ),
-    )
-    .await;
-    let mut ids = Vec::new();
-    for (test, answers) in [
-        (&german, vec![(0, 2)]),
-        (&french, vec![(1, 0)]),
-        (&german, vec![(2, 0)]),
-    ] {
-        ids.push(id(&submitted(&student, &id(test), &answers).await));
-        app.clock.advance(TimeDelta::minutes(3));
-    }
-    submit(&other, &id(&german), &[(0, 2)]).await.expect(201);
-    let mine = student.get("/proficiency-tests/results/me").await;
+    let TwoTests {
+        app,
+        german,
+        french,
+        ana,
+        ben,
+        ..
+    } = TwoTests::new().await;
+    let plan: [(&Session, &Value, Answers); 3] = [
+        (&ana, &german, &[(0, 2)]),
+        (&ana, &french, &[(1, 0)]),
+        (&ana, &german, &[(2, 0)]),
+    ];
+    let ids = submit_in_turn(&app, &plan, TimeDelta::minutes(3)).await;
+    submit(&ben, &id(&german), &[(0, 2)]).await.expect(201);
+    let mine = ana.get("/proficiency-tests/results/me").await;
     let listed: Vec<&str> = mine
         .as_array()
         .expect("an array")
@@ -95,11 +116,8 @@ async fn someone_elses_result_is_not_found() {
     let ben = app.student("ben@example.com").await;
     let result = submitted(&ana, &id(&test), &[(0, 2)]).await;
     let path = format!("/proficiency-tests/results/me/{}", id(&result));
-    ben.get(&path).fails(404, "NOT_FOUND").await;
-    assert_eq!(
-        app.get(&path).bearer(&ben.access).send().await.errors(),
-        ["test result not found"]
-    );
+    let refused = ben.get(&path).fails(404, "NOT_FOUND").await;
+    assert_eq!(refused.errors(), ["test result not found"]);
     ana.get("/proficiency-tests/results/me/not-an-id")
         .expect(404)
         .await;
@@ -143,12 +161,14 @@ async fn admins_see_the_correct_option_of_each_question_in_result_detail() {
 
 #[tokio::test]
 async fn admins_list_results_with_filters_and_pages() {
-    let app = TestApp::builder().manual_clock(start()).spawn().await;
-    let admin = app.admin().await;
-    let ana = app.student("ana@example.com").await;
-    let ben = app.student("ben@example.com").await;
-    let german = create(&admin, &sample()).await;
-    let french = create(&admin, &with(sample(), json!({ "targetLanguage": "fr" }))).await;
+    let TwoTests {
+        app,
+        admin,
+        german,
+        french,
+        ana,
+        ben,
+    } = TwoTests::new().await;
     // (who, test, answers) -> levels A1, B1, A2, B1, A1
     let plan: [(&Session, &Value, Answers); 5] = [
         (&ana, &german, &[(0, 2)]),
@@ -157,45 +177,30 @@ async fn admins_list_results_with_filters_and_pages() {
         (&ben, &german, &[(0, 2), (1, 0), (2, 0)]),
         (&ben, &french, &[(1, 1)]),
     ];
-    let mut ids = Vec::new();
-    for (who, test, answers) in plan {
-        ids.push(id(&submitted(who, &id(test), answers).await));
-        app.clock.advance(TimeDelta::minutes(1));
-    }
+    let ids = submit_in_turn(&app, &plan, TimeDelta::minutes(1)).await;
     let result_ids = |page: &Value| listed(page, "id");
-    let get = |query: String| {
-        let app = &app;
-        let token = admin.access.clone();
-        async move {
-            app.get(&format!("/proficiency-tests/admin/results{query}"))
-                .bearer(&token)
-                .await
-        }
-    };
-    let all = get(String::new()).await;
+    let get = |query: &str| admin.get(&format!("/proficiency-tests/admin/results{query}"));
+    let all = get("").await;
     assert_eq!(result_ids(&all), pick(&ids, &[4, 3, 2, 1, 0]));
     assert_eq!(all["pagination"]["totalItems"], 5);
     assert_eq!(all["list"][0]["user"]["email"], "ben@example.com");
 
     assert_eq!(
-        result_ids(&get(format!("?testId={}", id(&german))).await),
+        result_ids(&get(&format!("?testId={}", id(&german))).await),
         pick(&ids, &[3, 1, 0])
     );
     assert_eq!(
-        result_ids(&get(format!("?userId={}", ana.user_id)).await),
+        result_ids(&get(&format!("?userId={}", ana.user_id)).await),
         pick(&ids, &[2, 1, 0])
     );
+    assert_eq!(result_ids(&get("?level=B1").await), pick(&ids, &[3, 1]));
     assert_eq!(
-        result_ids(&get("?level=B1".into()).await),
-        pick(&ids, &[3, 1])
-    );
-    assert_eq!(
-        result_ids(&get("?targetLanguage=fr".into()).await),
+        result_ids(&get("?targetLanguage=fr").await),
         pick(&ids, &[4, 2])
     );
     assert_eq!(
         result_ids(
-            &get(format!(
+            &get(&format!(
                 "?userId={}&level=A1&targetLanguage=de",
                 ben.user_id
             ))
@@ -204,11 +209,11 @@ async fn admins_list_results_with_filters_and_pages() {
         Vec::<String>::new()
     );
     assert_eq!(
-        result_ids(&get("?testId=not-an-id".into()).await),
+        result_ids(&get("?testId=not-an-id").await),
         Vec::<String>::new()
     );
 
-    let page = get("?page=2&limit=2".into()).await;
+    let page = get("?page=2&limit=2").await;
     assert_eq!(result_ids(&page), pick(&ids, &[2, 1]));
     assert_eq!(
         page["pagination"],
