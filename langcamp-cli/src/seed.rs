@@ -21,7 +21,7 @@ use langcamp_core::placement::{
     LevelRangeInput, NewTest, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
 };
 use langcamp_core::settings::NewSetting;
-use langcamp_core::users::{AdminProfileInput, ProfileChange, User};
+use langcamp_core::users::{AdminProfileInput, NewUser, ProfileChange, User};
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Error, Langcamp, PageRequest, Role};
 use serde::{Deserialize, Serialize};
@@ -222,7 +222,10 @@ impl Seeder {
                 Err(Error::NotFound(_)) => {
                     let user = self
                         .app
-                        .create_user(&OP, &student.email, Role::User, student.name.as_deref())
+                        .create_user(
+                            &OP,
+                            NewUser::new(&student.email, Role::User, student.name.as_deref())?,
+                        )
                         .await?;
                     self.created.users += 1;
                     if let Some(profile) = student.profile {
@@ -251,7 +254,9 @@ impl Seeder {
         match self.app.get_user_by_email(&OP, &address).await {
             Ok(_) => Ok(()),
             Err(Error::NotFound(_)) => {
-                self.app.create_user(&OP, email, role, name).await?;
+                self.app
+                    .create_user(&OP, NewUser::new(email, role, name)?)
+                    .await?;
                 self.created.users += 1;
                 Ok(())
             }

@@ -2,7 +2,7 @@
 
 use clap::{Subcommand, ValueEnum};
 use langcamp_core::domain::{Email, Id};
-use langcamp_core::users::{User, UserQuery};
+use langcamp_core::users::{NewUser, User, UserQuery};
 use langcamp_core::validate;
 use langcamp_core::{Actor, PageRequest, Role};
 
@@ -115,7 +115,10 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
         }
         UsersCommand::Create { email, role, name } => {
             let user = app
-                .create_user(&operator, email, (*role).into(), name.as_deref())
+                .create_user(
+                    &operator,
+                    NewUser::new(email, (*role).into(), name.as_deref())?,
+                )
                 .await?;
             report(cli, &user, "created")?;
         }

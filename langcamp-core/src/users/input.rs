@@ -402,6 +402,29 @@ impl TryFrom<EmailInput> for Email {
     }
 }
 
+/// A user the operator creates (`langcamp users create`, the seed, the console's tests):
+/// an address, a role, and a name that completes the registration when given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewUser {
+    pub(super) email: Email,
+    pub(super) role: Role,
+    pub(super) name: Option<String>,
+}
+
+impl NewUser {
+    /// Checks `email` and `name` as a body's fields are checked, one message per problem.
+    pub fn new(email: &str, role: Role, name: Option<&str>) -> Result<NewUser> {
+        let mut problems = Problems::new();
+        let email = problems.take(Email::parse("email", email));
+        let name = problems.take(validate::optional_text("name", name, 100));
+        problems.finish()?;
+        match (email, name) {
+            (Some(email), Some(name)) => Ok(NewUser { email, role, name }),
+            _ => Err(Error::invalid("invalid input")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,14 +15,14 @@ use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::page::{Page, PageRequest};
 use crate::time::Timestamp;
-use crate::validate::{self, Email, Problems};
+use crate::validate::Email;
 
 mod input;
 mod store;
 
 pub use self::input::{
-    AdminProfileInput, EmailInput, GENDERS, Gender, ProfileChange, ProfileInput, Registration,
-    RegistrationInput, RoleInput, UserFilter, UserQuery,
+    AdminProfileInput, EmailInput, GENDERS, Gender, NewUser, ProfileChange, ProfileInput,
+    Registration, RegistrationInput, RoleInput, UserFilter, UserQuery,
 };
 use self::store::{apply_change, count_superadmins, require_user};
 pub(crate) use self::store::{find_or_create_user, find_user, find_user_by_email, like_pattern};
@@ -299,21 +299,9 @@ impl Langcamp {
 
     /// Creates a user directly (operator tools); registration is complete when a name is given.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn create_user(
-        &self,
-        actor: &Actor,
-        email: &str,
-        role: Role,
-        name: Option<&str>,
-    ) -> Result<User> {
+    pub async fn create_user(&self, actor: &Actor, new: NewUser) -> Result<User> {
         actor.require(Role::Superadmin)?;
-        let mut problems = Problems::new();
-        let email = problems.take(Email::parse("email", email));
-        let name = problems.take(validate::optional_text("name", name, 100));
-        problems.finish()?;
-        let (Some(email), Some(name)) = (email, name) else {
-            return Err(Error::invalid("invalid input"));
-        };
+        let NewUser { email, role, name } = new;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         if find_user_by_email(&mut tx, email.as_str()).await?.is_some() {

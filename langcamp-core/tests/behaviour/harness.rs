@@ -5,6 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use langcamp_core::db::Backend;
+use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::TestDatabase;
 use sqlx::{Connection, Executor};
@@ -46,7 +47,10 @@ impl TestCore {
     pub async fn user(&self, email: &str, role: Role) -> Actor {
         let user = self
             .core
-            .create_user(&Actor::Operator, email, role, Some("Test Person"))
+            .create_user(
+                &Actor::Operator,
+                NewUser::new(email, role, Some("Test Person")).expect("a valid user"),
+            )
             .await
             .expect("create the user");
         self.core

@@ -8,6 +8,7 @@ use futures_util::future::join_all;
 use langcamp_core::dashboard::{Dashboard, Drift, TrendMonths};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::Assignment;
+use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Role};
 
 use crate::dashboard::{NOW, at, seed};
@@ -32,7 +33,10 @@ async fn material(app: &TestCore) -> String {
 /// A new user who has not completed their registration; their id.
 async fn student(app: &TestCore, email: &str) -> String {
     app.core
-        .create_user(&Actor::Operator, email, Role::User, None)
+        .create_user(
+            &Actor::Operator,
+            NewUser::new(email, Role::User, None).expect("a valid user"),
+        )
         .await
         .expect("create a user")
         .id

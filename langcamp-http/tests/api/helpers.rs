@@ -20,6 +20,7 @@ use chrono::{DateTime, Utc};
 use hyper::Method;
 use langcamp_core::auth::{OtpSignIn, OtpVerifyInput};
 use langcamp_core::crypto::Keys;
+use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::database;
 pub use langcamp_testkit::{Call, Case, Client, TestResponse, assert_role_matrix};
@@ -412,7 +413,10 @@ impl TestApp {
     /// A signed-in user with `role` and a complete profile.
     pub async fn user_with_role(&self, email: &str, role: Role) -> Session {
         self.core
-            .create_user(&Actor::Operator, email, role, Some("Test Person"))
+            .create_user(
+                &Actor::Operator,
+                NewUser::new(email, role, Some("Test Person")).expect("a valid user"),
+            )
             .await
             .expect("create the user");
         self.sign_in_through_core(email).await

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
+use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Role};
 use serde_json::json;
 
@@ -70,7 +71,10 @@ async fn two_instances_without_a_shared_disk_serve_sign_in_and_deliver_as_one() 
     let bucket = a.s3.clone().expect("a bucket for the files");
     let email = "roaming@example.com";
     a.core
-        .create_user(&Actor::Operator, email, Role::User, Some("Roaming Person"))
+        .create_user(
+            &Actor::Operator,
+            NewUser::new(email, Role::User, Some("Roaming Person")).expect("a valid user"),
+        )
         .await
         .expect("create the user");
 

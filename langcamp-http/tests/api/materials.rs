@@ -2,6 +2,7 @@
 //! all-or-nothing assignment with mail, and who may see what.
 
 use chrono::TimeDelta;
+use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Role};
 use serde_json::{Value, json};
 
@@ -52,7 +53,10 @@ async fn assert_nothing_stored(app: &TestApp) {
 /// A user created directly (no sign-in mail), with a name.
 async fn person(app: &TestApp, email: &str, name: &str) -> String {
     app.core
-        .create_user(&Actor::Operator, email, Role::User, Some(name))
+        .create_user(
+            &Actor::Operator,
+            NewUser::new(email, Role::User, Some(name)).expect("a valid user"),
+        )
         .await
         .expect("create a user")
         .id

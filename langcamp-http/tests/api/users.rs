@@ -2,6 +2,7 @@
 
 use langcamp_core::Role;
 use langcamp_core::domain::Id;
+use langcamp_core::users::NewUser;
 use serde_json::json;
 
 use crate::helpers::{TestApp, assert_nulls_refused};
@@ -13,9 +14,8 @@ async fn admins_list_users_newest_first_with_filters_and_pages() {
         app.core
             .create_user(
                 &langcamp_core::Actor::Operator,
-                &format!("student{i:02}@example.com"),
-                Role::User,
-                None,
+                NewUser::new(&format!("student{i:02}@example.com"), Role::User, None)
+                    .expect("a valid user"),
             )
             .await
             .expect("create");
@@ -23,9 +23,8 @@ async fn admins_list_users_newest_first_with_filters_and_pages() {
     app.core
         .create_user(
             &langcamp_core::Actor::Operator,
-            "Maria.Named@example.com",
-            Role::User,
-            Some("Maria Named"),
+            NewUser::new("Maria.Named@example.com", Role::User, Some("Maria Named"))
+                .expect("a valid user"),
         )
         .await
         .expect("create");
@@ -114,9 +113,7 @@ async fn two_superadmins_removed_at_once_leave_one() {
             async move {
                 core.create_user(
                     &langcamp_core::Actor::Operator,
-                    &name,
-                    Role::Superadmin,
-                    None,
+                    NewUser::new(&name, Role::Superadmin, None).expect("a valid user"),
                 )
                 .await
                 .expect("create a superadmin")

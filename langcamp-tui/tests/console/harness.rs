@@ -11,7 +11,7 @@ use langcamp_core::domain::{Email, Id};
 use langcamp_core::materials::{MaterialInput, NewMaterial};
 use langcamp_core::placement::{NewTest, SubmitInput, TestInput, TestPatch};
 use langcamp_core::settings::NewSetting;
-use langcamp_core::users::{AdminProfileInput, ProfileChange};
+use langcamp_core::users::{AdminProfileInput, NewUser, ProfileChange};
 use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::TestDatabase;
@@ -92,7 +92,7 @@ impl Console {
             ("jonas.weber@example.com", Role::User, Some("Jonas Weber")),
             ("new.student@example.com", Role::User, None),
         ] {
-            core.create_user(op, email, role, name)
+            core.create_user(op, NewUser::new(email, role, name).expect("a valid user"))
                 .await
                 .expect("create user");
             self.tick();

@@ -5,6 +5,7 @@ use crossterm::event::KeyCode;
 use langcamp_core::contacts::{ContactSearch, ContactStatus};
 use langcamp_core::domain::Id;
 use langcamp_core::settings::SettingKey;
+use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Error, PageRequest, Role};
 use langcamp_tui::view::View;
 use sqlx::Row;
@@ -425,7 +426,11 @@ async fn only_the_operator_acts_in_a_users_place() {
     let console = crate::harness::Console::empty().await;
     let (core, op) = (&console.core, &Actor::Operator);
     let admin = core
-        .create_user(op, "maria@langcamp.example", Role::Admin, Some("Maria"))
+        .create_user(
+            op,
+            NewUser::new("maria@langcamp.example", Role::Admin, Some("Maria"))
+                .expect("a valid user"),
+        )
         .await
         .expect("create");
     let as_admin = core.act_as(op, &admin.typed_id()).await.expect("act as");
