@@ -140,13 +140,18 @@ impl Email {
             Err(bad())
         }
     }
+}
 
-    /// An address a body must carry: absent is `<field> is required`.
-    pub fn required(field: &str, raw: Option<&str>) -> std::result::Result<Email, String> {
-        match raw {
-            None => Err(format!("{field} is required")),
-            Some(raw) => Email::parse(field, raw),
-        }
+/// A field a body must carry: absent is `<field> is required`, else what `parse` makes of
+/// it, its messages naming the same field (`required("email", raw, Email::parse)`).
+pub fn required<T>(
+    field: &str,
+    raw: Option<&str>,
+    parse: impl FnOnce(&str, &str) -> std::result::Result<T, String>,
+) -> std::result::Result<T, String> {
+    match raw {
+        None => Err(format!("{field} is required")),
+        Some(raw) => parse(field, raw),
     }
 }
 
@@ -224,10 +229,9 @@ fn text_lines(
     max: usize,
     lines: Lines,
 ) -> std::result::Result<String, String> {
-    let Some(raw) = raw else {
-        return Err(format!("{field} is required"));
-    };
-    bounded_lines(field, raw, min, max, lines)
+    required(field, raw, |field, raw| {
+        bounded_lines(field, raw, min, max, lines)
+    })
 }
 
 /// A trimmed single-line text of `min..=max` characters.

@@ -12,7 +12,7 @@ use super::{MAX_ASSIGN, MAX_VIDEOS, MaterialPdf, MaterialVideo};
 use crate::domain::{CefrLevel, HttpUrl, Id, LanguageTag, LongText, Text};
 use crate::error::{Error, Result};
 use crate::users::User;
-use crate::validate::{Patch, Problems};
+use crate::validate::{Patch, Problems, required};
 
 /// A material's title: one line of 1 to 200 characters.
 pub type Title = Text<200>;
@@ -217,10 +217,7 @@ impl TryFrom<MaterialInput> for NewMaterial {
 
     fn try_from(input: MaterialInput) -> Result<NewMaterial> {
         let mut problems = Problems::new();
-        let title = problems.take(match input.title.as_deref() {
-            None => Err("title is required".to_owned()),
-            Some(raw) => Title::parse("title", raw),
-        });
+        let title = problems.take(required("title", input.title.as_deref(), Title::parse));
         let description = optional(&mut problems, input.description, |d| {
             Description::parse_optional("description", d)
         });

@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::actor::Role;
 use crate::error::{Error, Result};
-use crate::validate::{self, Email, Patch, Problems};
+use crate::validate::{self, Email, Patch, Problems, required};
 
 pub const GENDERS: [&str; 4] = ["male", "female", "other", "prefer_not_to_say"];
 
@@ -398,7 +398,7 @@ impl TryFrom<EmailInput> for Email {
     type Error = Error;
 
     fn try_from(input: EmailInput) -> Result<Email> {
-        Email::required("email", input.email.as_deref()).map_err(Error::invalid)
+        required("email", input.email.as_deref(), Email::parse).map_err(Error::invalid)
     }
 }
 
