@@ -16,7 +16,8 @@ use crate::listing::{Bound, ListSql};
 use crate::page::{PageRequest, UNPAGED_CAP};
 use crate::time::Timestamp;
 
-#[derive(Clone, Debug)]
+/// An option as stored; a draft's options are these too, ids decided.
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct StoredOption {
     pub id: String,
     pub text: String,
@@ -39,7 +40,8 @@ impl StoredQuestion {
     }
 }
 
-#[derive(Clone, Debug)]
+/// A level range as stored; a draft's ranges are these too.
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct StoredRange {
     pub level: String,
     pub min_score: i64,

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::store::{StoredQuestion, StoredTest};
+use super::store::{StoredOption, StoredQuestion, StoredRange, StoredTest};
 use super::{
     LevelRangeInput, MAX_LEVEL_RANGES, MAX_OPTIONS, MAX_POINTS, MAX_QUESTIONS, OptionInput,
     QuestionInput, TITLE_MAX, TestInput, TestPatch,
@@ -36,7 +36,7 @@ pub(super) struct TestDraft {
     pub time_limit_minutes: Option<i64>,
     pub is_active: bool,
     pub questions: Vec<QuestionDraft>,
-    pub level_ranges: Vec<RangeDraft>,
+    pub level_ranges: Vec<StoredRange>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -45,22 +45,8 @@ pub(super) struct QuestionDraft {
     pub id: String,
     pub text: String,
     pub points: i64,
-    pub options: Vec<OptionDraft>,
+    pub options: Vec<StoredOption>,
     pub correct_index: usize,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct OptionDraft {
-    pub id: String,
-    pub text: String,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct RangeDraft {
-    pub level: String,
-    pub min_score: i64,
-    pub max_score: i64,
-    pub message: String,
 }
 
 impl TestDraft {
@@ -168,27 +154,11 @@ pub(super) fn from_stored(test: &StoredTest) -> TestDraft {
                 id: q.id.clone(),
                 text: q.text.clone(),
                 points: q.points,
-                options: q
-                    .options
-                    .iter()
-                    .map(|o| OptionDraft {
-                        id: o.id.clone(),
-                        text: o.text.clone(),
-                    })
-                    .collect(),
+                options: q.options.clone(),
                 correct_index: q.correct_index().unwrap_or(0),
             })
             .collect(),
-        level_ranges: test
-            .level_ranges
-            .iter()
-            .map(|r| RangeDraft {
-                level: r.level.clone(),
-                min_score: r.min_score,
-                max_score: r.max_score,
-                message: r.message.clone(),
-            })
-            .collect(),
+        level_ranges: test.level_ranges.clone(),
     }
 }
 
@@ -421,7 +391,7 @@ fn parse_options(
     path: &str,
     inputs: Vec<OptionInput>,
     kept: Option<&StoredQuestion>,
-) -> Option<Vec<OptionDraft>> {
+) -> Option<Vec<StoredOption>> {
     if inputs.len() < 2 {
         problems.add(format!("{path}.options must have at least 2 options"));
         return None;
@@ -464,7 +434,7 @@ fn parse_options(
             OPTION_TEXT_MAX,
         ));
         if let (Some(id), Some(text)) = (id, text) {
-            drafts.push(OptionDraft { id, text });
+            drafts.push(StoredOption { id, text });
         }
     }
     (problems.len() == before).then_some(drafts)
