@@ -102,6 +102,39 @@ impl<T> Patch<T> {
     pub fn is_absent(&self) -> bool {
         matches!(self, Patch::Absent)
     }
+
+    /// The change to a field that `null` may clear: `None` leaves it (absent, or a value
+    /// `parse` refused, its message recorded), `Some(None)` clears it (`null`, or a value
+    /// `parse` takes for empty), `Some(Some(v))` sets it.
+    pub fn clearable<U>(
+        self,
+        problems: &mut Problems,
+        parse: impl FnOnce(T) -> std::result::Result<Option<U>, String>,
+    ) -> Option<Option<U>> {
+        match self {
+            Patch::Absent => None,
+            Patch::Null => Some(None),
+            Patch::Value(v) => problems.take(parse(v)),
+        }
+    }
+
+    /// The change to a field that `null` may not clear: `Some(v)` sets it, `None` leaves
+    /// it (absent, or refused: `<field> cannot be null`, or `parse`'s message).
+    pub fn non_null<U>(
+        self,
+        problems: &mut Problems,
+        field: &str,
+        parse: impl FnOnce(T) -> std::result::Result<U, String>,
+    ) -> Option<U> {
+        match self {
+            Patch::Absent => None,
+            Patch::Null => {
+                problems.add(format!("{field} cannot be null"));
+                None
+            }
+            Patch::Value(v) => problems.take(parse(v)),
+        }
+    }
 }
 
 /// A trimmed, lower-cased e-mail address of a plausible shape.

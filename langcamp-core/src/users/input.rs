@@ -190,14 +190,10 @@ fn patch_field<T, U>(
     nullable: bool,
     parse: impl FnOnce(T) -> std::result::Result<U, String>,
 ) -> Option<Option<U>> {
-    match value {
-        Patch::Absent => None,
-        Patch::Null if nullable => Some(None),
-        Patch::Null => {
-            problems.add(format!("{field} cannot be null"));
-            None
-        }
-        Patch::Value(v) => problems.take(parse(v)).map(Some),
+    if nullable {
+        value.clearable(problems, |v| parse(v).map(Some))
+    } else {
+        value.non_null(problems, field, parse).map(Some)
     }
 }
 

@@ -166,39 +166,36 @@ pub(super) fn from_stored(test: &StoredTest) -> TestDraft {
 pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(TestDraft, bool)> {
     let mut problems = Problems::new();
     let mut draft = from_stored(existing);
-    match patch.title {
-        Patch::Absent => {}
-        Patch::Null => problems.add("title cannot be null"),
-        Patch::Value(title) => {
-            if let Some(title) = problems.take(validate::bounded("title", &title, 1, TITLE_MAX)) {
-                draft.title = title;
-            }
-        }
+    if let Some(title) = patch.title.non_null(&mut problems, "title", |t| {
+        validate::bounded("title", &t, 1, TITLE_MAX)
+    }) {
+        draft.title = title;
     }
-    if let Some(description) = patch_optional(&mut problems, patch.description, |d| {
+    if let Some(description) = patch.description.clearable(&mut problems, |d| {
         validate::optional_multiline_text("description", Some(&d), DESCRIPTION_MAX)
     }) {
         draft.description = description;
     }
-    if let Some(locale) =
-        patch_optional(&mut problems, patch.locale, |l| tag_or_empty("locale", &l))
+    if let Some(locale) = patch
+        .locale
+        .clearable(&mut problems, |l| tag_or_empty("locale", &l))
     {
         draft.locale = locale;
     }
-    if let Some(target) = patch_optional(&mut problems, patch.target_language, |t| {
-        tag_or_empty("targetLanguage", &t)
-    }) {
+    if let Some(target) = patch
+        .target_language
+        .clearable(&mut problems, |t| tag_or_empty("targetLanguage", &t))
+    {
         draft.target_language = target;
     }
-    if let Some(minutes) = patch_optional(&mut problems, patch.time_limit_minutes, |m| {
-        time_limit(m).map(Some)
-    }) {
+    if let Some(minutes) = patch
+        .time_limit_minutes
+        .clearable(&mut problems, |m| time_limit(m).map(Some))
+    {
         draft.time_limit_minutes = minutes;
     }
-    match patch.is_active {
-        Patch::Absent => {}
-        Patch::Null => problems.add("isActive cannot be null"),
-        Patch::Value(active) => draft.is_active = active,
+    if let Some(active) = patch.is_active.non_null(&mut problems, "isActive", Ok) {
+        draft.is_active = active;
     }
     let questions = patch_list(&mut problems, "questions", patch.questions, |p, list| {
         parse_questions(p, list, &existing.questions)
@@ -234,19 +231,6 @@ fn patch_list<T, U>(
             Field::Invalid
         }
         Patch::Value(list) => parse(problems, list).map_or(Field::Invalid, Field::Set),
-    }
-}
-
-/// A PATCH field that may be cleared: `None` leaves it, `Some(None)` clears it.
-fn patch_optional<T, U>(
-    problems: &mut Problems,
-    value: Patch<T>,
-    parse: impl FnOnce(T) -> std::result::Result<Option<U>, String>,
-) -> Option<Option<U>> {
-    match value {
-        Patch::Absent => None,
-        Patch::Null => Some(None),
-        Patch::Value(v) => problems.take(parse(v)),
     }
 }
 
