@@ -9,6 +9,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::draft::TestDraft;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question};
+use crate::by_id;
 use crate::db::{bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
@@ -291,18 +292,12 @@ fn assemble(
 
 /// One test with everything in it; `None` for an unknown or malformed id.
 pub(super) async fn find_test(conn: &mut AnyConnection, id: &str) -> Result<Option<StoredTest>> {
-    if !looks_like_id(id) {
-        return Ok(None);
-    }
-    let Some(row) = sqlx::query(concat!(
+    let select = concat!(
         "SELECT ",
         test_columns!(),
         " FROM proficiency_tests WHERE id = $1"
-    ))
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    else {
+    );
+    let Some(row) = by_id::find(conn, select, id).await? else {
         return Ok(None);
     };
     let mut tests = [test_from_row(&row)?];
