@@ -15,7 +15,7 @@ use crate::actor::{Actor, Role};
 use crate::error::{Error, Result};
 use crate::page::UNPAGED_CAP;
 use crate::time::Timestamp;
-use crate::validate::{Patch, Problems};
+use crate::validate::{Patch, Problems, passed};
 
 /// The key under which the landing page's video address is kept.
 pub const LANDING_VIDEO_URL: &str = "landing_video_url";
@@ -122,10 +122,10 @@ impl TryFrom<SettingInput> for NewSetting {
             Patch::Value(v) => Some(v),
         };
         problems.finish()?;
-        match (key, value) {
-            (Some(key), Some(value)) => Ok(NewSetting { key, value }),
-            _ => Err(Error::invalid("key and value are required")),
-        }
+        Ok(NewSetting {
+            key: passed(key)?,
+            value: passed(value)?,
+        })
     }
 }
 

@@ -51,6 +51,12 @@ impl Problems {
     }
 }
 
+/// A field's value once [`Problems::finish`] has succeeded. Every parse that gives no value
+/// records why, so `None` here is a bug (an internal error), never the client's mistake.
+pub fn passed<T>(value: Option<T>) -> Result<T> {
+    value.ok_or_else(|| Error::internal("an input passed validation without a value"))
+}
+
 /// One parsed field of a PATCH body (or of a create, where absent means the default).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) enum Field<T> {

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::error::{Error, Result};
-use crate::validate::{self, Email, Problems, required};
+use crate::validate::{self, Email, Problems, passed, required};
 
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -56,10 +56,10 @@ impl TryFrom<OtpVerifyInput> for OtpSignIn {
         let email = problems.take(required("email", input.email.as_deref(), Email::parse));
         let code = problems.take(OtpCode::parse(input.code.as_deref()));
         problems.finish()?;
-        match (email, code) {
-            (Some(email), Some(code)) => Ok(OtpSignIn { email, code }),
-            _ => Err(Error::invalid("invalid input")),
-        }
+        Ok(OtpSignIn {
+            email: passed(email)?,
+            code: passed(code)?,
+        })
     }
 }
 

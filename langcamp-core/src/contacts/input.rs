@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::domain::{ContactStatus, Email, LongText, Text};
 use crate::error::{Error, Result};
-use crate::validate::{self, Problems, required};
+use crate::validate::{self, Problems, passed, required};
 
 pub const NAME_MAX: usize = 100;
 pub const MESSAGE_MAX: usize = 5000;
@@ -154,24 +154,14 @@ impl TryFrom<ContactInput> for NewContact {
                 .map_or(Ok(None), |r| Source::parse_optional("source", r)),
         );
         problems.finish()?;
-        match (first_name, last_name, email, phone, message, source) {
-            (
-                Some(first_name),
-                Some(last_name),
-                Some(email),
-                Some(phone),
-                Some(message),
-                Some(source),
-            ) => Ok(NewContact {
-                first_name,
-                last_name,
-                email,
-                phone,
-                message,
-                source,
-            }),
-            _ => Err(Error::internal("contact input passed validation half-way")),
-        }
+        Ok(NewContact {
+            first_name: passed(first_name)?,
+            last_name: passed(last_name)?,
+            email: passed(email)?,
+            phone: passed(phone)?,
+            message: passed(message)?,
+            source: passed(source)?,
+        })
     }
 }
 

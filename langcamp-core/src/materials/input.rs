@@ -12,7 +12,7 @@ use super::{MAX_ASSIGN, MAX_VIDEOS, MaterialPdf, MaterialVideo};
 use crate::domain::{CefrLevel, HttpUrl, Id, LanguageTag, LongText, Text};
 use crate::error::{Error, Result};
 use crate::users::User;
-use crate::validate::{Patch, Problems, required};
+use crate::validate::{Patch, Problems, passed, required};
 
 /// A material's title: one line of 1 to 200 characters.
 pub type Title = Text<200>;
@@ -239,9 +239,8 @@ impl TryFrom<MaterialInput> for NewMaterial {
             }
         }
         problems.finish()?;
-        let title = title.ok_or_else(|| Error::internal("material input passed half-way"))?;
         Ok(NewMaterial {
-            title,
+            title: passed(title)?,
             description,
             locale,
             target_language,

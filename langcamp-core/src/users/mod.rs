@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::page::{Page, PageRequest};
 use crate::time::Timestamp;
-use crate::validate::{self, Email, Problems};
+use crate::validate::{self, Email, Problems, passed};
 
 mod input;
 mod store;
@@ -305,9 +305,7 @@ impl Langcamp {
         let email = problems.take(Email::parse("email", email));
         let name = problems.take(validate::optional_text("name", name, 100));
         problems.finish()?;
-        let (Some(email), Some(name)) = (email, name) else {
-            return Err(Error::invalid("invalid input"));
-        };
+        let (email, name) = (passed(email)?, passed(name)?);
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         if find_user_by_email(&mut tx, email.as_str()).await?.is_some() {

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::id::new_id;
-use crate::validate::{self, Field, Patch, Problems};
+use crate::validate::{self, Field, Patch, Problems, passed};
 
 const DESCRIPTION_MAX: usize = 5000;
 const QUESTION_TEXT_MAX: usize = 2000;
@@ -107,35 +107,16 @@ pub(super) fn from_input(input: TestInput) -> Result<TestDraft> {
         check_ranges(&mut problems, ranges, questions.as_deref());
     }
     problems.finish()?;
-    match (
-        title,
-        description,
-        locale,
-        target_language,
-        time_limit_minutes,
-        questions,
-        level_ranges,
-    ) {
-        (
-            Some(title),
-            Some(description),
-            Some(locale),
-            Some(target_language),
-            Some(time_limit_minutes),
-            Some(questions),
-            Some(level_ranges),
-        ) => Ok(TestDraft {
-            title,
-            description,
-            locale,
-            target_language,
-            time_limit_minutes,
-            is_active: input.is_active.unwrap_or(true),
-            questions,
-            level_ranges,
-        }),
-        _ => Err(crate::Error::invalid("invalid test")),
-    }
+    Ok(TestDraft {
+        title: passed(title)?,
+        description: passed(description)?,
+        locale: passed(locale)?,
+        target_language: passed(target_language)?,
+        time_limit_minutes: passed(time_limit_minutes)?,
+        is_active: input.is_active.unwrap_or(true),
+        questions: passed(questions)?,
+        level_ranges: passed(level_ranges)?,
+    })
 }
 
 /// The stored test as a draft, ids kept.
