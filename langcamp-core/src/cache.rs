@@ -195,36 +195,36 @@ mod tests {
         Cache::new(Duration::from_secs(5), 2)
     }
 
+    /// What `get_or_load` answers for `key` at `now` when a load would find `value`.
+    async fn load(
+        c: &Cache<&'static str, i64>,
+        key: &'static str,
+        now: i64,
+        value: i64,
+    ) -> Option<i64> {
+        c.get_or_load(key, now, || async move { Ok(value) })
+            .await
+            .ok()
+    }
+
     #[tokio::test]
     async fn values_are_loaded_once_and_served_until_they_expire() {
         let c = cache();
-        assert_eq!(
-            c.get_or_load("a", 1_000, || async { Ok(1) }).await.ok(),
-            Some(1)
-        );
-        assert_eq!(
-            c.get_or_load("a", 5_999, || async { Ok(2) }).await.ok(),
-            Some(1)
-        );
+        assert_eq!(load(&c, "a", 1_000, 1).await, Some(1));
+        assert_eq!(load(&c, "a", 5_999, 2).await, Some(1));
         assert_eq!(c.get(&"a", 5_999), Some(1));
         assert_eq!(c.get(&"a", 6_000), None, "expired after 5 s");
-        assert_eq!(
-            c.get_or_load("a", 6_000, || async { Ok(3) }).await.ok(),
-            Some(3)
-        );
+        assert_eq!(load(&c, "a", 6_000, 3).await, Some(3));
     }
 
     #[tokio::test]
     async fn invalidation_drops_everything() {
         let c = cache();
-        c.get_or_load("a", 0, || async { Ok(1) }).await.ok();
-        c.get_or_load("b", 0, || async { Ok(2) }).await.ok();
+        load(&c, "a", 0, 1).await;
+        load(&c, "b", 0, 2).await;
         c.invalidate_all();
         assert!(c.is_empty());
-        assert_eq!(
-            c.get_or_load("a", 0, || async { Ok(9) }).await.ok(),
-            Some(9)
-        );
+        assert_eq!(load(&c, "a", 0, 9).await, Some(9));
     }
 
     #[tokio::test]
@@ -255,14 +255,11 @@ mod tests {
     #[tokio::test]
     async fn a_full_cache_makes_room_from_expired_entries_only() {
         let c = cache();
-        c.get_or_load("a", 0, || async { Ok(1) }).await.ok();
-        c.get_or_load("b", 3_000, || async { Ok(2) }).await.ok();
-        assert_eq!(
-            c.get_or_load("c", 4_000, || async { Ok(3) }).await.ok(),
-            Some(3)
-        );
+        load(&c, "a", 0, 1).await;
+        load(&c, "b", 3_000, 2).await;
+        assert_eq!(load(&c, "c", 4_000, 3).await, Some(3));
         assert_eq!(c.get(&"c", 4_000), None, "full: served but not stored");
-        c.get_or_load("c", 6_000, || async { Ok(3) }).await.ok();
+        load(&c, "c", 6_000, 3).await;
         assert_eq!(c.get(&"c", 6_000), Some(3), "the expired entry made room");
         assert_eq!(c.get(&"b", 6_000), Some(2));
         assert_eq!(c.len(), 2);

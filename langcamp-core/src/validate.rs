@@ -51,6 +51,12 @@ impl Problems {
     }
 }
 
+/// A field's value once [`Problems::finish`] has succeeded. Every parse that gives no value
+/// records why, so `None` here is a bug (an internal error), never the client's mistake.
+pub fn passed<T>(value: Option<T>) -> Result<T> {
+    value.ok_or_else(|| Error::internal("an input passed validation without a value"))
+}
+
 /// One parsed field of a PATCH body (or of a create, where absent means the default).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) enum Field<T> {
@@ -102,6 +108,39 @@ impl<T> Patch<T> {
     pub fn is_absent(&self) -> bool {
         matches!(self, Patch::Absent)
     }
+
+    /// The change to a field that `null` may clear: `None` leaves it (absent, or a value
+    /// `parse` refused, its message recorded), `Some(None)` clears it (`null`, or a value
+    /// `parse` takes for empty), `Some(Some(v))` sets it.
+    pub fn clearable<U>(
+        self,
+        problems: &mut Problems,
+        parse: impl FnOnce(T) -> std::result::Result<Option<U>, String>,
+    ) -> Option<Option<U>> {
+        match self {
+            Patch::Absent => None,
+            Patch::Null => Some(None),
+            Patch::Value(v) => problems.take(parse(v)),
+        }
+    }
+
+    /// The change to a field that `null` may not clear: `Some(v)` sets it, `None` leaves
+    /// it (absent, or refused: `<field> cannot be null`, or `parse`'s message).
+    pub fn non_null<U>(
+        self,
+        problems: &mut Problems,
+        field: &str,
+        parse: impl FnOnce(T) -> std::result::Result<U, String>,
+    ) -> Option<U> {
+        match self {
+            Patch::Absent => None,
+            Patch::Null => {
+                problems.add(format!("{field} cannot be null"));
+                None
+            }
+            Patch::Value(v) => problems.take(parse(v)),
+        }
+    }
 }
 
 /// A trimmed, lower-cased e-mail address of a plausible shape.
@@ -140,13 +179,18 @@ impl Email {
             Err(bad())
         }
     }
+}
 
-    /// An address a body must carry: absent is `<field> is required`.
-    pub fn required(field: &str, raw: Option<&str>) -> std::result::Result<Email, String> {
-        match raw {
-            None => Err(format!("{field} is required")),
-            Some(raw) => Email::parse(field, raw),
-        }
+/// A field a body must carry: absent is `<field> is required`, else what `parse` makes of
+/// it, its messages naming the same field (`required("email", raw, Email::parse)`).
+pub fn required<T>(
+    field: &str,
+    raw: Option<&str>,
+    parse: impl FnOnce(&str, &str) -> std::result::Result<T, String>,
+) -> std::result::Result<T, String> {
+    match raw {
+        None => Err(format!("{field} is required")),
+        Some(raw) => parse(field, raw),
     }
 }
 
@@ -224,10 +268,9 @@ fn text_lines(
     max: usize,
     lines: Lines,
 ) -> std::result::Result<String, String> {
-    let Some(raw) = raw else {
-        return Err(format!("{field} is required"));
-    };
-    bounded_lines(field, raw, min, max, lines)
+    required(field, raw, |field, raw| {
+        bounded_lines(field, raw, min, max, lines)
+    })
 }
 
 /// A trimmed single-line text of `min..=max` characters.

@@ -14,6 +14,18 @@ pub struct Search {
     pub active: bool,
 }
 
+/// A list filter's next setting when its key is pressed: from all (`None`) to each of
+/// `values` in turn, then back to all.
+pub fn next_filter<T: Copy + PartialEq>(current: Option<T>, values: &[T]) -> Option<T> {
+    match current {
+        None => values.first().copied(),
+        Some(current) => values
+            .iter()
+            .position(|v| *v == current)
+            .and_then(|i| values.get(i + 1).copied()),
+    }
+}
+
 /// A list shown as a table, page by page, with a selected row.
 #[derive(Clone, Debug)]
 pub struct Listing<T> {
@@ -144,5 +156,21 @@ impl<T> Listing<T> {
         self.loaded = true;
         self.load_id = None;
         self.selected = self.selected.min(self.items.len().saturating_sub(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_goes_from_all_through_each_value_and_back_to_all() {
+        let mut filter = None;
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            filter = next_filter(filter, &[1, 2, 3]);
+            seen.push(filter);
+        }
+        assert_eq!(seen, [Some(1), Some(2), Some(3), None]);
     }
 }

@@ -1,5 +1,7 @@
 //! The dialogs the console draws over a view, and what each is for.
 
+use std::fmt;
+
 use langcamp_core::contacts::{Contact, ContactStatus};
 use langcamp_core::domain::Id;
 use langcamp_core::users::User;
@@ -49,6 +51,23 @@ pub enum Overlay {
         purpose: EditorPurpose,
         awaiting: Option<u64>,
     },
+}
+
+impl Overlay {
+    /// A choice among `values`, `current` selected.
+    pub fn choice<T: PartialEq + fmt::Display>(
+        title: String,
+        values: &[T],
+        current: &T,
+        purpose: ChoicePurpose,
+    ) -> Overlay {
+        Overlay::Choice {
+            title,
+            options: values.iter().map(T::to_string).collect(),
+            selected: values.iter().position(|v| v == current).unwrap_or(0),
+            purpose,
+        }
+    }
 }
 
 /// What a choice is for.

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::error::{Error, Result};
-use crate::validate::{self, Email, Problems};
+use crate::validate::{self, Email, Problems, passed, required};
 
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -53,13 +53,13 @@ impl TryFrom<OtpVerifyInput> for OtpSignIn {
 
     fn try_from(input: OtpVerifyInput) -> Result<OtpSignIn> {
         let mut problems = Problems::new();
-        let email = problems.take(Email::required("email", input.email.as_deref()));
+        let email = problems.take(required("email", input.email.as_deref(), Email::parse));
         let code = problems.take(OtpCode::parse(input.code.as_deref()));
         problems.finish()?;
-        match (email, code) {
-            (Some(email), Some(code)) => Ok(OtpSignIn { email, code }),
-            _ => Err(Error::invalid("invalid input")),
-        }
+        Ok(OtpSignIn {
+            email: passed(email)?,
+            code: passed(code)?,
+        })
     }
 }
 
@@ -68,7 +68,7 @@ impl TryFrom<OtpRequestInput> for Email {
     type Error = Error;
 
     fn try_from(input: OtpRequestInput) -> Result<Email> {
-        Email::required("email", input.email.as_deref()).map_err(Error::invalid)
+        required("email", input.email.as_deref(), Email::parse).map_err(Error::invalid)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Where uploaded files' bytes live: `FILE_STORE` (the local disk or an S3-compatible
 //! object store) and the `S3_*` variables.
 
-use super::{ConfigError, Secret};
+use super::{ConfigError, Secret, value_of};
 
 /// `FILE_STORE`: the local disk (`local`, the default) or an S3-compatible object store.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,10 +64,7 @@ impl FileStoreConfig {
         if value.eq_ignore_ascii_case("local") {
             return Ok(FileStoreConfig::Local);
         }
-        let bad = |message: String| ConfigError {
-            variable: "FILE_STORE",
-            message,
-        };
+        let bad = |message: String| ConfigError::new("FILE_STORE", message);
         let rest = value.strip_prefix("s3://").ok_or_else(|| {
             bad(format!(
                 "cannot use {value:?}: expected local or s3://bucket/prefix"
@@ -90,11 +87,7 @@ impl FileStoreConfig {
                 "{prefix:?} is not a plain key prefix (no empty, . or .. segments, no control characters)"
             )));
         }
-        let get = |name: &str| {
-            lookup(name)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
+        let get = |name: &str| value_of(&lookup, name);
         let endpoint = match get("S3_ENDPOINT") {
             None => None,
             Some(url) => {
@@ -108,13 +101,13 @@ impl FileStoreConfig {
                             && !host.chars().any(char::is_whitespace)
                     });
                 if !plain {
-                    return Err(ConfigError {
-                        variable: "S3_ENDPOINT",
-                        message: format!(
+                    return Err(ConfigError::new(
+                        "S3_ENDPOINT",
+                        format!(
                             "cannot use {url:?}: expected http://host[:port] or https://host[:port] \
                              (without credentials in it)"
                         ),
-                    });
+                    ));
                 }
                 Some(url.trim_end_matches('/').to_owned())
             }
@@ -124,27 +117,25 @@ impl FileStoreConfig {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-')
         {
-            return Err(ConfigError {
-                variable: "S3_REGION",
-                message: format!(
-                    "cannot use {region:?}: expected a region name such as eu-central-1"
-                ),
-            });
+            return Err(ConfigError::new(
+                "S3_REGION",
+                format!("cannot use {region:?}: expected a region name such as eu-central-1"),
+            ));
         }
         let credentials = match (get("S3_ACCESS_KEY_ID"), get("S3_SECRET_ACCESS_KEY")) {
             (Some(id), Some(secret)) => Some((id, Secret::new(secret))),
             (None, None) => None,
             (Some(_), None) => {
-                return Err(ConfigError {
-                    variable: "S3_SECRET_ACCESS_KEY",
-                    message: "is required when S3_ACCESS_KEY_ID is set".into(),
-                });
+                return Err(ConfigError::new(
+                    "S3_SECRET_ACCESS_KEY",
+                    "is required when S3_ACCESS_KEY_ID is set",
+                ));
             }
             (None, Some(_)) => {
-                return Err(ConfigError {
-                    variable: "S3_ACCESS_KEY_ID",
-                    message: "is required when S3_SECRET_ACCESS_KEY is set".into(),
-                });
+                return Err(ConfigError::new(
+                    "S3_ACCESS_KEY_ID",
+                    "is required when S3_SECRET_ACCESS_KEY is set",
+                ));
             }
         };
         Ok(FileStoreConfig::S3(S3Config {

@@ -99,6 +99,22 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    fn new(variable: &'static str, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            variable,
+            message: message.into(),
+        }
+    }
+}
+
+/// A variable's value from `lookup`, trimmed; blank counts as unset.
+fn value_of(lookup: impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    lookup(name)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
 impl Config {
     /// Reads `.env` (if present) and then the process environment.
     pub fn from_env() -> Result<Config, ConfigError> {
@@ -118,11 +134,7 @@ impl Config {
 
     /// Builds the configuration from any variable lookup (tests pass a map).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let get = |name: &str| {
-            lookup(name)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
+        let get = |name: &str| value_of(&lookup, name);
 
         let port = parse_or("PORT", get("PORT"), 3000u16, |v| v.parse().ok())?;
         let host = parse_or("HOST", get("HOST"), IpAddr::from([0, 0, 0, 0]), |v| {
@@ -132,10 +144,10 @@ impl Config {
         let database_url = match get("DATABASE_URL") {
             Some(url) => {
                 if !(url.starts_with("sqlite:") || is_postgres_url(&url)) {
-                    return Err(ConfigError {
-                        variable: "DATABASE_URL",
-                        message: "expected a sqlite: or postgres:// URL".into(),
-                    });
+                    return Err(ConfigError::new(
+                        "DATABASE_URL",
+                        "expected a sqlite: or postgres:// URL",
+                    ));
                 }
                 url
             }
@@ -146,20 +158,21 @@ impl Config {
                 v.parse::<u32>()
                     .ok()
                     .filter(|n| (1..=MAX_POOL_CONNECTIONS).contains(n))
-                    .ok_or_else(|| ConfigError {
-                        variable: "DATABASE_MAX_CONNECTIONS",
-                        message: format!(
-                            "cannot use {v:?}: expected a whole number from 1 to {MAX_POOL_CONNECTIONS}"
-                        ),
+                    .ok_or_else(|| {
+                        let expected = format!("a whole number from 1 to {MAX_POOL_CONNECTIONS}");
+                        ConfigError::new(
+                            "DATABASE_MAX_CONNECTIONS",
+                            format!("cannot use {v:?}: expected {expected}"),
+                        )
                     })
             })
             .transpose()?;
         let (jwt_secret, jwt_secret_generated) = match get("JWT_SECRET") {
             Some(secret) if secret.len() < 16 => {
-                return Err(ConfigError {
-                    variable: "JWT_SECRET",
-                    message: "must be at least 16 characters".into(),
-                });
+                return Err(ConfigError::new(
+                    "JWT_SECRET",
+                    "must be at least 16 characters",
+                ));
             }
             Some(secret) => (secret, false),
             None => (random_secret(), true),
@@ -186,10 +199,10 @@ impl Config {
         let from_address =
             get("MAIL_FROM_ADDRESS").unwrap_or_else(|| "no-reply@langcamp.local".into());
         if !from_address.contains('@') {
-            return Err(ConfigError {
-                variable: "MAIL_FROM_ADDRESS",
-                message: "expected an e-mail address".into(),
-            });
+            return Err(ConfigError::new(
+                "MAIL_FROM_ADDRESS",
+                "expected an e-mail address",
+            ));
         }
         let mail = MailConfig {
             host: get("MAIL_HOST"),
@@ -214,40 +227,36 @@ impl Config {
             20 * 1024 * 1024,
             |v| v.parse().ok().filter(|n| *n > 0),
         )?;
-        let file_store_max_bytes = match get("FILE_STORE_MAX_BYTES") {
-            None => None,
-            Some(v) => {
-                Some(
-                    v.parse::<u64>()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| ConfigError {
-                            variable: "FILE_STORE_MAX_BYTES",
-                            message: format!(
-                                "cannot use {v:?}: expected a number of bytes above 0"
-                            ),
-                        })?,
-                )
-            }
-        };
+        let file_store_max_bytes = get("FILE_STORE_MAX_BYTES")
+            .map(|v| {
+                v.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    ConfigError::new(
+                        "FILE_STORE_MAX_BYTES",
+                        format!("cannot use {v:?}: expected a number of bytes above 0"),
+                    )
+                })
+            })
+            .transpose()?;
         // The old switch trusted every peer's header; refuse it rather than ignore it, so
         // nobody believes they still have the behaviour they configured.
         if lookup("TRUST_FORWARDED_FOR").is_some() {
-            return Err(ConfigError {
-                variable: "TRUST_FORWARDED_FOR",
-                message: format!(
+            return Err(ConfigError::new(
+                "TRUST_FORWARDED_FOR",
+                format!(
                     "was removed; list the proxies whose X-Forwarded-For is believed in \
                      TRUSTED_PROXIES instead (comma-separated CIDRs, default \
                      {DEFAULT_TRUSTED_PROXIES}; empty trusts no proxy)"
                 ),
-            });
+            ));
         }
         // Set but empty means "trust nobody", so this one is not read through `get`.
         let trusted_proxies = match lookup("TRUSTED_PROXIES") {
             None => parse_networks(DEFAULT_TRUSTED_PROXIES).unwrap_or_default(),
-            Some(v) => parse_networks(&v).map_err(|item| ConfigError {
-                variable: "TRUSTED_PROXIES",
-                message: format!("{item:?} is not an IP address or CIDR network"),
+            Some(v) => parse_networks(&v).map_err(|item| {
+                ConfigError::new(
+                    "TRUSTED_PROXIES",
+                    format!("{item:?} is not an IP address or CIDR network"),
+                )
             })?,
         };
 

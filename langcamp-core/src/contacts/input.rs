@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::domain::{ContactStatus, Email, LongText, Text};
 use crate::error::{Error, Result};
-use crate::validate::Problems;
+use crate::validate::{self, Problems, passed, required};
 
 pub const NAME_MAX: usize = 100;
 pub const MESSAGE_MAX: usize = 5000;
@@ -120,41 +120,33 @@ pub struct NewContact {
     pub source: Option<Source>,
 }
 
-/// A required field: its message when absent, else `parse`'s result.
-fn required<T>(
-    field: &str,
-    raw: Option<&str>,
-    parse: impl FnOnce(&str) -> std::result::Result<T, String>,
-) -> std::result::Result<T, String> {
-    match raw {
-        None => Err(format!("{field} is required")),
-        Some(raw) => parse(raw),
-    }
-}
-
 impl TryFrom<ContactInput> for NewContact {
     type Error = Error;
 
     fn try_from(input: ContactInput) -> Result<NewContact> {
         let mut problems = Problems::new();
-        let first_name = problems.take(required("firstName", input.first_name.as_deref(), |r| {
-            Name::parse("firstName", r)
-        }));
-        let last_name = problems.take(required("lastName", input.last_name.as_deref(), |r| {
-            Name::parse("lastName", r)
-        }));
-        let email = problems.take(required("email", input.email.as_deref(), |r| {
-            Email::parse("email", r)
-        }));
+        let first_name = problems.take(required(
+            "firstName",
+            input.first_name.as_deref(),
+            Name::parse,
+        ));
+        let last_name = problems.take(required(
+            "lastName",
+            input.last_name.as_deref(),
+            Name::parse,
+        ));
+        let email = problems.take(required("email", input.email.as_deref(), Email::parse));
         let phone = problems.take(
             input
                 .phone
                 .as_deref()
                 .map_or(Ok(None), Phone::parse_optional),
         );
-        let message = problems.take(required("message", input.message.as_deref(), |r| {
-            Message::parse("message", r)
-        }));
+        let message = problems.take(required(
+            "message",
+            input.message.as_deref(),
+            Message::parse,
+        ));
         let source = problems.take(
             input
                 .source
@@ -162,24 +154,14 @@ impl TryFrom<ContactInput> for NewContact {
                 .map_or(Ok(None), |r| Source::parse_optional("source", r)),
         );
         problems.finish()?;
-        match (first_name, last_name, email, phone, message, source) {
-            (
-                Some(first_name),
-                Some(last_name),
-                Some(email),
-                Some(phone),
-                Some(message),
-                Some(source),
-            ) => Ok(NewContact {
-                first_name,
-                last_name,
-                email,
-                phone,
-                message,
-                source,
-            }),
-            _ => Err(Error::internal("contact input passed validation half-way")),
-        }
+        Ok(NewContact {
+            first_name: passed(first_name)?,
+            last_name: passed(last_name)?,
+            email: passed(email)?,
+            phone: passed(phone)?,
+            message: passed(message)?,
+            source: passed(source)?,
+        })
     }
 }
 
@@ -187,9 +169,11 @@ impl TryFrom<ReplyInput> for ReplyText {
     type Error = Error;
 
     fn try_from(input: ReplyInput) -> Result<ReplyText> {
-        required("replyMessage", input.reply_message.as_deref(), |r| {
-            ReplyText::parse("replyMessage", r)
-        })
+        required(
+            "replyMessage",
+            input.reply_message.as_deref(),
+            ReplyText::parse,
+        )
         .map_err(Error::invalid)
     }
 }
@@ -198,10 +182,7 @@ impl TryFrom<ContactStatusInput> for ContactStatus {
     type Error = Error;
 
     fn try_from(input: ContactStatusInput) -> Result<ContactStatus> {
-        required("status", input.status.as_deref(), |r| {
-            ContactStatus::parse("status", r)
-        })
-        .map_err(Error::invalid)
+        required("status", input.status.as_deref(), ContactStatus::parse).map_err(Error::invalid)
     }
 }
 
@@ -221,12 +202,7 @@ impl TryFrom<&ContactFilter> for ContactSearch {
             None | Some("") => None,
             Some(s) => Some(ContactStatus::parse("status", s).map_err(Error::invalid)?),
         };
-        let text = filter
-            .q
-            .as_deref()
-            .map(str::trim)
-            .filter(|q| !q.is_empty())
-            .map(str::to_owned);
+        let text = validate::search_text(filter.q.as_deref());
         Ok(ContactSearch { status, text })
     }
 }

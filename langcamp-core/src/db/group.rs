@@ -338,7 +338,12 @@ mod tests {
     use sqlx::Executor;
     use sqlx::any::{AnyPoolOptions, install_default_drivers};
 
-    async fn writer_pool(file: &std::path::Path) -> AnyPool {
+    /// A fresh SQLite file with a table `t`, in a folder of its own (the test removes
+    /// it), and the single-connection writer pool on it: (folder, file, pool).
+    async fn writer_pool() -> (PathBuf, PathBuf, AnyPool) {
+        let dir = std::env::temp_dir().join(format!("langcamp-group-{}", crate::id::new_id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let file = dir.join("group.db");
         install_default_drivers();
         let url = format!("sqlite://{}?mode=rwc", file.display());
         let pool = AnyPoolOptions::new()
@@ -352,7 +357,7 @@ mod tests {
         pool.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)")
             .await
             .expect("a table");
-        pool
+        (dir, file, pool)
     }
 
     /// Inserts `id` into `t`, then fails if told to.
@@ -389,10 +394,7 @@ mod tests {
 
     #[tokio::test]
     async fn waiting_writes_share_a_commit_and_a_failure_undoes_only_its_own() {
-        let dir = std::env::temp_dir().join(format!("langcamp-group-{}", crate::id::new_id()));
-        std::fs::create_dir_all(&dir).expect("a temp dir");
-        let file = dir.join("group.db");
-        let pool = writer_pool(&file).await;
+        let (dir, file, pool) = writer_pool().await;
         let group = GroupCommit::start(file, pool.clone()).expect("the writer thread");
 
         // Hold the only writer connection so every write below queues up behind it and
@@ -445,10 +447,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failed_commit_fails_every_write_of_the_batch() {
-        let dir = std::env::temp_dir().join(format!("langcamp-group-{}", crate::id::new_id()));
-        std::fs::create_dir_all(&dir).expect("a temp dir");
-        let file = dir.join("group.db");
-        let pool = writer_pool(&file).await;
+        let (dir, file, pool) = writer_pool().await;
         // A deferred foreign key is checked at the commit: the batch cannot commit.
         pool.execute(
             "CREATE TABLE child (id BIGINT PRIMARY KEY,

@@ -12,7 +12,7 @@ use super::{MAX_ASSIGN, MAX_VIDEOS, MaterialPdf, MaterialVideo};
 use crate::domain::{CefrLevel, HttpUrl, Id, LanguageTag, LongText, Text};
 use crate::error::{Error, Result};
 use crate::users::User;
-use crate::validate::{Patch, Problems};
+use crate::validate::{Patch, Problems, passed, required};
 
 /// A material's title: one line of 1 to 200 characters.
 pub type Title = Text<200>;
@@ -217,10 +217,7 @@ impl TryFrom<MaterialInput> for NewMaterial {
 
     fn try_from(input: MaterialInput) -> Result<NewMaterial> {
         let mut problems = Problems::new();
-        let title = problems.take(match input.title.as_deref() {
-            None => Err("title is required".to_owned()),
-            Some(raw) => Title::parse("title", raw),
-        });
+        let title = problems.take(required("title", input.title.as_deref(), Title::parse));
         let description = optional(&mut problems, input.description, |d| {
             Description::parse_optional("description", d)
         });
@@ -242,9 +239,8 @@ impl TryFrom<MaterialInput> for NewMaterial {
             }
         }
         problems.finish()?;
-        let title = title.ok_or_else(|| Error::internal("material input passed half-way"))?;
         Ok(NewMaterial {
-            title,
+            title: passed(title)?,
             description,
             locale,
             target_language,
@@ -254,33 +250,15 @@ impl TryFrom<MaterialInput> for NewMaterial {
     }
 }
 
-/// Applies a parse to a PATCH field: absent stays, null clears.
-fn clearable<U>(
-    problems: &mut Problems,
-    value: Patch<String>,
-    parse: impl FnOnce(&str) -> std::result::Result<Option<U>, String>,
-) -> Option<Option<U>> {
-    match value {
-        Patch::Absent => None,
-        Patch::Null => Some(None),
-        Patch::Value(v) => problems.take(parse(&v)),
-    }
-}
-
 impl TryFrom<MaterialUpdate> for MaterialChange {
     type Error = Error;
 
     fn try_from(input: MaterialUpdate) -> Result<MaterialChange> {
         let mut problems = Problems::new();
         let p = &mut problems;
-        let title = match input.title {
-            Patch::Absent => None,
-            Patch::Null => {
-                p.add("title cannot be null");
-                None
-            }
-            Patch::Value(t) => p.take(Title::parse("title", &t)),
-        };
+        let title = input
+            .title
+            .non_null(p, "title", |t| Title::parse("title", &t));
         let videos = match input.videos {
             Patch::Absent => None,
             Patch::Null => {
@@ -299,16 +277,18 @@ impl TryFrom<MaterialUpdate> for MaterialChange {
         };
         let change = MaterialChange {
             title,
-            description: clearable(p, input.description, |d| {
-                Description::parse_optional("description", d)
-            }),
-            locale: clearable(p, input.locale, |l| {
-                LanguageTag::parse_optional("locale", l)
-            }),
-            target_language: clearable(p, input.target_language, |l| {
-                LanguageTag::parse_optional("targetLanguage", l)
-            }),
-            level: clearable(p, input.level, |l| CefrLevel::parse_optional("level", l)),
+            description: input
+                .description
+                .clearable(p, |d| Description::parse_optional("description", &d)),
+            locale: input
+                .locale
+                .clearable(p, |l| LanguageTag::parse_optional("locale", &l)),
+            target_language: input
+                .target_language
+                .clearable(p, |l| LanguageTag::parse_optional("targetLanguage", &l)),
+            level: input
+                .level
+                .clearable(p, |l| CefrLevel::parse_optional("level", &l)),
             videos,
             remove_pdf_ids,
         };

@@ -9,6 +9,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::draft::TestDraft;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question};
+use crate::by_id;
 use crate::db::{bit, flag};
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
@@ -16,7 +17,8 @@ use crate::listing::{Bound, ListSql};
 use crate::page::{PageRequest, UNPAGED_CAP};
 use crate::time::Timestamp;
 
-#[derive(Clone, Debug)]
+/// An option as stored; a draft's options are these too, ids decided.
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct StoredOption {
     pub id: String,
     pub text: String,
@@ -39,7 +41,8 @@ impl StoredQuestion {
     }
 }
 
-#[derive(Clone, Debug)]
+/// A level range as stored; a draft's ranges are these too.
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct StoredRange {
     pub level: String,
     pub min_score: i64,
@@ -289,18 +292,12 @@ fn assemble(
 
 /// One test with everything in it; `None` for an unknown or malformed id.
 pub(super) async fn find_test(conn: &mut AnyConnection, id: &str) -> Result<Option<StoredTest>> {
-    if !looks_like_id(id) {
-        return Ok(None);
-    }
-    let Some(row) = sqlx::query(concat!(
+    let select = concat!(
         "SELECT ",
         test_columns!(),
         " FROM proficiency_tests WHERE id = $1"
-    ))
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    else {
+    );
+    let Some(row) = by_id::find(conn, select, id).await? else {
         return Ok(None);
     };
     let mut tests = [test_from_row(&row)?];

@@ -6,7 +6,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::error::{Error, Result};
-use crate::validate::{Patch, Problems};
+use crate::validate::{Patch, Problems, passed};
 
 pub const KEY_MAX: usize = 100;
 
@@ -124,10 +124,10 @@ impl TryFrom<SettingInput> for NewSetting {
             Patch::Value(v) => Some(v),
         };
         problems.finish()?;
-        match (key, value) {
-            (Some(key), Some(value)) => Ok(NewSetting { key, value }),
-            _ => Err(Error::invalid("key and value are required")),
-        }
+        Ok(NewSetting {
+            key: passed(key)?,
+            value: passed(value)?,
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::actor::Role;
 use crate::error::{Error, Result};
-use crate::validate::{self, Email, Patch, Problems};
+use crate::validate::{self, Email, Patch, Problems, passed, required};
 
 pub const GENDERS: [&str; 4] = ["male", "female", "other", "prefer_not_to_say"];
 
@@ -190,14 +190,10 @@ fn patch_field<T, U>(
     nullable: bool,
     parse: impl FnOnce(T) -> std::result::Result<U, String>,
 ) -> Option<Option<U>> {
-    match value {
-        Patch::Absent => None,
-        Patch::Null if nullable => Some(None),
-        Patch::Null => {
-            problems.add(format!("{field} cannot be null"));
-            None
-        }
-        Patch::Value(v) => problems.take(parse(v)).map(Some),
+    if nullable {
+        value.clearable(problems, |v| parse(v).map(Some))
+    } else {
+        value.non_null(problems, field, parse).map(Some)
     }
 }
 
@@ -398,7 +394,7 @@ impl TryFrom<EmailInput> for Email {
     type Error = Error;
 
     fn try_from(input: EmailInput) -> Result<Email> {
-        Email::required("email", input.email.as_deref()).map_err(Error::invalid)
+        required("email", input.email.as_deref(), Email::parse).map_err(Error::invalid)
     }
 }
 
@@ -418,10 +414,11 @@ impl NewUser {
         let email = problems.take(Email::parse("email", email));
         let name = problems.take(validate::optional_text("name", name, 100));
         problems.finish()?;
-        match (email, name) {
-            (Some(email), Some(name)) => Ok(NewUser { email, role, name }),
-            _ => Err(Error::invalid("invalid input")),
-        }
+        Ok(NewUser {
+            email: passed(email)?,
+            role,
+            name: passed(name)?,
+        })
     }
 }
 

@@ -12,6 +12,7 @@ use ratatui::text::{Line, Span};
 use crate::app::{App, ChoicePurpose, EditorPurpose, Listing, Overlay, Search};
 use crate::input::TextArea;
 use crate::keymap::Action;
+use crate::listing::next_filter;
 use crate::table::{Column, ListTable};
 use crate::task::{Job, Task};
 use crate::ui;
@@ -47,13 +48,7 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
         Action::NextPage | Action::PrevPage if s.list.turn_page(action) => return load(app),
         Action::Search => s.search.active = true,
         Action::CycleFilter => {
-            s.status = match s.status {
-                None => Some(ContactStatus::ALL[0]),
-                Some(current) => ContactStatus::ALL
-                    .iter()
-                    .position(|st| *st == current)
-                    .and_then(|i| ContactStatus::ALL.get(i + 1).copied()),
-            };
+            s.status = next_filter(s.status, &ContactStatus::ALL);
             s.list.first_page();
             return load(app);
         }
@@ -78,18 +73,15 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
         }
         Action::SetStatus => {
             if let Some(c) = s.list.selected() {
-                app.overlay = Some(Overlay::Choice {
-                    title: format!("Status of the request from {}", full_name(c)),
-                    options: ContactStatus::ALL.iter().map(|st| st.to_string()).collect(),
-                    selected: ContactStatus::ALL
-                        .iter()
-                        .position(|st| *st == c.status)
-                        .unwrap_or(0),
-                    purpose: ChoicePurpose::ContactStatus {
+                app.overlay = Some(Overlay::choice(
+                    format!("Status of the request from {}", full_name(c)),
+                    &ContactStatus::ALL,
+                    &c.status,
+                    ChoicePurpose::ContactStatus {
                         id: c.typed_id(),
                         current: c.status,
                     },
-                });
+                ));
             }
         }
         Action::Delete => {

@@ -102,7 +102,6 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     render_recent(d, frame, contacts, results);
 }
 
-/// `label      value`, right-aligned in `width` columns.
 /// `label      value` in `width` columns: the value right-aligned and whole, the label
 /// shortened when both do not fit.
 fn stat(label: &str, value: String, width: usize) -> Line<'static> {
@@ -307,9 +306,7 @@ fn render_distributions(d: &Dashboard, frame: &mut Frame, area: Rect) {
     let mut lines = vec![Line::from(Span::styled("language   n   avg", ui::dim()))];
     for l in &d.distributions.languages {
         let value = format!("{:>3} {:>5.2}", l.submissions, l.average_score);
-        let room = width.saturating_sub(value.chars().count() + 1);
-        let label: String = l.label.chars().take(room).collect();
-        lines.push(stat(&label, value, width));
+        lines.push(stat(&l.label, value, width));
     }
     frame.render_widget(Paragraph::new(lines), languages);
 }

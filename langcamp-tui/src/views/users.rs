@@ -12,6 +12,7 @@ use ratatui::text::Line;
 use crate::app::{App, ChoicePurpose, Listing, Overlay, PromptPurpose, Search};
 use crate::input::LineInput;
 use crate::keymap::Action;
+use crate::listing::next_filter;
 use crate::table::{Column, ListTable};
 use crate::task::{Job, Task};
 use crate::ui;
@@ -46,35 +47,26 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
         Action::NextPage | Action::PrevPage if s.list.turn_page(action) => return load(app),
         Action::Search => s.search.active = true,
         Action::CycleFilter => {
-            s.role = match s.role {
-                None => Some(Role::User),
-                Some(Role::User) => Some(Role::Admin),
-                Some(Role::Admin) => Some(Role::Superadmin),
-                Some(Role::Superadmin) => None,
-            };
+            s.role = next_filter(s.role, &Role::ALL);
             s.list.first_page();
             return load(app);
         }
         Action::CycleFilter2 => {
-            s.complete = match s.complete {
-                None => Some(true),
-                Some(true) => Some(false),
-                Some(false) => None,
-            };
+            s.complete = next_filter(s.complete, &[true, false]);
             s.list.first_page();
             return load(app);
         }
         Action::SetRole => {
             if let Some(user) = s.list.selected() {
-                app.overlay = Some(Overlay::Choice {
-                    title: format!("Role of {}", user.email),
-                    options: Role::ALL.iter().map(|r| r.to_string()).collect(),
-                    selected: Role::ALL.iter().position(|r| *r == user.role).unwrap_or(0),
-                    purpose: ChoicePurpose::Role {
+                app.overlay = Some(Overlay::choice(
+                    format!("Role of {}", user.email),
+                    &Role::ALL,
+                    &user.role,
+                    ChoicePurpose::Role {
                         id: user.typed_id(),
                         email: user.email.clone(),
                     },
-                });
+                ));
             }
         }
         Action::EditEmail => {

@@ -7,14 +7,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::store::{StoredQuestion, StoredTest};
+use super::store::{StoredOption, StoredQuestion, StoredRange, StoredTest};
 use super::{
     LevelRangeInput, MAX_LEVEL_RANGES, MAX_OPTIONS, MAX_POINTS, MAX_QUESTIONS, OptionInput,
     QuestionInput, TITLE_MAX, TestInput, TestPatch,
 };
 use crate::error::Result;
 use crate::id::new_id;
-use crate::validate::{self, Field, Patch, Problems};
+use crate::validate::{self, Field, Patch, Problems, passed};
 
 const DESCRIPTION_MAX: usize = 5000;
 const QUESTION_TEXT_MAX: usize = 2000;
@@ -36,7 +36,7 @@ pub(super) struct TestDraft {
     pub time_limit_minutes: Option<i64>,
     pub is_active: bool,
     pub questions: Vec<QuestionDraft>,
-    pub level_ranges: Vec<RangeDraft>,
+    pub level_ranges: Vec<StoredRange>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -45,22 +45,8 @@ pub(super) struct QuestionDraft {
     pub id: String,
     pub text: String,
     pub points: i64,
-    pub options: Vec<OptionDraft>,
+    pub options: Vec<StoredOption>,
     pub correct_index: usize,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct OptionDraft {
-    pub id: String,
-    pub text: String,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct RangeDraft {
-    pub level: String,
-    pub min_score: i64,
-    pub max_score: i64,
-    pub message: String,
 }
 
 impl TestDraft {
@@ -121,35 +107,16 @@ pub(super) fn from_input(input: TestInput) -> Result<TestDraft> {
         check_ranges(&mut problems, ranges, questions.as_deref());
     }
     problems.finish()?;
-    match (
-        title,
-        description,
-        locale,
-        target_language,
-        time_limit_minutes,
-        questions,
-        level_ranges,
-    ) {
-        (
-            Some(title),
-            Some(description),
-            Some(locale),
-            Some(target_language),
-            Some(time_limit_minutes),
-            Some(questions),
-            Some(level_ranges),
-        ) => Ok(TestDraft {
-            title,
-            description,
-            locale,
-            target_language,
-            time_limit_minutes,
-            is_active: input.is_active.unwrap_or(true),
-            questions,
-            level_ranges,
-        }),
-        _ => Err(crate::Error::invalid("invalid test")),
-    }
+    Ok(TestDraft {
+        title: passed(title)?,
+        description: passed(description)?,
+        locale: passed(locale)?,
+        target_language: passed(target_language)?,
+        time_limit_minutes: passed(time_limit_minutes)?,
+        is_active: input.is_active.unwrap_or(true),
+        questions: passed(questions)?,
+        level_ranges: passed(level_ranges)?,
+    })
 }
 
 /// The stored test as a draft, ids kept.
@@ -168,27 +135,11 @@ pub(super) fn from_stored(test: &StoredTest) -> TestDraft {
                 id: q.id.clone(),
                 text: q.text.clone(),
                 points: q.points,
-                options: q
-                    .options
-                    .iter()
-                    .map(|o| OptionDraft {
-                        id: o.id.clone(),
-                        text: o.text.clone(),
-                    })
-                    .collect(),
+                options: q.options.clone(),
                 correct_index: q.correct_index().unwrap_or(0),
             })
             .collect(),
-        level_ranges: test
-            .level_ranges
-            .iter()
-            .map(|r| RangeDraft {
-                level: r.level.clone(),
-                min_score: r.min_score,
-                max_score: r.max_score,
-                message: r.message.clone(),
-            })
-            .collect(),
+        level_ranges: test.level_ranges.clone(),
     }
 }
 
@@ -196,39 +147,36 @@ pub(super) fn from_stored(test: &StoredTest) -> TestDraft {
 pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(TestDraft, bool)> {
     let mut problems = Problems::new();
     let mut draft = from_stored(existing);
-    match patch.title {
-        Patch::Absent => {}
-        Patch::Null => problems.add("title cannot be null"),
-        Patch::Value(title) => {
-            if let Some(title) = problems.take(validate::bounded("title", &title, 1, TITLE_MAX)) {
-                draft.title = title;
-            }
-        }
+    if let Some(title) = patch.title.non_null(&mut problems, "title", |t| {
+        validate::bounded("title", &t, 1, TITLE_MAX)
+    }) {
+        draft.title = title;
     }
-    if let Some(description) = patch_optional(&mut problems, patch.description, |d| {
+    if let Some(description) = patch.description.clearable(&mut problems, |d| {
         validate::optional_multiline_text("description", Some(&d), DESCRIPTION_MAX)
     }) {
         draft.description = description;
     }
-    if let Some(locale) =
-        patch_optional(&mut problems, patch.locale, |l| tag_or_empty("locale", &l))
+    if let Some(locale) = patch
+        .locale
+        .clearable(&mut problems, |l| tag_or_empty("locale", &l))
     {
         draft.locale = locale;
     }
-    if let Some(target) = patch_optional(&mut problems, patch.target_language, |t| {
-        tag_or_empty("targetLanguage", &t)
-    }) {
+    if let Some(target) = patch
+        .target_language
+        .clearable(&mut problems, |t| tag_or_empty("targetLanguage", &t))
+    {
         draft.target_language = target;
     }
-    if let Some(minutes) = patch_optional(&mut problems, patch.time_limit_minutes, |m| {
-        time_limit(m).map(Some)
-    }) {
+    if let Some(minutes) = patch
+        .time_limit_minutes
+        .clearable(&mut problems, |m| time_limit(m).map(Some))
+    {
         draft.time_limit_minutes = minutes;
     }
-    match patch.is_active {
-        Patch::Absent => {}
-        Patch::Null => problems.add("isActive cannot be null"),
-        Patch::Value(active) => draft.is_active = active,
+    if let Some(active) = patch.is_active.non_null(&mut problems, "isActive", Ok) {
+        draft.is_active = active;
     }
     let questions = patch_list(&mut problems, "questions", patch.questions, |p, list| {
         parse_questions(p, list, &existing.questions)
@@ -264,19 +212,6 @@ fn patch_list<T, U>(
             Field::Invalid
         }
         Patch::Value(list) => parse(problems, list).map_or(Field::Invalid, Field::Set),
-    }
-}
-
-/// A PATCH field that may be cleared: `None` leaves it, `Some(None)` clears it.
-fn patch_optional<T, U>(
-    problems: &mut Problems,
-    value: Patch<T>,
-    parse: impl FnOnce(T) -> std::result::Result<Option<U>, String>,
-) -> Option<Option<U>> {
-    match value {
-        Patch::Absent => None,
-        Patch::Null => Some(None),
-        Patch::Value(v) => problems.take(parse(v)),
     }
 }
 
@@ -421,7 +356,7 @@ fn parse_options(
     path: &str,
     inputs: Vec<OptionInput>,
     kept: Option<&StoredQuestion>,
-) -> Option<Vec<OptionDraft>> {
+) -> Option<Vec<StoredOption>> {
     if inputs.len() < 2 {
         problems.add(format!("{path}.options must have at least 2 options"));
         return None;
@@ -464,7 +399,7 @@ fn parse_options(
             OPTION_TEXT_MAX,
         ));
         if let (Some(id), Some(text)) = (id, text) {
-            drafts.push(OptionDraft { id, text });
+            drafts.push(StoredOption { id, text });
         }
     }
     (problems.len() == before).then_some(drafts)

@@ -6,7 +6,7 @@ use super::*;
 pub(super) fn parse_ranges(
     problems: &mut Problems,
     inputs: Vec<LevelRangeInput>,
-) -> Option<Vec<RangeDraft>> {
+) -> Option<Vec<StoredRange>> {
     if !list_length_ok(
         problems,
         "levelRanges",
@@ -63,7 +63,7 @@ pub(super) fn parse_ranges(
         if let (Some(level), Some(message), Some(min_score), Some(max_score)) =
             (level, message, min, max)
         {
-            drafts.push(RangeDraft {
+            drafts.push(StoredRange {
                 level,
                 min_score,
                 max_score,
@@ -77,7 +77,7 @@ pub(super) fn parse_ranges(
 /// No two ranges overlap, and (when the questions are valid) every reachable score has a range.
 pub(super) fn check_ranges(
     problems: &mut Problems,
-    ranges: &[RangeDraft],
+    ranges: &[StoredRange],
     questions: Option<&[QuestionDraft]>,
 ) {
     let mut overlapping = false;
@@ -171,7 +171,7 @@ impl Reachable {
 }
 
 /// Runs of reachable scores (lowest and highest of each gap between ranges) that no range covers.
-pub(super) fn uncovered_reachable(ranges: &[RangeDraft], points: &[i64]) -> Vec<(i64, i64)> {
+pub(super) fn uncovered_reachable(ranges: &[StoredRange], points: &[i64]) -> Vec<(i64, i64)> {
     let reachable = Reachable::of(points);
     let mut sorted: Vec<(i64, i64)> = ranges.iter().map(|r| (r.min_score, r.max_score)).collect();
     sorted.sort_unstable();

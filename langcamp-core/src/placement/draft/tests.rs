@@ -2,8 +2,8 @@
 
 use super::*;
 
-fn range(min: i64, max: i64) -> RangeDraft {
-    RangeDraft {
+fn range(min: i64, max: i64) -> StoredRange {
+    StoredRange {
         level: "L".into(),
         min_score: min,
         max_score: max,
