@@ -24,10 +24,10 @@ pub trait Locks: WriteConn {
     /// one by one between its writes: waiting for a user's deletion while holding the
     /// rollup rows its first writes updated could deadlock with that deletion's cascade.
     fn hold_users(&mut self, ids: &[String]) -> impl Future<Output = Result<()>> + Send {
-        let mut sorted: Vec<&String> = ids.iter().collect();
-        sorted.sort();
         async move {
             if self.backend() == Backend::Postgres {
+                let mut sorted: Vec<&String> = ids.iter().collect();
+                sorted.sort();
                 for id in sorted {
                     self.fetch_first(
                         "SELECT id FROM users WHERE id = $1 FOR KEY SHARE",
