@@ -69,6 +69,14 @@ impl TestCore {
         tx.commit().await.expect("commit");
     }
 
+    /// The number that a `SELECT COUNT(*)` statement reads.
+    pub async fn count(&self, statement: &'static str) -> i64 {
+        sqlx::query_scalar(statement)
+            .fetch_one(self.core.db().reader())
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"))
+    }
+
     /// Runs `statement` on a connection of its own, around the CHECK constraint `check` of
     /// `table` (dropped on PostgreSQL, ignored by that connection on SQLite): a value this
     /// build does not know, as a newer release or a hand edit would write it.

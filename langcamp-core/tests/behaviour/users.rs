@@ -1,11 +1,75 @@
-//! Users as core keeps them: a stored role this build does not know is a fault, never a
-//! quiet `user`.
+//! Users as core keeps them: the last superadmin stays, whatever two operations race to
+//! remove the last two; a stored role this build does not know is a fault, never a quiet
+//! `user`.
 
 use langcamp_core::domain::Id;
-use langcamp_core::users::UserQuery;
+use langcamp_core::users::{NewUser, UserQuery};
 use langcamp_core::{Actor, Error, PageRequest, Role};
 
 use crate::harness::TestCore;
+
+#[tokio::test]
+async fn two_superadmins_removed_at_once_leave_one() {
+    let app = TestCore::start().await;
+    // Without a lock, PostgreSQL let both through within the first rounds.
+    for round in 0..10 {
+        let root = |name: String| {
+            let core = app.core.clone();
+            async move {
+                core.create_user(
+                    &Actor::Operator,
+                    NewUser::new(&name, Role::Superadmin, None).expect("a valid user"),
+                )
+                .await
+                .expect("create a superadmin")
+                .id
+            }
+        };
+        let a = root(format!("root-a{round}@example.com")).await;
+        let b = root(format!("root-b{round}@example.com")).await;
+        // The only superadmins now: a and b (earlier rounds left one, removed here).
+        let mut tx = app.core.db().begin().await.expect("begin");
+        sqlx::query("DELETE FROM users WHERE role = 'superadmin' AND id <> $1 AND id <> $2")
+            .bind(&a)
+            .bind(&b)
+            .execute(&mut *tx)
+            .await
+            .expect("clear earlier superadmins");
+        tx.commit().await.expect("commit");
+        let core = app.core.clone();
+        let demote = |id: String| {
+            let core = core.clone();
+            async move {
+                let admin = Role::Admin;
+                core.set_role(&Actor::Operator, &id.into(), admin)
+                    .await
+                    .map(|_| ())
+            }
+        };
+        let delete = |id: String| {
+            let core = core.clone();
+            async move {
+                core.delete_user(&Actor::Operator, &Id::from(&id))
+                    .await
+                    .map(|_| ())
+            }
+        };
+        let (first, second) = if round % 2 == 0 {
+            tokio::join!(demote(a.clone()), demote(b.clone()))
+        } else {
+            tokio::join!(delete(a.clone()), demote(b.clone()))
+        };
+        let refused = [&first, &second]
+            .iter()
+            .filter(|o| matches!(o, Err(Error::Conflict(_))))
+            .count();
+        assert_eq!(refused, 1, "round {round}: {first:?} {second:?}");
+        let left = app
+            .count("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
+            .await;
+        assert_eq!(left, 1, "round {round}");
+    }
+}
 
 #[tokio::test]
 async fn a_stored_role_this_build_does_not_know_is_an_internal_error_never_a_user() {
