@@ -15,7 +15,7 @@ use langcamp_core::contacts::{
     ContactInput, ContactSearch, ContactStatus, NewContact, ReplyInput, ReplyText,
 };
 use langcamp_core::courses::{CourseFilter, CourseInput, NewCourse};
-use langcamp_core::domain::{Email, Id, LanguageFilter};
+use langcamp_core::domain::{Id, LanguageFilter};
 use langcamp_core::materials::{Assignment, MaterialInput, NewMaterial};
 use langcamp_core::placement::{
     LevelRangeInput, NewTest, ProficiencyTest, ResultQuery, SubmitInput, TestInput,
@@ -216,17 +216,11 @@ impl Seeder {
         for (i, student) in students.into_iter().enumerate() {
             // Spread sign-ups over about seven months, a few each month.
             self.at(200 - 12 * i as i64, 9);
-            let address = Email::parse("email", &student.email).map_err(Error::invalid)?;
-            let user = match self.app.get_user_by_email(&OP, &address).await {
+            let new = NewUser::new(&student.email, Role::User, student.name.as_deref())?;
+            let user = match self.app.get_user_by_email(&OP, new.email()).await {
                 Ok(user) => user,
                 Err(Error::NotFound(_)) => {
-                    let user = self
-                        .app
-                        .create_user(
-                            &OP,
-                            NewUser::new(&student.email, Role::User, student.name.as_deref())?,
-                        )
-                        .await?;
+                    let user = self.app.create_user(&OP, new).await?;
                     self.created.users += 1;
                     if let Some(profile) = student.profile {
                         self.app
@@ -250,13 +244,11 @@ impl Seeder {
     }
 
     async fn user(&mut self, email: &str, role: Role, name: Option<&str>) -> Result<(), Error> {
-        let address = Email::parse("email", email).map_err(Error::invalid)?;
-        match self.app.get_user_by_email(&OP, &address).await {
+        let new = NewUser::new(email, role, name)?;
+        match self.app.get_user_by_email(&OP, new.email()).await {
             Ok(_) => Ok(()),
             Err(Error::NotFound(_)) => {
-                self.app
-                    .create_user(&OP, NewUser::new(email, role, name)?)
-                    .await?;
+                self.app.create_user(&OP, new).await?;
                 self.created.users += 1;
                 Ok(())
             }

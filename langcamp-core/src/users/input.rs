@@ -420,6 +420,10 @@ impl NewUser {
             name: passed(name)?,
         })
     }
+
+    pub fn email(&self) -> &Email {
+        &self.email
+    }
 }
 
 #[cfg(test)]
