@@ -4,11 +4,9 @@
 //! the console and the CLI do, with an [`Actor`] for each caller.
 
 use chrono::{DateTime, Utc};
-use langcamp_core::db::Backend;
 use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
-use langcamp_testkit::TestDatabase;
-use sqlx::{Connection, Executor};
+use langcamp_testkit::{TestDatabase, database};
 
 pub struct TestCore {
     pub core: Langcamp,
@@ -77,23 +75,10 @@ impl TestCore {
             .unwrap_or_else(|e| panic!("{statement}: {e}"))
     }
 
-    /// Runs `statement` on a connection of its own, around the CHECK constraint `check` of
-    /// `table` (dropped on PostgreSQL, ignored by that connection on SQLite): a value this
-    /// build does not know, as a newer release or a hand edit would write it.
+    /// Runs `statement` around the CHECK constraint `check` of `table`, on a connection of
+    /// its own ([`database::write_around_check`]).
     pub async fn write_around_check(&self, table: &str, check: &str, statement: &'static str) {
-        sqlx::any::install_default_drivers();
-        let url = self.core.config().database_url.expose().to_owned();
-        let mut conn = sqlx::AnyConnection::connect(&url).await.expect("connect");
-        let around = match self.core.db().backend() {
-            Backend::Postgres => format!("ALTER TABLE {table} DROP CONSTRAINT {check}"),
-            Backend::Sqlite => "PRAGMA ignore_check_constraints = ON".to_owned(),
-        };
-        conn.execute(sqlx::AssertSqlSafe(around))
-            .await
-            .expect("step around the check");
-        conn.execute(statement)
-            .await
-            .unwrap_or_else(|e| panic!("{statement}: {e}"));
-        conn.close().await.expect("close");
+        let url = self.core.config().database_url.expose();
+        database::write_around_check(url, (table, check), statement, &[]).await;
     }
 }

@@ -765,26 +765,13 @@ async fn contact_administration_needs_an_admin() {
 /// Writes `status` into a contact around the table's CHECK constraint, as a newer release
 /// that added a status (or a hand edit) would, on a connection of its own.
 async fn store_status_unknown_to_this_build(app: &TestApp, id: &str, status: &str) {
-    use sqlx::{Connection, Executor};
-    sqlx::any::install_default_drivers();
-    let url = app.core.config().database_url.expose().to_owned();
-    let mut conn = sqlx::AnyConnection::connect(&url).await.expect("connect");
-    if app.core.db().backend() == langcamp_core::db::Backend::Postgres {
-        conn.execute("ALTER TABLE contacts DROP CONSTRAINT contacts_status_check")
-            .await
-            .expect("drop the status check");
-    } else {
-        conn.execute("PRAGMA ignore_check_constraints = ON")
-            .await
-            .expect("ignore the status check");
-    }
-    sqlx::query("UPDATE contacts SET status = $1 WHERE id = $2")
-        .bind(status)
-        .bind(id)
-        .execute(&mut conn)
-        .await
-        .expect("store the status");
-    conn.close().await.expect("close");
+    langcamp_testkit::database::write_around_check(
+        app.core.config().database_url.expose(),
+        ("contacts", "contacts_status_check"),
+        "UPDATE contacts SET status = $1 WHERE id = $2",
+        &[status, id],
+    )
+    .await;
 }
 
 #[tokio::test]
