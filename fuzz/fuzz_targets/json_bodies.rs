@@ -26,7 +26,7 @@ use langcamp_core::users::{
     AdminProfileInput, EmailInput, ProfileChange, ProfileInput, Registration, RoleInput,
 };
 use langcamp_core::Role;
-use langcamp_http::request::parse_json;
+use langcamp_http::request::{parse_command, parse_json};
 use libfuzzer_sys::fuzz_target;
 use serde::de::DeserializeOwned;
 
@@ -59,9 +59,10 @@ where
     T: DeserializeOwned,
     C: TryFrom<T, Error = Error>,
 {
-    if let Some(body) = check::<T>(data) {
-        refused_as_400(C::try_from(body), std::any::type_name::<C>());
-    }
+    refused_as_400(
+        parse_command::<T, C>(data, C::try_from),
+        std::any::type_name::<C>(),
+    );
 }
 
 /// Like [`check_into`] for a body read into two commands (a course is new or a change).
@@ -71,10 +72,14 @@ where
     C: TryFrom<T, Error = Error>,
     D: TryFrom<T, Error = Error>,
 {
-    if let Some(body) = check::<T>(data) {
-        refused_as_400(C::try_from(body.clone()), std::any::type_name::<C>());
-        refused_as_400(D::try_from(body), std::any::type_name::<D>());
-    }
+    refused_as_400(
+        parse_command::<T, C>(data, C::try_from),
+        std::any::type_name::<C>(),
+    );
+    refused_as_400(
+        parse_command::<T, D>(data, D::try_from),
+        std::any::type_name::<D>(),
+    );
 }
 
 fuzz_target!(|data: &[u8]| {

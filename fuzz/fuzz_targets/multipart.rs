@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use langcamp_core::Error;
-use langcamp_core::materials::{MaterialInput, MaterialUpdate};
+use langcamp_core::materials::{MaterialChange, MaterialInput, MaterialUpdate, NewMaterial};
 use langcamp_core::storage::{SNIFF_LEN, sniff};
 use langcamp_http::material_form::{TEXT_PART_LIMIT, TextFields};
 use langcamp_http::multipart::Form;
@@ -80,8 +80,8 @@ async fn material(form: &mut Form) -> Result<u64, Error> {
         assert!(len <= TEXT_PART_LIMIT);
         size += len as u64;
     }
-    let _ = fields.parse::<MaterialInput>();
-    let _ = fields.parse::<MaterialUpdate>();
+    let _ = fields.parse::<MaterialInput, NewMaterial>();
+    let _ = fields.parse::<MaterialUpdate, MaterialChange>();
     Ok(size)
 }
 

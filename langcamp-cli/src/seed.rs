@@ -155,6 +155,8 @@ fn valid<T>(parsed: Result<T, Error>) -> Result<T, Error> {
 struct Enrolled {
     id: Id<User>,
     registered: bool,
+    /// When they joined, in days before the run.
+    joined_days_ago: i64,
 }
 
 /// A placement test and, per question, the position of its right option.
@@ -210,12 +212,16 @@ impl Seeder {
         Ok(())
     }
 
-    /// Students from several countries, joined over the past seven months.
+    /// Students from several countries, joined over the past months up to the last few
+    /// days: the dates are relative to the run, so the demo looks like a live school
+    /// whenever it is seeded (activity in the last 30 days, and growing).
     async fn students(&mut self, students: Vec<Student>) -> Result<Vec<Enrolled>, Error> {
         let mut enrolled = Vec::new();
+        let count = students.len() as i64;
         for (i, student) in students.into_iter().enumerate() {
-            // Spread sign-ups over about seven months, a few each month.
-            self.at(200 - 12 * i as i64, 9);
+            // One sign-up every 12 days, the newest 4 days ago.
+            let joined_days_ago = 4 + 12 * (count - 1 - i as i64);
+            self.at(joined_days_ago, 9);
             let new = NewUser::new(&student.email, Role::User, student.name.as_deref())?;
             let user = match self.app.get_user_by_email(&OP, new.email()).await {
                 Ok(user) => user,
@@ -238,6 +244,7 @@ impl Seeder {
             enrolled.push(Enrolled {
                 id: user.typed_id(),
                 registered: student.name.is_some(),
+                joined_days_ago,
             });
         }
         Ok(enrolled)
@@ -345,8 +352,8 @@ impl Seeder {
         if taken > 0 || tests.is_empty() {
             return Ok(());
         }
-        for (i, student) in students.iter().filter(|s| s.registered).enumerate() {
-            let student = self.app.act_as(&OP, &student.id).await?;
+        for (i, enrolled) in students.iter().filter(|s| s.registered).enumerate() {
+            let student = self.app.act_as(&OP, &enrolled.id).await?;
             for round in 0..(1 + i % 2) {
                 let test = &tests[(i + round) % tests.len()];
                 // Deterministic, varied answers: student i gets the first k right.
@@ -364,7 +371,13 @@ impl Seeder {
                         json!({ "questionIndex": q, "selectedOptionIndex": chosen })
                     })
                     .collect();
-                self.at(190 - 12 * i as i64 + 20 * round as i64 - 10, 15);
+                // A first test the day after joining; a retake after some months of
+                // classes, recently (a fifth of their time at the school ago).
+                let days_ago = match round {
+                    0 => enrolled.joined_days_ago - 1,
+                    _ => enrolled.joined_days_ago / 5,
+                };
+                self.at(days_ago.max(1), 5);
                 let submission = SubmitInput {
                     answers: Patch::Value(json!(answers)),
                 };
@@ -400,7 +413,7 @@ impl Seeder {
             if existing.iter().any(|t| Some(t) == material.title.as_ref()) {
                 continue;
             }
-            self.at(150 - 30 * m as i64, 11);
+            self.at(100 - 30 * m as i64, 11);
             let new = valid(NewMaterial::try_from(material))?;
             let material = self.app.create_material(&OP, new, Vec::new()).await?;
             self.created.materials += 1;
@@ -411,7 +424,7 @@ impl Seeder {
                 .take(4)
                 .map(|s| s.id.clone())
                 .collect();
-            self.at(140 - 30 * m as i64, 12);
+            self.at(95 - 30 * m as i64, 12);
             let assigned = self
                 .app
                 .assign_material(&OP, &material.typed_id(), &Assignment::new(picked)?)

@@ -41,6 +41,23 @@ impl Env {
         conn.close().await.expect("close");
     }
 
+    /// Rows of `table` whose `column` (epoch milliseconds) is in `[from, to)`.
+    async fn count_between(&self, table: &str, column: &str, from: i64, to: i64) -> i64 {
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(self.db.url())
+            .await
+            .expect("connect");
+        let sql = format!("SELECT COUNT(*) FROM {table} WHERE {column} >= $1 AND {column} < $2");
+        let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(from)
+            .bind(to)
+            .fetch_one(&mut conn)
+            .await
+            .expect("count");
+        conn.close().await.expect("close");
+        n
+    }
+
     fn json(&self, args: &[&str]) -> Value {
         let out = self.run(args);
         assert_eq!(
@@ -223,6 +240,38 @@ async fn seeding_twice_creates_nothing_the_second_time() {
     assert_eq!(users["pagination"]["totalItems"], first["users"]);
     let video = env.run(&["settings", "get", "landing_video_url"]);
     assert!(String::from_utf8_lossy(&video.stdout).contains("https://"));
+}
+
+/// The demo is laid out relative to the day it is seeded: whenever that is, the school
+/// shows activity in the last 30 days, no less than in the 30 before (CONTRACT §14).
+#[tokio::test]
+async fn the_demo_school_is_active_in_the_last_30_days_whenever_it_is_seeded() {
+    let env = Env::new().await;
+    env.json(&["seed", "--demo", "--json"]);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64;
+    let day_ms = 24 * 3600 * 1000_i64;
+    for (table, column) in [
+        ("users", "created_at"),
+        ("test_results", "completed_at"),
+        ("education_materials", "created_at"),
+        ("material_assignments", "assigned_at"),
+        ("contacts", "created_at"),
+    ] {
+        let last_30 = env
+            .count_between(table, column, now_ms - 30 * day_ms, now_ms)
+            .await;
+        let before = env
+            .count_between(table, column, now_ms - 60 * day_ms, now_ms - 30 * day_ms)
+            .await;
+        assert!(last_30 > 0, "{table}: nothing in the last 30 days");
+        assert!(
+            last_30 >= before,
+            "{table}: {last_30} in the last 30 days, {before} in the 30 before"
+        );
+    }
 }
 
 #[tokio::test]

@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use crate::courses::{Course, CourseFilter};
 use crate::error::Result;
+use crate::mail_templates::MailBook;
 use crate::page::Page;
 use crate::placement::{HeldTest, ProficiencyTest};
 use crate::settings::Setting;
@@ -170,6 +171,8 @@ pub struct Caches {
     pub tests: Cache<TestListKey, Arc<Page<ProficiencyTest>>>,
     /// Whole tests by id, for scoring submissions outside the write transaction.
     pub active_tests: Cache<String, HeldTest>,
+    /// What mail is written from: stored templates and the school's mail settings.
+    pub mail: Cache<(), Arc<MailBook>>,
 }
 
 /// The key of a cached page of the public test list: locale, target language, page, limit.
@@ -182,6 +185,7 @@ impl Default for Caches {
             settings: Cache::new(PUBLIC_TTL, 256),
             tests: Cache::new(PUBLIC_TTL, 256),
             active_tests: Cache::new(PUBLIC_TTL, 256),
+            mail: Cache::new(PUBLIC_TTL, 1),
         }
     }
 }

@@ -47,8 +47,10 @@ pub enum Change {
     Courses,
     /// Placement tests changed (the public test lists).
     Tests,
-    /// Settings changed.
+    /// Settings changed (they name the school and its mail locale too).
     Settings,
+    /// Mail templates changed.
+    MailTemplates,
     /// Anything (a kind this instance does not know, from a newer one).
     Everything,
 }
@@ -61,6 +63,7 @@ impl Change {
             Change::Courses => format!("{instance}|c|"),
             Change::Tests => format!("{instance}|t|"),
             Change::Settings => format!("{instance}|g|"),
+            Change::MailTemplates => format!("{instance}|m|"),
             Change::Everything => format!("{instance}|*|"),
         }
     }
@@ -80,6 +83,7 @@ impl Change {
             "c" => Change::Courses,
             "t" => Change::Tests,
             "g" => Change::Settings,
+            "m" => Change::MailTemplates,
             // A newer instance's kind: dropping everything is always safe.
             _ => Change::Everything,
         })
@@ -112,7 +116,11 @@ impl Langcamp {
                 self.caches().tests.invalidate_all();
                 self.caches().active_tests.invalidate_all();
             }
-            Change::Settings => self.caches().settings.invalidate_all(),
+            Change::Settings => {
+                self.caches().settings.invalidate_all();
+                self.caches().mail.invalidate_all();
+            }
+            Change::MailTemplates => self.caches().mail.invalidate_all(),
             Change::Everything => self.forget_everything(),
         }
     }
@@ -123,6 +131,7 @@ impl Langcamp {
         self.caches().tests.invalidate_all();
         self.caches().active_tests.invalidate_all();
         self.caches().settings.invalidate_all();
+        self.caches().mail.invalidate_all();
     }
 }
 

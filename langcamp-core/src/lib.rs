@@ -22,6 +22,7 @@ pub mod health;
 pub mod id;
 mod listing;
 pub mod mail;
+pub mod mail_templates;
 pub mod materials;
 pub mod money;
 pub mod net;

@@ -43,6 +43,15 @@ use crate::router::{Access, Operation};
         (name = "education-materials", description = "PDFs and videos that admins assign to users"),
         (name = "contacts", description = "Contact requests: the public form, and replies by admins"),
         (name = "dashboard", description = "Statistics for admins"),
+        (name = "mail-templates", description = "Every mail (`otp`, `contact_reply`, \
+            `material_assigned`) is written in its reader's language from a template: built-in ones \
+            in en, de, fr, es, it and pt, which admins replace per kind and locale. A locale resolves \
+            `pt-BR` → `pt` → the school's default (setting `mail.default_locale`) → `en`. Templates use \
+            Jinja placeholders (`{{ code }}`); every kind has `schoolName` (setting `school_name`), \
+            `otp` adds `code` and `minutes`, `contact_reply` adds `firstName`, `reply` and \
+            `originalMessage`, `material_assigned` adds `name`, `materialTitle` and `link`. Filters: \
+            `paragraphs` (text as escaped HTML paragraphs) and `quote` (`> ` before each line). \
+            Values are HTML-escaped in `html` only."),
     )
 )]
 pub struct ApiDoc;

@@ -27,7 +27,8 @@ pub enum RateRule {
 }
 
 impl RateRule {
-    const ALL: [RateRule; 6] = [
+    /// Every rule, for the metrics registered at 0.
+    pub const ALL: [RateRule; 6] = [
         RateRule::Default,
         RateRule::Refresh,
         RateRule::OtpRequest,
@@ -35,6 +36,18 @@ impl RateRule {
         RateRule::Contact,
         RateRule::Upload,
     ];
+
+    /// The rule's name in metrics (`langcamp_rate_limited_total{rule}`).
+    pub fn label(self) -> &'static str {
+        match self {
+            RateRule::Default => "default",
+            RateRule::Refresh => "refresh",
+            RateRule::OtpRequest => "otp_request",
+            RateRule::OtpVerify => "otp_verify",
+            RateRule::Contact => "contact",
+            RateRule::Upload => "upload",
+        }
+    }
 
     /// (requests, window) as in the specification.
     pub fn budget(self) -> (u32, Duration) {

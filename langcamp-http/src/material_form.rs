@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::multipart::Part;
-use crate::request::parse_json;
+use crate::request::parse_command;
 
 /// A text part of a material form holds at most this many bytes.
 pub const TEXT_PART_LIMIT: usize = 256 * 1024;
@@ -82,8 +82,9 @@ impl TextFields {
         Ok(len)
     }
 
-    /// The fields as the JSON body `T` they stand for, checked as that body would be.
-    pub fn parse<T: DeserializeOwned>(&self) -> Result<T> {
-        parse_json(&serde_json::to_vec(&self.fields)?)
+    /// The fields as the JSON body `I` they stand for, converted into the command `C` and
+    /// checked as that body would be.
+    pub fn parse<I: DeserializeOwned, C: TryFrom<I, Error = Error>>(&self) -> Result<C> {
+        parse_command(&serde_json::to_vec(&self.fields)?, C::try_from)
     }
 }

@@ -110,6 +110,7 @@ fn prometheus() -> Option<&'static PrometheusHandle> {
                 return None;
             }
             describe();
+            register_known_series();
             Some(handle)
         })
         .as_ref()
@@ -188,15 +189,17 @@ pub fn record_request(
 
 /// Counts one request refused by `rule`.
 pub fn record_rate_limited(rule: RateRule) {
-    let rule = match rule {
-        RateRule::Default => "default",
-        RateRule::Refresh => "refresh",
-        RateRule::OtpRequest => "otp_request",
-        RateRule::OtpVerify => "otp_verify",
-        RateRule::Contact => "contact",
-        RateRule::Upload => "upload",
-    };
-    metrics::counter!("langcamp_rate_limited_total", "rule" => rule).increment(1);
+    metrics::counter!("langcamp_rate_limited_total", "rule" => rule.label()).increment(1);
+}
+
+/// Registers every series whose labels are known in advance at 0, so that a fresh
+/// instance's first scrape lists them and `rate()` or `increase()` sees the first event
+/// (contract §15).
+fn register_known_series() {
+    for rule in RateRule::ALL {
+        metrics::counter!("langcamp_rate_limited_total", "rule" => rule.label()).increment(0);
+    }
+    // The mail counters are set at every scrape (`scrape`), so they are there from the first.
 }
 
 /// Answers `/health`, `/ready` or `/metrics`.

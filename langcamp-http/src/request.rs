@@ -335,7 +335,27 @@ impl Ctx {
         parse_json(&bytes)
     }
 
-    /// Like [`Ctx::json`], but an empty body (with any or no content type) is `None`.
+    /// The body as JSON of the wire input `I`, converted into the command `C`: every
+    /// problem of the body, from serde and from the conversion, in one 400 (contract §1).
+    pub async fn command<I: DeserializeOwned, C: TryFrom<I, Error = Error>>(
+        &mut self,
+    ) -> Result<C> {
+        self.command_with(C::try_from).await
+    }
+
+    /// Like [`Ctx::command`], with a conversion that needs more than the body (the
+    /// path's parameters).
+    pub async fn command_with<I: DeserializeOwned, C>(
+        &mut self,
+        convert: impl FnOnce(I) -> Result<C>,
+    ) -> Result<C> {
+        self.require_content_type("application/json")?;
+        let bytes = self.bytes(JSON_LIMIT).await?;
+        parse_command(&bytes, convert)
+    }
+
+    /// Like [`Ctx::json`], but an empty body (with any or no content type) or `null` is
+    /// `None`.
     pub async fn optional_json<T: DeserializeOwned>(&mut self) -> Result<Option<T>> {
         let has_body = self
             .header("content-length")
@@ -346,7 +366,8 @@ impl Ctx {
         }
         self.require_content_type("application/json")?;
         let bytes = self.bytes(JSON_LIMIT).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        // `null` is no body too, as the document's optional body allows.
+        if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
             return Ok(None);
         }
         parse_json(&bytes).map(Some)
@@ -410,20 +431,46 @@ pub fn body_error(error: &(dyn std::error::Error + 'static)) -> Error {
 /// (`["a@b.test"]` as `{email}`), so anything else is refused first. A well-formed object
 /// with wrong fields gets one message per field (contract §1), not just serde's first.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T> {
+    parse_command(bytes, Ok)
+}
+
+/// Parses a JSON object into the wire input `I` and converts it into the command `C`
+/// (its `TryFrom`), answering every problem of the body at once: serde's (wrong types,
+/// unknown and missing fields) and the conversion's (invalid values) together, one
+/// message per field.
+pub fn parse_command<I: DeserializeOwned, C>(
+    bytes: &[u8],
+    convert: impl FnOnce(I) -> Result<C>,
+) -> Result<C> {
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(Error::invalid("request body must be a JSON object"));
     }
     match serde_json::from_slice(bytes) {
-        Ok(value) => Ok(value),
+        Ok(input) => convert(input),
         Err(e) if is_syntax(&e) => Err(Error::Validation(vec![format!("malformed JSON: {e}")])),
         // The slow paths run only for a refused body.
         Err(_) => {
             if let Some(value) = integral_floats_as_integers(bytes)
-                && let Ok(value) = serde_json::from_value(value)
+                && let Ok(input) = serde_json::from_value(value)
             {
-                return Ok(value);
+                return convert(input);
             }
-            Err(Error::Validation(field_problems::<T>(bytes)))
+            let FieldProblems {
+                mut problems,
+                rest,
+                set_aside,
+            } = field_problems::<I>(bytes);
+            // The fields serde accepted are checked too; what the conversion says of a
+            // field set aside (now absent or a stand-in) is already said.
+            if let Some(rest) = rest
+                && let Err(Error::Validation(more)) = convert(rest)
+            {
+                problems.extend(
+                    more.into_iter()
+                        .filter(|m| !set_aside.iter().any(|f| names_field(m, f))),
+                );
+            }
+            Err(Error::Validation(problems))
         }
     }
 }
@@ -463,45 +510,126 @@ fn is_syntax(e: &serde_json::Error) -> bool {
     )
 }
 
+/// What [`field_problems`] found: serde's messages, the input read once every field it
+/// refused was set aside (absent, or a stand-in value for a required one), and those
+/// fields' names.
+struct FieldProblems<T> {
+    problems: Vec<String>,
+    rest: Option<T>,
+    set_aside: Vec<String>,
+}
+
+/// Values tried in place of a required field that was refused or missing, so that the
+/// rest of the body can still be read: the first one serde takes without naming the
+/// field again is used.
+const STAND_INS: [fn() -> serde_json::Value; 6] = [
+    || serde_json::Value::String(String::new()),
+    || serde_json::Value::from(0),
+    || serde_json::Value::Bool(false),
+    || serde_json::Value::Array(Vec::new()),
+    || serde_json::Value::Object(serde_json::Map::new()),
+    || serde_json::Value::Null,
+];
+
 /// Every field problem of a well-formed object. serde stops at the first one, so the field
-/// it names is set aside and the rest is read again; each round removes a field, so this
-/// ends within the object's size.
-fn field_problems<T: DeserializeOwned>(bytes: &[u8]) -> Vec<String> {
+/// it names is set aside (removed, or given a stand-in when it is required) and the rest is
+/// read again; each round sets aside one more field, and a field is never set aside twice,
+/// so this ends within the object's size plus its type's fields.
+fn field_problems<T: DeserializeOwned>(bytes: &[u8]) -> FieldProblems<T> {
     let mut object: serde_json::Map<String, serde_json::Value> = match serde_json::from_slice(bytes)
     {
         Ok(object) => object,
-        Err(e) => return vec![serde_message(&e)],
+        Err(e) => {
+            return FieldProblems {
+                problems: vec![serde_message(&e)],
+                rest: None,
+                set_aside: Vec::new(),
+            };
+        }
     };
     let mut problems = Vec::new();
-    let mut set_aside: Option<String> = None;
-    loop {
-        let value = serde_json::Value::Object(object.clone());
-        let Err(error) = serde_path_to_error::deserialize::<_, T>(value) else {
-            break;
+    let mut set_aside: Vec<String> = Vec::new();
+    let rest = loop {
+        let error = match deserialize::<T>(&object) {
+            Ok(rest) => break Some(rest),
+            Err(error) => error,
         };
         let message = serde_message(error.inner());
-        // A required field set aside in the previous round is now missing: that is no
-        // new problem, and nothing more can be learnt.
-        if set_aside
-            .as_deref()
-            .is_some_and(|f| message == format!("missing field `{f}`"))
-        {
-            break;
-        }
-        let field = backticked(&message, "unknown field `").or_else(|| top_level_key(&error));
-        problems.push(match &field {
-            Some(f) if !message.contains(&format!("`{f}`")) => format!("{f}: {message}"),
-            _ => message,
+        // A field already set aside named again: nothing more can be learnt.
+        let Some(field) = named_field(&message, &error).filter(|f| !set_aside.contains(f)) else {
+            break None;
+        };
+        problems.push(if backticked(&message, "missing field `").is_some() {
+            format!("{field} is required")
+        } else if message.contains(&format!("`{field}`")) {
+            message
+        } else {
+            format!("{field}: {message}")
         });
-        match field {
-            Some(f) if object.remove(&f).is_some() => set_aside = Some(f),
-            _ => break,
+        object.remove(&field);
+        if refused_field::<T>(&object).as_ref() == Some(&field)
+            && !stand_in::<T>(&mut object, &field)
+        {
+            break None;
         }
-    }
+        set_aside.push(field);
+    };
     if problems.is_empty() {
         problems.push("the request body could not be read".into());
     }
-    problems
+    FieldProblems {
+        problems,
+        rest,
+        set_aside,
+    }
+}
+
+fn deserialize<T: DeserializeOwned>(
+    object: &serde_json::Map<String, serde_json::Value>,
+) -> std::result::Result<T, serde_path_to_error::Error<serde_json::Error>> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(object.clone()))
+}
+
+/// The body's field that serde's message is about: a missing or unknown one, or the first
+/// segment of the error's path.
+fn named_field(
+    message: &str,
+    error: &serde_path_to_error::Error<serde_json::Error>,
+) -> Option<String> {
+    backticked(message, "missing field `")
+        .or_else(|| backticked(message, "unknown field `"))
+        .or_else(|| top_level_key(error))
+}
+
+/// The field serde refuses `object` for, if it names one.
+fn refused_field<T: DeserializeOwned>(
+    object: &serde_json::Map<String, serde_json::Value>,
+) -> Option<String> {
+    let error = deserialize::<T>(object).err()?;
+    named_field(&serde_message(error.inner()), &error)
+}
+
+/// Puts the first of [`STAND_INS`] in the required `field` that serde takes without naming
+/// the field again; false when none does.
+fn stand_in<T: DeserializeOwned>(
+    object: &mut serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> bool {
+    for value in STAND_INS {
+        object.insert(field.to_owned(), value());
+        if refused_field::<T>(object).as_deref() != Some(field) {
+            return true;
+        }
+    }
+    object.remove(field);
+    false
+}
+
+/// Whether `message` is about the body's field `field` (it starts with its name).
+fn names_field(message: &str, field: &str) -> bool {
+    message
+        .strip_prefix(field)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ':', '.', '[', ',']))
 }
 
 /// serde's message without its " at line L column C" suffix.

@@ -18,7 +18,6 @@
 //! access tokens and their check, `store` the writes of a sign-in, `mail` the code's mail.
 
 mod input;
-mod mail;
 mod store;
 mod tokens;
 
@@ -34,6 +33,7 @@ use crate::db::Undo;
 use crate::error::{Error, Result};
 use crate::id::new_id;
 use crate::mail::MailKind;
+use crate::mail_templates::MailValues;
 use crate::users::User;
 use crate::validate::{self, Email};
 
@@ -99,9 +99,15 @@ struct SignIn {
 }
 
 impl Langcamp {
-    /// `POST /auth/otp/request`: sends a code; answers the same for every address.
+    /// `POST /auth/otp/request`: sends a code; answers the same for every address. The
+    /// mail is in the user's locale, or for an unknown address in the first tag of
+    /// `accept_language` (CONTRACT §16).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn request_otp(&self, email: Email) -> Result<OtpRequested> {
+    pub async fn request_otp(
+        &self,
+        email: Email,
+        accept_language: Option<&str>,
+    ) -> Result<OtpRequested> {
         let ttl = self.config().otp_ttl;
         let answer = OtpRequested {
             message: "If the address can receive mail, a sign-in code is on its way.".into(),
@@ -109,6 +115,7 @@ impl Langcamp {
         };
         let now = self.clock().now_ms();
         let expires_at = now + i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2);
+        let book = self.mail_book().await?;
 
         let mut tx = self.db().begin().await?;
         let recent: i64 = sqlx::query_scalar(
@@ -149,7 +156,18 @@ impl Langcamp {
         .bind(email.as_str())
         .execute(&mut *tx)
         .await?;
-        let mail = mail::otp_mail(email.as_str(), &code, ttl.as_secs().div_ceil(60));
+        let known_locale: Option<String> =
+            sqlx::query_scalar("SELECT locale FROM users WHERE email = $1")
+                .bind(email.as_str())
+                .fetch_optional(&mut *tx)
+                .await?;
+        let locale =
+            known_locale.or_else(|| accept_language.and_then(validate::first_accept_language));
+        let values = MailValues::Otp {
+            code,
+            minutes: ttl.as_secs().div_ceil(60),
+        };
+        let mail = book.compose(email.as_str(), locale.as_deref(), &values)?;
         crate::mail::enqueue(&mut tx, self, MailKind::Otp, &mail, Some(expires_at)).await?;
         tx.commit().await?;
         self.wake_mail_worker();

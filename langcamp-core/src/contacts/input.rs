@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::domain::{ContactStatus, Email, LongText, Text};
+use crate::domain::{ContactStatus, Email, LanguageTag, LongText, Text};
 use crate::error::{Error, Result};
 use crate::validate::{self, Problems, passed, required};
 
@@ -30,23 +30,38 @@ pub type Source = Text<SOURCE_MAX>;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContactInput {
     /// 1 to 100 characters.
-    #[schema(value_type = String, example = "Ana")]
+    #[schema(value_type = String, min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "Ana")]
     pub first_name: Option<String>,
     /// 1 to 100 characters.
-    #[schema(value_type = String, example = "Silva")]
+    #[schema(value_type = String, min_length = 1, max_length = 100, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "Silva")]
     pub last_name: Option<String>,
     /// Trimmed and lower-cased.
-    #[schema(value_type = String, example = "ana.silva@example.com")]
+    #[schema(value_type = String, format = Email, max_length = 254, example = "ana.silva@example.com")]
     pub email: Option<String>,
     /// Optional: 4 to 30 characters of digits, spaces, `+`, `-` and parentheses.
-    #[schema(example = "+351 (912) 345-678")]
+    #[schema(
+        pattern = r"^\s*$|^\s*[0-9+()-][0-9 +()-]{2,28}[0-9+()-]\s*$",
+        example = "+351 (912) 345-678"
+    )]
     pub phone: Option<String>,
     /// 1 to 5000 characters.
-    #[schema(value_type = String, example = "Do you have evening classes in German?")]
+    #[schema(value_type = String, min_length = 1, max_length = 5000, pattern = r"^[^\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$", example = "Do you have evening classes in German?")]
     pub message: Option<String>,
     /// Optional: where the form was sent from, 1 to 200 characters.
-    #[schema(example = "pricing-page")]
+    #[schema(
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$",
+        example = "pricing-page"
+    )]
     pub source: Option<String>,
+    /// Optional: the language replies are written in (BCP 47); else the request's first
+    /// `Accept-Language` tag, else the school's default.
+    #[schema(
+        max_length = 35,
+        pattern = r"^\s*$|^\s*[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*\s*$",
+        example = "pt-PT"
+    )]
+    pub locale: Option<String>,
 }
 
 /// Body of `POST /contact/admin/{id}/reply`.
@@ -118,6 +133,20 @@ pub struct NewContact {
     pub phone: Option<Phone>,
     pub message: Message,
     pub source: Option<Source>,
+    /// The language replies are written in; `None`: the school's default.
+    pub locale: Option<LanguageTag>,
+}
+
+impl NewContact {
+    /// The form's locale, or else the first tag of the request's `Accept-Language`.
+    pub fn or_accept_language(mut self, accept_language: Option<&str>) -> NewContact {
+        if self.locale.is_none() {
+            self.locale = accept_language
+                .and_then(validate::first_accept_language)
+                .and_then(|tag| LanguageTag::parse("locale", &tag).ok());
+        }
+        self
+    }
 }
 
 impl TryFrom<ContactInput> for NewContact {
@@ -153,6 +182,12 @@ impl TryFrom<ContactInput> for NewContact {
                 .as_deref()
                 .map_or(Ok(None), |r| Source::parse_optional("source", r)),
         );
+        let locale = problems.take(
+            input
+                .locale
+                .as_deref()
+                .map_or(Ok(None), |raw| LanguageTag::parse_optional("locale", raw)),
+        );
         problems.finish()?;
         Ok(NewContact {
             first_name: passed(first_name)?,
@@ -161,6 +196,7 @@ impl TryFrom<ContactInput> for NewContact {
             phone: passed(phone)?,
             message: passed(message)?,
             source: passed(source)?,
+            locale: passed(locale)?,
         })
     }
 }

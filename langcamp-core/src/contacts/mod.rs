@@ -5,7 +5,6 @@
 //! what clients send and the validated commands, `store` the SQL.
 
 mod input;
-mod mail;
 mod store;
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +21,7 @@ pub use crate::domain::ContactStatus;
 use crate::domain::Id;
 use crate::error::Result;
 use crate::mail::MailKind;
+use crate::mail_templates::MailValues;
 use crate::page::{Page, PageRequest};
 use crate::time::Timestamp;
 use crate::users::Deleted;
@@ -47,6 +47,10 @@ pub struct Contact {
     /// Where the visitor came from.
     #[schema(example = "pricing-page")]
     pub source: Option<String>,
+    /// The language replies are written in (BCP 47); null: the school's default
+    /// (setting `mail.default_locale`) at reply time.
+    #[schema(example = "pt-PT")]
+    pub locale: Option<String>,
     /// When the latest reply was sent.
     pub replied_at: Option<Timestamp>,
     pub created_at: Timestamp,
@@ -107,11 +111,17 @@ impl Langcamp {
     ) -> Result<Contact> {
         actor.require(Role::Admin)?;
         let now = self.clock().now_ms();
+        let book = self.mail_book().await?;
         let mut tx = self.db().begin().await?;
         store::require(&mut tx, id).await?;
         store::record_reply(&mut tx, id, reply, now).await?;
         let contact = store::require(&mut tx, id).await?;
-        let mail = mail::reply_mail(&contact, reply.as_str());
+        let values = MailValues::ContactReply {
+            first_name: contact.first_name.clone(),
+            reply: reply.as_str().to_owned(),
+            original_message: contact.message.clone(),
+        };
+        let mail = book.compose(&contact.email, contact.locale.as_deref(), &values)?;
         crate::mail::enqueue(&mut tx, self, MailKind::ContactReply, &mail, None).await?;
         tx.commit().await?;
         self.wake_mail_worker();

@@ -19,7 +19,7 @@ macro_rules! select_contacts {
     ($($rest:expr),+) => {
         concat!(
             "SELECT id, first_name, last_name, email, phone, message, status, reply_message, \
-             source, replied_at, created_at, updated_at FROM contacts ",
+             source, locale, replied_at, created_at, updated_at FROM contacts ",
             $($rest),+
         )
     };
@@ -68,6 +68,7 @@ fn contact_from_row(row: &AnyRow) -> std::result::Result<Contact, sqlx::Error> {
         status,
         reply_message: row.try_get("reply_message")?,
         source: row.try_get("source")?,
+        locale: row.try_get("locale")?,
         replied_at: replied_at.map(Timestamp::from_millis),
         created_at: Timestamp::from_millis(row.try_get("created_at")?),
         updated_at: Timestamp::from_millis(row.try_get("updated_at")?),
@@ -94,8 +95,8 @@ pub(super) async fn insert(
     now: i64,
 ) -> Result<()> {
     sqlx::query(
-        "INSERT INTO contacts (id, first_name, last_name, email, phone, message, status, source, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', $7, $8, $8)",
+        "INSERT INTO contacts (id, first_name, last_name, email, phone, message, status, source, locale, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', $7, $8, $9, $9)",
     )
     .bind(id.as_str())
     .bind(new.first_name.as_str())
@@ -104,6 +105,7 @@ pub(super) async fn insert(
     .bind(new.phone.as_ref().map(|p| p.as_str()))
     .bind(new.message.as_str())
     .bind(new.source.as_ref().map(|s| s.as_str()))
+    .bind(new.locale.as_ref().map(|l| l.as_str()))
     .bind(now)
     .execute(conn)
     .await?;

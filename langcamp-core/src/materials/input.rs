@@ -28,7 +28,11 @@ pub struct VideoInput {
     /// On update only: the id of one of the material's videos, to keep that id.
     pub id: Option<String>,
     /// Up to 200 characters; optional.
-    #[schema(example = "Greetings")]
+    #[schema(
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$",
+        example = "Greetings"
+    )]
     pub title: Option<String>,
     /// An `http://` or `https://` address.
     #[schema(example = "https://video.example.com/greetings")]
@@ -40,9 +44,18 @@ pub struct VideoInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MaterialInput {
     /// 1 to 200 characters.
-    #[schema(example = "Everyday German, unit 1")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$",
+        example = "Everyday German, unit 1"
+    )]
     pub title: Option<String>,
     /// Up to 5000 characters.
+    #[schema(
+        max_length = 5000,
+        pattern = r"^[^\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$"
+    )]
     pub description: Option<String>,
     /// Language of the material's texts (BCP 47).
     #[schema(example = "en")]
@@ -63,10 +76,10 @@ pub struct MaterialInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MaterialUpdate {
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069][^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$")]
     pub title: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 5000, pattern = r"^[^\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$")]
     pub description: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>)]

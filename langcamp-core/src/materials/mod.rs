@@ -10,7 +10,6 @@
 //! validated commands the operations take, `store` the SQL, `mail` the assignment mail.
 
 mod input;
-mod mail;
 mod store;
 
 use std::collections::HashSet;
@@ -28,6 +27,7 @@ use crate::db::Locks;
 use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
 use crate::mail::MailKind;
+use crate::mail_templates::MailValues;
 use crate::page::{Page, PageRequest};
 use crate::storage::{FileType, StagedFile};
 use crate::time::Timestamp;
@@ -395,6 +395,7 @@ impl Langcamp {
             .map(|u| u.as_str().to_owned())
             .collect();
         let now = self.clock().now_ms();
+        let book = self.mail_book().await?;
         let mut tx = self.db().begin().await?;
         let material = store::require(&mut tx, id).await?;
         tx.hold_users(&user_ids).await?;
@@ -426,7 +427,12 @@ impl Langcamp {
                 continue;
             }
             assigned += 1;
-            let mail = mail::assignment_mail(user, &material.title, &link);
+            let values = MailValues::MaterialAssigned {
+                name: user.name.clone().unwrap_or_default(),
+                material_title: material.title.clone(),
+                link: link.clone(),
+            };
+            let mail = book.compose(&user.email, Some(&user.locale), &values)?;
             crate::mail::enqueue(&mut tx, self, MailKind::MaterialAssignment, &mail, None).await?;
         }
         tx.commit().await?;

@@ -37,6 +37,23 @@ pub struct DeletedSetting {
     pub deleted: bool,
 }
 
+/// The setting `key`'s value when it is a string that is not blank (settings other
+/// modules read, such as the school's name in mail).
+pub(crate) async fn text_setting(
+    conn: &mut sqlx::AnyConnection,
+    key: &str,
+) -> Result<Option<String>> {
+    let Ok(key) = SettingKey::parse(key) else {
+        return Ok(None);
+    };
+    Ok(store::find(conn, &key)
+        .await?
+        .and_then(|setting| match setting.value {
+            Value::String(text) if !text.trim().is_empty() => Some(text.trim().to_owned()),
+            _ => None,
+        }))
+}
+
 impl Langcamp {
     /// Commits a settings change and drops the cached settings, whatever the outcome of
     /// the commit (a failed commit may still have been applied).

@@ -32,16 +32,20 @@ pub fn routes(r: &mut Routes) {
     r.add::<__path_update_profile>(RateRule::Default, Access::SignedIn, update_profile);
 }
 
-/// Send a one-time sign-in code by mail. Answers the same for every address.
+/// Send a one-time sign-in code by mail. Answers the same for every address. The mail is
+/// in the user's locale; for an address not yet known, in the first `Accept-Language` tag
+/// (then its language, then the school's default).
 #[utoipa::path(post, operation_id = "requestOtp", path = "/auth/otp/request", tag = "auth", request_body = OtpRequestInput,
+    params(("accept-language" = Option<String>, Header, description = "The mail's language for an address not yet known (first tag)")),
     responses(
         (status = 200, description = "A code is on its way if the address can receive mail", body = Envelope<OtpRequested>),
         (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
         (status = 429, description = "Rate limited (5 per 5 minutes per client)", body = ErrorEnvelope),
     ))]
 pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
-    let email = Email::try_from(ctx.json::<OtpRequestInput>().await?)?;
-    Ok(Reply::ok(&ctx.app.request_otp(email).await?))
+    let email = ctx.command::<OtpRequestInput, Email>().await?;
+    let language = ctx.header("accept-language");
+    Ok(Reply::ok(&ctx.app.request_otp(email, language).await?))
 }
 
 /// Exchange the code for tokens. An unknown address creates a user with incomplete registration.
@@ -54,7 +58,7 @@ pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
         (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
     ))]
 pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
-    let sign_in = OtpSignIn::try_from(ctx.json::<OtpVerifyInput>().await?)?;
+    let sign_in = ctx.command::<OtpVerifyInput, OtpSignIn>().await?;
     let language = ctx.header("accept-language").map(str::to_owned);
     Ok(Reply::ok(
         &ctx.app.verify_otp(sign_in, language.as_deref()).await?,
@@ -75,7 +79,7 @@ pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
         (status = 429, description = "Rate limited (30 per minute per client)", body = ErrorEnvelope),
     ))]
 pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
-    let token = RefreshToken::try_from(ctx.json::<RefreshInput>().await?)?;
+    let token = ctx.command::<RefreshInput, RefreshToken>().await?;
     Ok(Reply::ok(&ctx.app.refresh(token).await?))
 }
 
@@ -111,7 +115,7 @@ pub async fn registration_status(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn complete_registration(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let registration = Registration::try_from(ctx.json::<ProfileInput>().await?)?;
+    let registration = ctx.command::<ProfileInput, Registration>().await?;
     Ok(Reply::ok(
         &ctx.app.complete_registration(&actor, registration).await?,
     ))
@@ -143,6 +147,6 @@ pub async fn me(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let change = ProfileChange::try_from(ctx.json::<ProfileInput>().await?)?;
+    let change = ctx.command::<ProfileInput, ProfileChange>().await?;
     Ok(Reply::ok(&ctx.app.update_my_profile(&actor, change).await?))
 }

@@ -22,8 +22,10 @@ pub fn routes(r: &mut Routes) {
 }
 
 /// Send a contact request (public). Strings are trimmed, the e-mail lower-cased; the new
-/// request is `PENDING`.
+/// request is `PENDING`. Replies are written in `locale`, else the first `Accept-Language`
+/// tag, else the school's default.
 #[utoipa::path(post, operation_id = "createContact", path = "/contact", tag = "contacts", request_body = ContactInput,
+    params(("accept-language" = Option<String>, Header, description = "The replies' language when the body has no `locale` (first tag)")),
     responses(
         (status = 201, description = "The stored contact request", body = Envelope<Contact>),
         (status = 400, description = "Invalid fields (one message per field)", body = ErrorEnvelope),
@@ -31,7 +33,10 @@ pub fn routes(r: &mut Routes) {
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.optional_actor().await?;
-    let new = NewContact::try_from(ctx.json::<ContactInput>().await?)?;
+    let new = ctx
+        .command::<ContactInput, NewContact>()
+        .await?
+        .or_accept_language(ctx.header("accept-language"));
     Ok(Reply::created(&ctx.app.create_contact(&actor, new).await?))
 }
 
@@ -79,7 +84,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let reply = ReplyText::try_from(ctx.json::<ReplyInput>().await?)?;
+    let reply = ctx.command::<ReplyInput, ReplyText>().await?;
     Ok(Reply::ok(
         &ctx.app
             .reply_to_contact(&actor, &ctx.id("id"), &reply)
@@ -97,7 +102,7 @@ pub async fn reply(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn set_status(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let status = ContactStatus::try_from(ctx.json::<ContactStatusInput>().await?)?;
+    let status = ctx.command::<ContactStatusInput, ContactStatus>().await?;
     Ok(Reply::ok(
         &ctx.app
             .set_contact_status(&actor, &ctx.id("id"), status)

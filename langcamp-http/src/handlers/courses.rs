@@ -78,7 +78,7 @@ pub async fn get(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let new = NewCourse::try_from(ctx.json::<CourseInput>().await?)?;
+    let new = ctx.command::<CourseInput, NewCourse>().await?;
     Ok(Reply::created(&ctx.app.create_course(&actor, new).await?))
 }
 
@@ -113,7 +113,7 @@ pub async fn duplicate(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let change = CourseChange::try_from(ctx.json::<CourseInput>().await?)?;
+    let change = ctx.command::<CourseInput, CourseChange>().await?;
     Ok(Reply::ok(
         &ctx.app.update_course(&actor, &ctx.id("id"), change).await?,
     ))

@@ -114,7 +114,7 @@ where
                 .await?;
             pdfs.push(staged);
         }
-        C::try_from(fields.parse::<T>()?)
+        fields.parse::<T, C>()
     }
     .await;
     form.linger();
@@ -150,7 +150,7 @@ fn neither_json_nor_form() -> Error {
 pub async fn create(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     if ctx.has_content_type("application/json") {
-        let new = NewMaterial::try_from(ctx.json::<MaterialInput>().await?)?;
+        let new = ctx.command::<MaterialInput, NewMaterial>().await?;
         let material = ctx.app.create_material(&actor, new, Vec::new()).await?;
         return Ok(Reply::created(&material));
     }
@@ -244,7 +244,7 @@ pub async fn update(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let id: Id<Material> = ctx.id("id");
     if ctx.has_content_type("application/json") {
-        let change = MaterialChange::try_from(ctx.json::<MaterialUpdate>().await?)?;
+        let change = ctx.command::<MaterialUpdate, MaterialChange>().await?;
         let material = ctx
             .app
             .update_material(&actor, &id, change, Vec::new())
@@ -286,7 +286,7 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn assign(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let assignment = Assignment::try_from(ctx.json::<AssignInput>().await?)?;
+    let assignment = ctx.command::<AssignInput, Assignment>().await?;
     Ok(Reply::ok(
         &ctx.app
             .assign_material(&actor, &ctx.id("id"), &assignment)

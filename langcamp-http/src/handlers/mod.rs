@@ -8,6 +8,7 @@ pub mod auth;
 pub mod contacts;
 pub mod courses;
 pub mod dashboard;
+pub mod mail_templates;
 pub mod materials;
 pub mod placement;
 pub mod settings;
@@ -43,5 +44,6 @@ pub fn routes() -> Routes {
     materials::routes(&mut r);
     contacts::routes(&mut r);
     dashboard::routes(&mut r);
+    mail_templates::routes(&mut r);
     r
 }

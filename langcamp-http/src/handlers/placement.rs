@@ -95,7 +95,7 @@ pub async fn get_test(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn create_test(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let new = NewTest::try_from(ctx.json::<TestInput>().await?)?;
+    let new = ctx.command::<TestInput, NewTest>().await?;
     Ok(Reply::created(&ctx.app.create_test(&actor, new).await?))
 }
 

@@ -61,7 +61,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn put(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let setting = NewSetting::try_from(ctx.json::<SettingInput>().await?)?;
+    let setting = ctx.command::<SettingInput, NewSetting>().await?;
     Ok(Reply::ok(&ctx.app.put_setting(&actor, setting).await?))
 }
 

@@ -79,7 +79,7 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let role = Role::try_from(ctx.json::<RoleInput>().await?)?;
+    let role = ctx.command::<RoleInput, Role>().await?;
     Ok(Reply::ok(
         &ctx.app.set_role(&actor, &ctx.id("id"), role).await?,
     ))
@@ -97,7 +97,7 @@ pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let email = Email::try_from(ctx.json::<EmailInput>().await?)?;
+    let email = ctx.command::<EmailInput, Email>().await?;
     Ok(Reply::ok(
         &ctx.app.set_user_email(&actor, &ctx.id("id"), email).await?,
     ))
@@ -115,7 +115,7 @@ pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn update_profile(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let change = ProfileChange::try_from(ctx.json::<AdminProfileInput>().await?)?;
+    let change = ctx.command::<AdminProfileInput, ProfileChange>().await?;
     Ok(Reply::ok(
         &ctx.app
             .admin_update_profile(&actor, &ctx.id("id"), change)

@@ -599,6 +599,17 @@ async fn logout_with_a_refresh_token_ends_that_sign_in_too() {
     app.post("/auth/logout").expect(401).await;
 }
 
+/// The document's logout body is optional: `null` is no body, as an empty one is.
+#[tokio::test]
+async fn logout_accepts_a_null_body_as_no_body() {
+    let app = TestApp::spawn().await;
+    let session: Session = app.sign_in("null-bye@example.com").await;
+    session.post("/auth/logout", &Value::Null).expect(200).await;
+    session.get("/me").fails(401, "TOKEN_INVALID").await;
+    let other: Session = app.sign_in("array-bye@example.com").await;
+    other.post("/auth/logout", &json!([])).expect(400).await;
+}
+
 #[tokio::test]
 async fn expired_rows_are_purged() {
     let app = TestApp::at(start()).await;

@@ -104,6 +104,7 @@ async fn visitors_send_a_contact_request_and_get_it_back_trimmed_and_pending() {
             "status": "PENDING",
             "replyMessage": null,
             "source": "pricing-page",
+            "locale": null,
             "repliedAt": null,
             "createdAt": "2026-11-22T10:00:00.000Z",
             "updatedAt": "2026-11-22T10:00:00.000Z",
@@ -201,6 +202,39 @@ async fn invalid_contact_requests_get_one_message_per_field_and_store_nothing() 
             "phone must be 4 to 30 characters of digits, spaces, +, - and parentheses",
             "message must not be empty",
         ]
+    );
+
+    // Wrong types, an unknown field, missing fields and invalid values: every problem of
+    // the body in one answer, serde's and the form's alike.
+    let mixed = post(json!({
+        "firstName": 42,
+        "email": "not-an-email",
+        "nickname": "Ana",
+        "phone": "12ab",
+    }))
+    .send()
+    .await
+    .expect(400);
+    assert_eq!(
+        mixed.errors(),
+        [
+            "firstName: invalid type: integer `42`, expected a string",
+            "unknown field `nickname`, expected one of `firstName`, `lastName`, `email`, `phone`, `message`, `source`, `locale`",
+            "lastName is required",
+            "email must be a valid e-mail address",
+            "phone must be 4 to 30 characters of digits, spaces, +, - and parentheses",
+            "message is required",
+        ]
+    );
+    let issue_example = post(json!({ "firstName": 42, "email": "not-an-email" }))
+        .send()
+        .await
+        .expect(400);
+    assert_eq!(
+        issue_example.errors().len(),
+        4,
+        "{:?}",
+        issue_example.errors()
     );
 
     let too_long_phone = {
@@ -381,7 +415,7 @@ async fn a_reply_is_mailed_to_the_visitor_in_text_and_html() {
     assert_eq!(mail.from, "school@langcamp.test");
     assert_eq!(
         mail.header("Subject").as_deref(),
-        Some("Re: your message to Langcamp, Ana Silva")
+        Some("Re: your message to Langcamp")
     );
     let text = mail.text_body();
     assert!(text.contains(reply), "text part: {text}");
@@ -637,9 +671,7 @@ async fn a_name_with_line_breaks_cannot_add_mail_headers() {
     assert_eq!(mail.header("To").as_deref(), Some("eve@example.com"));
     assert_eq!(
         mail.header("Subject").as_deref(),
-        Some(
-            "Re: your message to Langcamp, Eve Bcc: victim@example.com Doe To: other@example.com forged body"
-        )
+        Some("Re: your message to Langcamp")
     );
     // The only mail the sink ever saw (apart from the admin's sign-in code) is this one.
     let others: Vec<Vec<String>> = app

@@ -13,6 +13,7 @@ mod document;
 mod encoded;
 mod faults;
 mod instances;
+mod mail_templates;
 mod materials;
 mod operations;
 mod placement;

@@ -152,6 +152,34 @@ async fn metrics_count_requests_by_route_template_never_by_path() {
     }
 }
 
+/// Every series with a known label set is there before its first event, so `rate()`
+/// and `increase()` alerts see the first one (contract §15).
+#[tokio::test]
+async fn every_rate_limit_rule_and_mail_counter_is_listed_from_the_first_scrape() {
+    let app = TestApp::builder().var("METRICS_TOKEN", TOKEN).spawn().await;
+    let text = app.get("/metrics").bearer(TOKEN).expect(200).await.text();
+    for rule in [
+        "default",
+        "refresh",
+        "otp_request",
+        "otp_verify",
+        "contact",
+        "upload",
+    ] {
+        let series = format!("langcamp_rate_limited_total{{rule=\"{rule}\"}}");
+        assert!(
+            text.lines().any(|l| l.starts_with(&series)),
+            "{series} missing:\n{text}"
+        );
+    }
+    for counter in ["langcamp_mail_sent_total ", "langcamp_mail_failed_total "] {
+        assert!(
+            text.lines().any(|l| l.starts_with(counter)),
+            "{counter} missing:\n{text}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn metrics_report_the_outbox_backlog_and_rate_limits() {
     let app = TestApp::builder()

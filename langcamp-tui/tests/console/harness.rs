@@ -142,6 +142,7 @@ impl Console {
                 phone: source.map(|_| "+351 912 000 000".into()),
                 message: Some(message.into()),
                 source: source.map(str::to_owned),
+                locale: None,
             };
             let new = NewContact::try_from(input).expect("a valid contact request");
             let contact = core.create_contact(op, new).await.expect("contact");

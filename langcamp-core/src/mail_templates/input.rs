@@ -1,0 +1,140 @@
+//! What staff send to change a template (the wire input, with its schema) and the checked
+//! template it becomes: every problem named at save, so a template never breaks at send.
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::{TemplateKind, render};
+use crate::domain::LanguageTag;
+use crate::error::{Error, Result};
+use crate::validate::{self, Lines, Problems, passed};
+
+pub const SUBJECT_MAX: usize = 1_000;
+pub const TEXT_MAX: usize = 20_000;
+pub const HTML_MAX: usize = 100_000;
+
+/// Body of `PUT /admin/mail-templates/{kind}/{locale}` and of its preview.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MailTemplateInput {
+    /// One line; Jinja placeholders such as `{{ schoolName }}`.
+    #[schema(value_type = String, min_length = 1, max_length = 1000, example = "Your {{ schoolName }} sign-in code")]
+    pub subject: Option<String>,
+    /// The plain-text part.
+    #[schema(value_type = String, min_length = 1, max_length = 20000, example = "Your sign-in code is {{ code }}\n\nIt is valid for {{ minutes }} minutes.")]
+    pub text: Option<String>,
+    /// Optional: the HTML part's body (values are HTML-escaped in it); without it the HTML
+    /// part is the text, escaped, in paragraphs.
+    #[schema(
+        max_length = 100000,
+        example = "<p>Your sign-in code is <b>{{ code }}</b></p>"
+    )]
+    pub html: Option<String>,
+}
+
+impl MailTemplateInput {
+    /// Nothing given: a preview of the template in effect.
+    pub fn is_empty(&self) -> bool {
+        self.subject.is_none() && self.text.is_none() && self.html.is_none()
+    }
+}
+
+/// A template's three parts, line ends normalized; checked for its kind by
+/// [`TemplateSource::parse`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateSource {
+    pub subject: String,
+    pub text: String,
+    pub html: Option<String>,
+}
+
+impl TemplateSource {
+    /// A template of `kind`: every problem of its fields and of its template syntax,
+    /// variables and rendering, one message each.
+    pub fn parse(kind: TemplateKind, input: MailTemplateInput) -> Result<TemplateSource> {
+        let source = TemplateSource::unchecked(input)?;
+        let problems = render::check(kind, &source);
+        if problems.is_empty() {
+            Ok(source)
+        } else {
+            Err(Error::Validation(problems))
+        }
+    }
+
+    /// The fields checked, the template not yet (the built-in files, which their tests
+    /// check, and the first step of [`TemplateSource::parse`]).
+    pub(super) fn unchecked(input: MailTemplateInput) -> Result<TemplateSource> {
+        let mut problems = Problems::new();
+        let subject = problems.take(validate::required(
+            "subject",
+            input.subject.as_deref(),
+            |field, raw| part(field, raw, SUBJECT_MAX, Lines::Single),
+        ));
+        let text = problems.take(validate::required(
+            "text",
+            input.text.as_deref(),
+            |field, raw| part(field, raw, TEXT_MAX, Lines::Multi),
+        ));
+        let html = problems.take(
+            input
+                .html
+                .as_deref()
+                .filter(|h| !h.trim().is_empty())
+                .map(|raw| part("html", raw, HTML_MAX, Lines::Multi))
+                .transpose(),
+        );
+        problems.finish()?;
+        Ok(TemplateSource {
+            subject: passed(subject)?,
+            text: passed(text)?,
+            html: passed(html)?,
+        })
+    }
+}
+
+/// One part: line ends normalized, no control characters but line feed and tab (none in
+/// a subject), not blank, at most `max` characters.
+fn part(field: &str, raw: &str, max: usize, lines: Lines) -> std::result::Result<String, String> {
+    let text = raw.replace("\r\n", "\n");
+    validate::clean_chars(field, &text, lines)?;
+    let text = match lines {
+        Lines::Single => text.trim().to_owned(),
+        Lines::Multi => text.trim_end().to_owned(),
+    };
+    if text.trim().is_empty() {
+        return Err(format!("{field} must not be empty"));
+    }
+    if text.chars().count() > max {
+        return Err(format!("{field} must be at most {max} characters long"));
+    }
+    Ok(text)
+}
+
+/// A template to store for a kind and locale, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewMailTemplate {
+    pub kind: TemplateKind,
+    pub locale: LanguageTag,
+    pub source: TemplateSource,
+}
+
+impl NewMailTemplate {
+    /// The kind and locale of a path, and a body: every problem at once.
+    pub fn parse(kind: &str, locale: &str, input: MailTemplateInput) -> Result<NewMailTemplate> {
+        let (kind, locale) = kind_and_locale(kind, locale)?;
+        Ok(NewMailTemplate {
+            kind,
+            locale,
+            source: TemplateSource::parse(kind, input)?,
+        })
+    }
+}
+
+/// The kind and locale of a template's address; 400 naming each problem.
+pub fn kind_and_locale(kind: &str, locale: &str) -> Result<(TemplateKind, LanguageTag)> {
+    let mut problems = Problems::new();
+    let kind = problems.take(TemplateKind::parse(kind));
+    let locale = problems.take(LanguageTag::parse("locale", locale));
+    problems.finish()?;
+    Ok((passed(kind)?, passed(locale)?))
+}

@@ -1,0 +1,149 @@
+//! The kinds of mail, the variables each template may use, and the values a mail of each
+//! kind is rendered with.
+
+use std::fmt;
+
+use minijinja::{Value, context};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A kind of mail; every kind has a template per locale.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TemplateKind {
+    /// The sign-in code.
+    Otp,
+    /// Staff's reply to a contact request.
+    ContactReply,
+    /// A material assigned to a student.
+    MaterialAssigned,
+}
+
+impl TemplateKind {
+    pub const ALL: [TemplateKind; 3] = [
+        TemplateKind::Otp,
+        TemplateKind::ContactReply,
+        TemplateKind::MaterialAssigned,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemplateKind::Otp => "otp",
+            TemplateKind::ContactReply => "contact_reply",
+            TemplateKind::MaterialAssigned => "material_assigned",
+        }
+    }
+
+    /// A kind by its name; the message lists the kinds.
+    pub fn parse(raw: &str) -> Result<TemplateKind, String> {
+        TemplateKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == raw.trim())
+            .ok_or_else(|| {
+                format!("unknown template kind {raw:?}: the kinds are otp, contact_reply and material_assigned")
+            })
+    }
+
+    /// The variables a template of this kind may use (every kind has `schoolName`).
+    pub fn variables(self) -> &'static [&'static str] {
+        match self {
+            TemplateKind::Otp => &["schoolName", "code", "minutes"],
+            TemplateKind::ContactReply => &["schoolName", "firstName", "reply", "originalMessage"],
+            TemplateKind::MaterialAssigned => &["schoolName", "name", "materialTitle", "link"],
+        }
+    }
+
+    /// Values a template is checked and previewed with: every variable set, the
+    /// multi-line ones on two lines (so a subject that uses one is seen to break).
+    pub fn sample(self) -> MailValues {
+        match self {
+            TemplateKind::Otp => MailValues::Otp {
+                code: SAMPLE_CODE.into(),
+                minutes: 10,
+            },
+            TemplateKind::ContactReply => MailValues::ContactReply {
+                first_name: "Ana".into(),
+                reply: "Yes: Tuesdays and Thursdays at 18:30.\nSee you soon!".into(),
+                original_message: "Do you have evening classes in German?\nThank you.".into(),
+            },
+            TemplateKind::MaterialAssigned => MailValues::MaterialAssigned {
+                name: "Ana Silva".into(),
+                material_title: "Everyday German, unit 1".into(),
+                link: "https://school.example.com/materials/0190c6b0".into(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for TemplateKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The code in [`TemplateKind::sample`]: an `otp` template must show it.
+pub(super) const SAMPLE_CODE: &str = "428517";
+
+/// What one mail says, by kind: the values of its template's variables (`schoolName`
+/// aside, which the school's settings give).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MailValues {
+    Otp {
+        code: String,
+        minutes: u64,
+    },
+    ContactReply {
+        first_name: String,
+        reply: String,
+        original_message: String,
+    },
+    MaterialAssigned {
+        /// Empty when the student has not given a name.
+        name: String,
+        material_title: String,
+        link: String,
+    },
+}
+
+impl MailValues {
+    pub fn kind(&self) -> TemplateKind {
+        match self {
+            MailValues::Otp { .. } => TemplateKind::Otp,
+            MailValues::ContactReply { .. } => TemplateKind::ContactReply,
+            MailValues::MaterialAssigned { .. } => TemplateKind::MaterialAssigned,
+        }
+    }
+
+    /// The template context: exactly the kind's [`TemplateKind::variables`].
+    pub(super) fn context(&self, school_name: &str) -> Value {
+        match self {
+            MailValues::Otp { code, minutes } => context! {
+                schoolName => school_name,
+                code => code,
+                minutes => *minutes,
+            },
+            MailValues::ContactReply {
+                first_name,
+                reply,
+                original_message,
+            } => context! {
+                schoolName => school_name,
+                firstName => first_name,
+                reply => reply,
+                originalMessage => original_message,
+            },
+            MailValues::MaterialAssigned {
+                name,
+                material_title,
+                link,
+            } => context! {
+                schoolName => school_name,
+                name => name,
+                materialTitle => material_title,
+                link => link,
+            },
+        }
+    }
+}

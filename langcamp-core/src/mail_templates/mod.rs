@@ -1,0 +1,287 @@
+//! Mail in the reader's language (CONTRACT §16): every mail is rendered from a template of
+//! its kind in its reader's locale, when it is queued.
+//!
+//! The built-in templates are data files ([`builtin`]); staff replace any of them per kind
+//! and locale (the `mail_templates` table) and delete theirs to bring the built-in one
+//! back. A locale resolves as `pt-BR` → `pt` → the school's default (setting
+//! `mail.default_locale`) → `en`, and a stored template wins over a built-in one at each
+//! step. What a mail needs (stored templates, school name, default locale) is read once
+//! into a [`MailBook`] and cached until a template or a setting changes.
+
+mod builtin;
+pub mod file;
+mod input;
+mod kind;
+pub mod render;
+mod store;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+pub use self::input::{MailTemplateInput, NewMailTemplate, TemplateSource, kind_and_locale};
+pub use self::kind::{MailValues, TemplateKind};
+use crate::Langcamp;
+use crate::actor::{Actor, Role};
+use crate::changes::Change;
+use crate::domain::LanguageTag;
+use crate::error::{Error, Result};
+use crate::mail::OutgoingMail;
+use crate::time::Timestamp;
+
+/// The setting naming the school in every mail (`schoolName`).
+pub const SCHOOL_NAME: &str = "school_name";
+/// The setting naming the locale of mail whose reader's locale has no template.
+pub const DEFAULT_LOCALE: &str = "mail.default_locale";
+/// `schoolName` when the setting is not set.
+const DEFAULT_SCHOOL_NAME: &str = "Langcamp";
+
+/// A template in effect, built-in or stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MailTemplate {
+    pub kind: TemplateKind,
+    #[schema(example = "de")]
+    pub locale: String,
+    #[schema(example = "Ihr Anmeldecode für {{ schoolName }}")]
+    pub subject: String,
+    pub text: String,
+    pub html: Option<String>,
+    /// True for a built-in template that no stored one replaces.
+    pub built_in: bool,
+    /// When staff last saved it; null for a built-in one.
+    pub updated_at: Option<Timestamp>,
+}
+
+/// A mail as it would be sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RenderedMail {
+    pub subject: String,
+    pub text: String,
+    /// The whole HTML part.
+    pub html: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct DeletedMailTemplate {
+    pub kind: TemplateKind,
+    pub locale: String,
+    pub deleted: bool,
+}
+
+/// Everything a mail is written from, read at once: the stored templates, the school's
+/// name and its default locale.
+#[derive(Debug)]
+pub struct MailBook {
+    stored: Vec<store::StoredTemplate>,
+    school_name: String,
+    default_locale: Option<LanguageTag>,
+}
+
+impl MailBook {
+    /// The locales tried for a reader's `locale`, in order, lower-case: the tag, its
+    /// language, the school's default (and its language), then `en`.
+    fn chain(&self, locale: Option<&str>) -> Vec<String> {
+        let mut chain: Vec<String> = Vec::with_capacity(5);
+        let mut push = |tag: &str| {
+            let tag = tag.to_ascii_lowercase();
+            for candidate in [tag.clone(), tag.split('-').next().unwrap_or("").to_owned()] {
+                if !candidate.is_empty() && !chain.contains(&candidate) {
+                    chain.push(candidate);
+                }
+            }
+        };
+        if let Some(locale) = locale {
+            push(locale);
+        }
+        if let Some(default) = &self.default_locale {
+            push(default.as_str());
+        }
+        push(builtin::LAST_RESORT);
+        chain
+    }
+
+    /// The template in effect for `kind` in one locale (lower-case), stored or built-in.
+    fn in_locale(&self, kind: TemplateKind, locale: &str) -> Option<&TemplateSource> {
+        self.stored
+            .iter()
+            .find(|t| t.kind == kind && t.locale.eq_ignore_ascii_case(locale))
+            .map(|t| &t.source)
+            .or_else(|| builtin::find(kind, locale).map(|b| &b.source))
+    }
+
+    /// The template for `kind` and a reader's `locale`, by the resolution of §16.
+    fn resolve(&self, kind: TemplateKind, locale: Option<&str>) -> &TemplateSource {
+        self.chain(locale)
+            .iter()
+            .find_map(|l| self.in_locale(kind, l))
+            .or_else(|| builtin::find(kind, builtin::LAST_RESORT).map(|b| &b.source))
+            .unwrap_or_else(|| &FALLBACK)
+    }
+
+    /// The mail to `to` of `values`' kind in the reader's `locale`.
+    pub fn compose(
+        &self,
+        to: &str,
+        locale: Option<&str>,
+        values: &MailValues,
+    ) -> Result<OutgoingMail> {
+        let kind = values.kind();
+        let source = self.resolve(kind, locale);
+        let rendered = render::render(source, values, &self.school_name).or_else(|problem| {
+            // Checked at save, so this is a bug; the reader still gets a mail.
+            tracing::error!(%kind, problem, "a mail template failed to render; the built-in one is used");
+            let built_in = builtin::find(kind, builtin::LAST_RESORT)
+                .map_or(&*FALLBACK, |b| &b.source);
+            render::render(built_in, values, &self.school_name)
+        });
+        let rendered = rendered.map_err(Error::internal)?;
+        Ok(OutgoingMail {
+            to: to.to_owned(),
+            subject: rendered.subject,
+            text: rendered.text,
+            html: rendered.html,
+        })
+    }
+}
+
+/// Used only if the built-in files were all unreadable, which their tests rule out.
+static FALLBACK: std::sync::LazyLock<TemplateSource> =
+    std::sync::LazyLock::new(|| TemplateSource {
+        subject: "{{ schoolName }}".into(),
+        text: "{{ schoolName }}".into(),
+        html: None,
+    });
+
+impl Langcamp {
+    /// What mail is written from now; cached until a template or a setting changes.
+    pub(crate) async fn mail_book(&self) -> Result<Arc<MailBook>> {
+        let now = self.clock().now_ms();
+        self.caches()
+            .mail
+            .get_or_load((), now, || async {
+                let mut conn = self.db().reader().acquire().await?;
+                let stored = store::all(&mut conn).await?;
+                let school_name = crate::settings::text_setting(&mut conn, SCHOOL_NAME)
+                    .await?
+                    .unwrap_or_else(|| DEFAULT_SCHOOL_NAME.to_owned());
+                let default_locale = crate::settings::text_setting(&mut conn, DEFAULT_LOCALE)
+                    .await?
+                    .and_then(|tag| LanguageTag::parse(DEFAULT_LOCALE, &tag).ok());
+                Ok(Arc::new(MailBook {
+                    stored,
+                    school_name,
+                    default_locale,
+                }))
+            })
+            .await
+    }
+
+    /// `GET /admin/mail-templates`: every template in effect, by kind then locale (admin).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn list_mail_templates(&self, actor: &Actor) -> Result<Vec<MailTemplate>> {
+        actor.require(Role::Admin)?;
+        let mut conn = self.db().reader().acquire().await?;
+        let stored = store::all(&mut conn).await?;
+        let mut list: Vec<MailTemplate> = stored.into_iter().map(stored_template).collect();
+        for built_in in builtin::all() {
+            let replaced = list
+                .iter()
+                .any(|t| t.kind == built_in.kind && t.locale.eq_ignore_ascii_case(built_in.locale));
+            if !replaced {
+                list.push(MailTemplate {
+                    kind: built_in.kind,
+                    locale: built_in.locale.to_owned(),
+                    subject: built_in.source.subject.clone(),
+                    text: built_in.source.text.clone(),
+                    html: built_in.source.html.clone(),
+                    built_in: true,
+                    updated_at: None,
+                });
+            }
+        }
+        list.sort_by(|a, b| (a.kind.as_str(), &a.locale).cmp(&(b.kind.as_str(), &b.locale)));
+        Ok(list)
+    }
+
+    /// `PUT /admin/mail-templates/{kind}/{locale}`: stores a checked template (admin); the
+    /// next mail of that kind and locale uses it.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn put_mail_template(
+        &self,
+        actor: &Actor,
+        template: NewMailTemplate,
+    ) -> Result<MailTemplate> {
+        actor.require(Role::Admin)?;
+        let NewMailTemplate {
+            kind,
+            locale,
+            source,
+        } = template;
+        let now = self.clock().now_ms();
+        let mut tx = self.db().begin().await?;
+        let stored = store::upsert(&mut tx, kind, &locale, &source, now).await?;
+        self.commit_change(tx, Change::MailTemplates).await?;
+        Ok(stored_template(stored))
+    }
+
+    /// `DELETE /admin/mail-templates/{kind}/{locale}`: the built-in template is used again
+    /// (admin); 404 when none is stored.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn delete_mail_template(
+        &self,
+        actor: &Actor,
+        kind: TemplateKind,
+        locale: &LanguageTag,
+    ) -> Result<DeletedMailTemplate> {
+        actor.require(Role::Admin)?;
+        let mut tx = self.db().begin().await?;
+        if !store::delete(&mut tx, kind, locale).await? {
+            return Err(Error::not_found("stored mail template"));
+        }
+        self.commit_change(tx, Change::MailTemplates).await?;
+        Ok(DeletedMailTemplate {
+            kind,
+            locale: locale.as_str().to_owned(),
+            deleted: true,
+        })
+    }
+
+    /// `POST /admin/mail-templates/{kind}/{locale}/preview`: `source`, or the template in
+    /// effect for that locale without one, rendered with sample values (admin).
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn preview_mail_template(
+        &self,
+        actor: &Actor,
+        kind: TemplateKind,
+        locale: &LanguageTag,
+        source: Option<TemplateSource>,
+    ) -> Result<RenderedMail> {
+        actor.require(Role::Admin)?;
+        let book = self.mail_book().await?;
+        let source = match &source {
+            Some(source) => source,
+            None => book.resolve(kind, Some(locale.as_str())),
+        };
+        let rendered =
+            render::render(source, &kind.sample(), &book.school_name).map_err(Error::invalid)?;
+        Ok(RenderedMail {
+            subject: rendered.subject,
+            text: rendered.text,
+            html: rendered.html,
+        })
+    }
+}
+
+fn stored_template(stored: store::StoredTemplate) -> MailTemplate {
+    MailTemplate {
+        kind: stored.kind,
+        locale: stored.locale,
+        subject: stored.source.subject,
+        text: stored.source.text,
+        html: stored.source.html,
+        built_in: false,
+        updated_at: Some(Timestamp::from_millis(stored.updated_at)),
+    }
+}
