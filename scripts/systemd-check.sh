@@ -6,11 +6,12 @@
 # 2. `systemd-analyze security --offline=true` prints the exposure table, and the check
 #    fails when the overall exposure is above 2.0;
 # 3. as root: a throwaway systemd runs as PID 1 of private PID and mount namespaces (its
-#    own /run, /var/lib, /var/log and /usr/local/bin on tmpfs, only a few stub targets and
-#    journald as units), starts the unit unchanged (the binary copied to
+#    own /run, /var/lib, /var/log and /usr/local/bin on tmpfs, only a few stub targets,
+#    journald and D-Bus as units), starts the unit unchanged (the binary copied to
 #    /usr/local/bin/langcamp; a drop-in only picks the port and a metrics token), and the
 #    check asks /health, /ready and /metrics, requests a sign-in code (its mail must land in
-#    the state directory) and stops the unit, which must end cleanly. The host's own
+#    the state directory), runs operator commands as the service's user the way
+#    docs/OPERATIONS.md says, and stops the unit, which must end cleanly. The host's own
 #    /var/lib, /run and services are never touched.
 #
 #   scripts/systemd-check.sh [path/to/langcamp]     (default: target/debug/langcamp)
@@ -82,11 +83,12 @@ mkdir -p "$units/langcamp.service.d"
 for target in sysinit basic shutdown network network-online multi-user; do
   printf '[Unit]\nDescription=%s (stub of the langcamp check)\n' "$target" >"$units/$target.target"
 done
-printf '[Unit]\nDescription=The langcamp check\nWants=systemd-journald.socket systemd-journald-dev-log.socket systemd-journald.service\n' \
+# journald for the service's log; D-Bus for systemd-run.
+printf '[Unit]\nDescription=The langcamp check\nWants=systemd-journald.socket systemd-journald-dev-log.socket systemd-journald.service dbus.socket dbus.service\n' \
   >"$units/langcamp-check.target"
-for journald in systemd-journald.service systemd-journald.socket systemd-journald-dev-log.socket \
-  systemd-journald-audit.socket; do
-  cp "/lib/systemd/system/$journald" "$units/"
+for needed in systemd-journald.service systemd-journald.socket systemd-journald-dev-log.socket \
+  systemd-journald-audit.socket dbus.socket dbus.service; do
+  cp "/lib/systemd/system/$needed" "$units/"
 done
 cp "$unit" "$units/langcamp.service"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
@@ -155,10 +157,25 @@ done
 main_pid="$(inside systemctl show -p MainPID --value langcamp.service)"
 uid="$(inside stat -c %u "/proc/$main_pid")"
 [ -n "$uid" ] && [ "$uid" -ne 0 ] || fail "the service runs as uid '$uid', not as its dynamic user"
+# docs/OPERATIONS.md's way to run an operator command on the live state: as the
+# service's own dynamic user, so nothing in /var/lib/langcamp ends up owned by root.
+as_service() {
+  inside systemd-run --quiet --pipe --wait --collect --property=DynamicUser=yes --property=User=langcamp \
+    --property=StateDirectory=langcamp --property=EnvironmentFile=-/etc/langcamp/langcamp.env \
+    --setenv=DATA_DIR=/var/lib/langcamp /usr/local/bin/langcamp "$@"
+}
+as_service users create head@example.com --role superadmin --name Head --json >/dev/null \
+  || fail "an operator command as the service's user failed"
+owners="$(as_service stats check --json && inside find /var/lib/private/langcamp ! -uid "$uid")"
+grep -q '"drift": \[\]' <<<"$owners" || fail "stats check as the service's user: $owners"
+grep -q '^/' <<<"$owners" && fail "files in the state directory not owned by the service: $owners"
+as_service backup /var/lib/langcamp/langcamp-check.db >/dev/null \
+  && inside test -s /var/lib/private/langcamp/langcamp-check.db \
+  || fail "a backup into the state directory as the service's user failed"
 inside systemctl stop langcamp.service
 result="$(inside systemctl show -p Result --value langcamp.service)"
 code="$(inside systemctl show -p ExecMainStatus --value langcamp.service)"
 [ "$result" = success ] && [ "$code" = 0 ] || fail "stopping ended with result '$result', exit code '$code'"
 journal="$(inside journalctl -u langcamp.service -o cat --no-pager)"
 grep -q 'stopped' <<<"$journal" || fail "the journal lacks the service's last line 'stopped'"
-echo "systemd check: started the unit under systemd (as uid $uid); /health, /ready, /metrics and a sign-in answered, its mail is in /var/lib/langcamp, and SIGTERM stopped it with exit code 0"
+echo "systemd check: started the unit under systemd (as uid $uid); /health, /ready, /metrics and a sign-in answered, its mail is in /var/lib/langcamp, operator commands ran as its user, and SIGTERM stopped it with exit code 0"
