@@ -22,9 +22,16 @@ unit=deploy/langcamp.service
 # 2.0 on systemd-analyze's scale of 0 to 10; --threshold counts in tenths.
 max_exposure_tenths=20
 
-if ! command -v systemd-analyze >/dev/null; then
-  echo "installing systemd-analyze (Debian package systemd)" >&2
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd) >/dev/null
+# Debian packages: systemd (systemd-analyze, systemd itself, journald, systemd-run), man-db
+# (verify resolves man:langcamp(1)), dbus (systemd-run talks to systemd over D-Bus), curl.
+missing=()
+command -v systemd-analyze >/dev/null && [ -x /lib/systemd/systemd ] || missing+=(systemd)
+command -v man >/dev/null || missing+=(man-db)
+command -v dbus-daemon >/dev/null || missing+=(dbus)
+command -v curl >/dev/null || missing+=(curl)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]} (Debian packages)" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}") >/dev/null
 fi
 
 work="$(mktemp -d)"
