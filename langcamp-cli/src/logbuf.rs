@@ -66,8 +66,11 @@ pub fn flush() {
 }
 
 fn write_stderr(bytes: &[u8]) {
-    // Nowhere to report a failed log write to; the service goes on.
-    let _ = io::stderr().lock().write_all(bytes);
+    // Above a long command's progress bar, not over it.
+    crate::progress::suspend(|| {
+        // Nowhere to report a failed log write to; the service goes on.
+        let _ = io::stderr().lock().write_all(bytes);
+    });
 }
 
 /// Access lines at INFO or more verbose (tracing orders levels by verbosity).

@@ -2,12 +2,16 @@
 
 mod access_line;
 mod backup;
+mod completions;
 mod console;
 mod doctor;
 mod error;
+mod interrupt;
 mod logbuf;
+mod man;
 mod migrate;
 mod openapi;
+mod progress;
 mod seed;
 mod serve;
 mod settings;
@@ -80,6 +84,16 @@ enum Command {
         after_help = "Example:\n  langcamp backup backups/langcamp-$(date +%F).db\n  langcamp --database-url sqlite://backups/langcamp-2026-11-25.db users list"
     )]
     Backup(backup::Args),
+    /// Print the shell completion script for bash, zsh, fish or PowerShell.
+    #[command(
+        after_help = "Examples:\n  langcamp completions bash > /etc/bash_completion.d/langcamp\n  langcamp completions zsh > \"${fpath[1]}/_langcamp\"\n  langcamp completions fish > ~/.config/fish/completions/langcamp.fish"
+    )]
+    Completions(completions::Args),
+    /// Print the manual page langcamp(1) in roff.
+    #[command(
+        after_help = "Examples:\n  langcamp man | man -l -\n  langcamp man > /usr/local/share/man/man1/langcamp.1"
+    )]
+    Man,
 }
 
 /// Exit codes (decided in `error::CliError`): 0 success, 1 the operation failed, 2 usage
@@ -108,6 +122,8 @@ async fn main() -> ExitCode {
             Command::Openapi => openapi::run(),
             Command::Doctor => doctor::run(&cli).await,
             Command::Backup(args) => backup::run(&cli, args).await,
+            Command::Completions(args) => completions::run(args),
+            Command::Man => man::run(),
         },
     };
     logbuf::flush();
@@ -258,6 +274,9 @@ mod tests {
             "langcamp doctor",
             "langcamp doctor --json",
             "langcamp backup /tmp/copy.db",
+            "langcamp completions bash",
+            "langcamp completions powershell",
+            "langcamp man",
         ] {
             let args = line.split_whitespace();
             assert!(Cli::try_parse_from(args).is_ok(), "{line}");
@@ -276,6 +295,8 @@ mod tests {
             "langcamp users delete",
             "langcamp settings set only_key",
             "langcamp backup",
+            "langcamp completions",
+            "langcamp completions tcsh",
         ] {
             let err = Cli::try_parse_from(line.split_whitespace()).expect_err(line);
             assert_eq!(err.exit_code(), 2, "{line}");

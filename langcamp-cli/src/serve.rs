@@ -99,7 +99,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
         async move { app.run_maintenance(stop).await }
     });
     let signal = async move {
-        shutdown_signal().await;
+        crate::interrupt::signal().await;
         tracing::info!("shutting down: finishing in-flight requests");
         let _ = stop_tx.send(true);
     };
@@ -110,25 +110,4 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     app.db().close().await;
     tracing::info!("stopped");
     Ok(())
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
 }

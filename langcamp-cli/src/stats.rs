@@ -6,7 +6,8 @@ use clap::Subcommand;
 use langcamp_core::Actor;
 use langcamp_core::dashboard::Drift;
 
-use crate::{Cli, CliError};
+use crate::interrupt::unless_interrupted;
+use crate::{Cli, CliError, progress};
 
 #[derive(Debug, Subcommand)]
 pub enum StatsCommand {
@@ -22,7 +23,23 @@ pub async fn run(cli: &Cli, command: &StatsCommand) -> Result<(), CliError> {
     let app = crate::open(crate::config(cli)?).await?;
     let outcome = match command {
         StatsCommand::Check => app.check_dashboard_rollups(&Actor::Operator).await,
-        StatsCommand::Rebuild => app.rebuild_dashboard_rollups(&Actor::Operator).await,
+        StatsCommand::Rebuild => {
+            let bar = progress::bar(cli, "recounting the dashboard rollups", "steps");
+            match unless_interrupted(app.rebuild_dashboard_rollups(&Actor::Operator, &bar)).await {
+                Ok(outcome) => {
+                    bar.finish();
+                    outcome
+                }
+                Err(stop) => {
+                    bar.interrupted();
+                    // Closing the pool waits for the dropped transaction's rollback.
+                    app.db().close().await;
+                    return Err(stop.into_error(
+                        "the rebuild is one transaction and was rolled back; nothing changed",
+                    ));
+                }
+            }
+        }
     };
     app.db().close().await;
     let drift = outcome?;

@@ -1,13 +1,15 @@
 //! `langcamp storage migrate --to s3://bucket/prefix`: copies the files under
 //! `DATA_DIR/files` into an object store, for switching `FILE_STORE` from the local disk to
-//! S3 (docs/OPERATIONS.md). Idempotent; reports what it copied.
+//! S3 (docs/OPERATIONS.md). Idempotent; reports what it copied. A bar counts the files on a
+//! terminal; Ctrl-C stops it between two commits, and the same command resumes.
 
 use clap::Subcommand;
 use langcamp_core::Actor;
 use langcamp_core::config::FileStoreConfig;
 use langcamp_core::storage::{LocalDisk, migrate::MigrationReport, store_for};
 
-use crate::{Cli, CliError};
+use crate::interrupt::unless_interrupted;
+use crate::{Cli, CliError, progress};
 
 #[derive(Debug, Subcommand)]
 pub enum StorageCommand {
@@ -38,11 +40,28 @@ pub async fn run(cli: &Cli, command: &StorageCommand) -> Result<(), CliError> {
     let source = LocalDisk::new(config.data_dir.join("files"));
     let target_store = store_for(&target, &config).map_err(|e| CliError::failed(e.to_string()))?;
     let app = crate::open(config).await?;
-    let outcome = app
-        .migrate_files(&Actor::Operator, &source, target_store.as_ref())
-        .await;
+    let bar = progress::bar(cli, "copying files", "files");
+    let outcome = unless_interrupted(app.migrate_files(
+        &Actor::Operator,
+        &source,
+        target_store.as_ref(),
+        &bar,
+    ))
+    .await;
     app.db().close().await;
-    let report = outcome?;
+    let report = match outcome {
+        Ok(outcome) => {
+            bar.finish();
+            outcome?
+        }
+        Err(stop) => {
+            bar.interrupted();
+            // The file being copied was not committed, so no object stands half-written.
+            return Err(stop.into_error(format!(
+                "the files copied so far are in {target_url}; run the same command again to resume"
+            )));
+        }
+    };
     if cli.json {
         crate::print_json(&serde_json::json!({ "to": target_url, "report": report }))?;
     } else {

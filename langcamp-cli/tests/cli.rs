@@ -346,6 +346,73 @@ fn help_is_available_everywhere_with_examples() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Example"));
 }
 
+/// The commands `langcamp --help` lists, from its "Commands:" section.
+fn listed_commands() -> Vec<String> {
+    let help = run_bare(&["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    String::from_utf8_lossy(&help.stdout)
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn run_bare(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_langcamp"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run langcamp")
+}
+
+/// The completion scripts and the man page come from the parser's own definition, so
+/// each names every command `--help` lists (langcamp-cli/src/completions.rs checks
+/// every command at every depth).
+#[test]
+fn completions_and_the_man_page_name_every_command() {
+    let commands = listed_commands();
+    assert!(
+        ["serve", "backup", "completions", "man"]
+            .iter()
+            .all(|c| commands.iter().any(|listed| listed == c)),
+        "{commands:?}"
+    );
+
+    let bash = run_bare(&["completions", "bash"]);
+    assert_eq!(bash.status.code(), Some(0), "{}", stderr(&bash));
+    let script = String::from_utf8_lossy(&bash.stdout).into_owned();
+    let words: Vec<&str> = script
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .collect();
+    for command in &commands {
+        assert!(words.contains(&command.as_str()), "bash: {command}");
+    }
+    assert!(script.contains("complete -F _langcamp"), "{script}");
+    for shell in ["zsh", "fish", "powershell"] {
+        let out = run_bare(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("serve"),
+            "{shell}"
+        );
+    }
+    assert_eq!(run_bare(&["completions", "tcsh"]).status.code(), Some(2));
+
+    let man = run_bare(&["man"]);
+    assert_eq!(man.status.code(), Some(0), "{}", stderr(&man));
+    let page = String::from_utf8_lossy(&man.stdout).into_owned();
+    let title = page.lines().next().unwrap_or_default();
+    assert!(title.starts_with(".TH LANGCAMP 1 "), "{title}");
+    // clap's `help` command is left out: the page itself is the help.
+    for command in commands.iter().filter(|c| *c != "help") {
+        let usage = format!("\\fBlangcamp {}", command.replace('-', "\\-"));
+        assert!(page.contains(&usage), "man: {command}");
+    }
+}
+
 /// Scripts tell "run it again later" from "this failed": with the database server down,
 /// every command exits 75 (EX_TEMPFAIL) and names the server and the cause; a missing
 /// thing stays 1 and a wrong command line 2.

@@ -215,10 +215,103 @@ async fn backup_copies_a_live_sqlite_database_that_the_cli_opens_and_refuses_pos
     assert!(listed.status.success(), "{}", text(&listed.stderr));
     assert!(text(&listed.stdout).contains("kept@example.com"));
 
+    // Written as copy.db.partial and renamed once whole: nothing is left beside it.
+    assert!(!env.db.dir().join("copy.db.partial").exists());
+    assert!(!env.db.dir().join("copy.db.partial-journal").exists());
+
     // A backup never overwrites.
     let again = env.run(&["backup", &copy_arg]);
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again.stderr).contains("already exists"));
+
+    // What a killed backup left is named, never reused.
+    let left = env.db.dir().join("killed.db.partial");
+    std::fs::write(&left, b"half a database").expect("write");
+    let killed = env.db.dir().join("killed.db");
+    let out = env.run(&["backup", &killed.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_stderr_names(&out, "killed.db.partial exists");
+    assert!(!killed.exists());
+}
+
+/// A long command draws its progress bar only for a person at a terminal: piped (as
+/// here, stdout and stderr both) or with `--json`, stdout holds the result alone and
+/// stderr nothing at all (`RUST_LOG=warn`).
+#[tokio::test]
+async fn long_commands_print_no_progress_when_piped_or_with_json() {
+    let env = Env::migrated().await;
+    let piped = env.db.dir().join("piped.db").to_string_lossy().into_owned();
+    let json = env.db.dir().join("json.db").to_string_lossy().into_owned();
+    // No file is recorded, so the object store is never called: no S3 server needed.
+    let to = ["storage", "migrate", "--to", "s3://langcamp-nowhere/files"];
+    let mut runs: Vec<Vec<&str>> = vec![
+        vec!["stats", "rebuild"],
+        vec!["stats", "rebuild", "--json"],
+        to.to_vec(),
+        [&to[..], &["--json"]].concat(),
+    ];
+    if !env.is_postgres() {
+        runs.push(vec!["backup", &piped]);
+        runs.push(vec!["backup", &json, "--json"]);
+    }
+    for args in runs {
+        let out = env
+            .command(&args)
+            .env("S3_ENDPOINT", "http://127.0.0.1:9")
+            .env("S3_ACCESS_KEY_ID", "langcamp-test")
+            .env("S3_SECRET_ACCESS_KEY", "langcamp-test-secret")
+            .output()
+            .expect("run langcamp");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stderr), "", "{args:?} wrote to stderr");
+        let stdout = text(&out.stdout);
+        assert!(
+            !stdout.contains(['\r', '\u{1b}']),
+            "{args:?} redrew a line: {stdout:?}"
+        );
+        if args.contains(&"--json") {
+            serde_json::from_slice::<Value>(&out.stdout)
+                .unwrap_or_else(|e| panic!("{args:?} printed more than JSON ({e}): {stdout}"));
+        } else {
+            assert_eq!(stdout.lines().count(), 1, "{args:?}: {stdout}");
+        }
+    }
+}
+
+/// deploy/langcamp.env.example, the file an operator copies to /etc/langcamp, names every
+/// variable of the README's configuration table.
+#[test]
+fn the_env_example_names_every_configuration_variable() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let example =
+        std::fs::read_to_string(root.join("deploy/langcamp.env.example")).expect("env example");
+    let table = readme
+        .split("## Configuration")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the README's configuration section");
+    let variables: Vec<&str> = table
+        .lines()
+        .filter_map(|row| row.strip_prefix("| "))
+        .filter_map(|row| row.split(" |").next())
+        .flat_map(|cell| cell.split(", "))
+        .filter_map(|name| name.strip_prefix('`')?.strip_suffix('`'))
+        .collect();
+    assert!(variables.len() > 25, "{variables:?}");
+    for name in variables {
+        let set = example.lines().any(|line| {
+            line.trim_start_matches('#')
+                .strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('='))
+        });
+        assert!(set, "{name} is missing from deploy/langcamp.env.example");
+    }
 }
 
 #[test]
@@ -401,6 +494,8 @@ async fn storage_migrate_copies_the_local_files_into_an_object_store_once() {
     };
     let out = migrate(&env);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // No progress bar off a terminal (the report alone on stdout, nothing on stderr).
+    assert_eq!(text(&out.stderr), "");
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(report["to"], target.as_str());
     assert_eq!(report["report"]["files"], 2, "{report}");

@@ -29,6 +29,7 @@ pub mod net;
 pub mod operator;
 pub mod page;
 pub mod placement;
+pub mod progress;
 pub mod sessions;
 pub mod settings;
 mod startup;

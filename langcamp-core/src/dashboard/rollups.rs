@@ -32,6 +32,7 @@ use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::db::{Backend, Locks, backend_of};
 use crate::error::Result;
+use crate::progress::{Progress, Silent};
 
 /// Milliseconds in a UTC day, the width of a `stats_days` bucket.
 pub(super) const DAY_MS: i64 = 86_400_000;
@@ -260,8 +261,9 @@ async fn keyed_rows(
     Ok(())
 }
 
-/// Every difference between the rollups and a recount, read in `conn`'s transaction.
-async fn drift(conn: &mut AnyConnection) -> Result<Vec<Drift>> {
+/// Every difference between the rollups and a recount, read in `conn`'s transaction;
+/// `progress` advances by one for each rollup table compared.
+async fn drift(conn: &mut AnyConnection, progress: &dyn Progress) -> Result<Vec<Drift>> {
     let mut drift = Vec::new();
     for rollup in &ROLLUPS {
         let shape = (
@@ -307,6 +309,7 @@ async fn drift(conn: &mut AnyConnection) -> Result<Vec<Drift>> {
                 });
             }
         }
+        progress.advance(1);
     }
     Ok(drift)
 }
@@ -318,7 +321,7 @@ impl Langcamp {
     pub async fn check_dashboard_rollups(&self, actor: &Actor) -> Result<Vec<Drift>> {
         actor.require(Role::Superadmin)?;
         let mut tx = self.db().read_snapshot().await?;
-        let drift = drift(&mut tx).await?;
+        let drift = drift(&mut tx, &Silent).await?;
         tx.commit().await?;
         Ok(drift)
     }
@@ -326,13 +329,22 @@ impl Langcamp {
     /// Replaces every rollup row by a recount, in one write transaction, and returns
     /// the drift it repaired (`langcamp stats rebuild`). No counted row changes between
     /// the recount and the commit (SQLite: the one writer; PostgreSQL: table locks).
+    ///
+    /// `progress` counts two steps per rollup table: its comparison with a recount, then
+    /// its rewrite. Stopped before the commit (the future dropped, the process
+    /// interrupted), the transaction rolls back and nothing has changed.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn rebuild_dashboard_rollups(&self, actor: &Actor) -> Result<Vec<Drift>> {
+    pub async fn rebuild_dashboard_rollups(
+        &self,
+        actor: &Actor,
+        progress: &dyn Progress,
+    ) -> Result<Vec<Drift>> {
         actor.require(Role::Superadmin)?;
         let mut tx = self.db().begin().await?;
         // No counted row may change between the recount and the commit.
         tx.lock_rollups().await?;
-        let drift = drift(&mut tx).await?;
+        progress.start(2 * ROLLUPS.len() as u64);
+        let drift = drift(&mut tx, progress).await?;
         for rollup in &ROLLUPS {
             let sql = format!("DELETE FROM {}", rollup.table);
             sqlx::query(AssertSqlSafe(sql)).execute(&mut *tx).await?;
@@ -343,6 +355,7 @@ impl Langcamp {
                 );
                 sqlx::query(AssertSqlSafe(sql)).execute(&mut *tx).await?;
             }
+            progress.advance(1);
         }
         tx.commit().await?;
         if !drift.is_empty() {

@@ -17,6 +17,7 @@ use crate::Langcamp;
 use crate::actor::Actor;
 use crate::crypto::hex;
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 
 /// What a migration did, file by file counted.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -44,12 +45,19 @@ impl MigrationReport {
 }
 
 impl Langcamp {
-    /// Copies every recorded file from `from` to `to` (operator only).
+    /// Copies every recorded file from `from` to `to` (operator only), telling
+    /// `progress` the number of recorded files, then each one done (copied, already
+    /// there, missing or damaged).
+    ///
+    /// Stopping it at any point (the future dropped, the process interrupted) leaves no
+    /// object half-written under a key: each copy becomes visible in `to` only at its
+    /// commit. Running it again goes on where it stopped.
     pub async fn migrate_files(
         &self,
         actor: &Actor,
         from: &dyn FileStore,
         to: &dyn FileStore,
+        progress: &dyn Progress,
     ) -> Result<MigrationReport> {
         if !matches!(actor, Actor::Operator) {
             return Err(Error::forbidden());
@@ -59,6 +67,7 @@ impl Langcamp {
                 .fetch_all(self.db().reader())
                 .await?;
         let mut report = MigrationReport::default();
+        progress.start(rows.len() as u64);
         for row in rows {
             let id: String = row.try_get("id")?;
             let key: String = row.try_get("storage_key")?;
@@ -67,16 +76,17 @@ impl Langcamp {
             report.files += 1;
             if to.size(&key).await? == Some(size) {
                 report.already_present += 1;
-                continue;
-            }
-            match copy(from, to, &key, size, &sha256).await? {
-                Copy::Done => {
-                    report.copied += 1;
-                    report.bytes_copied += size;
+            } else {
+                match copy(from, to, &key, size, &sha256).await? {
+                    Copy::Done => {
+                        report.copied += 1;
+                        report.bytes_copied += size;
+                    }
+                    Copy::Missing => report.missing.push(id),
+                    Copy::Damaged => report.damaged.push(id),
                 }
-                Copy::Missing => report.missing.push(id),
-                Copy::Damaged => report.damaged.push(id),
             }
+            progress.advance(1);
         }
         Ok(report)
     }

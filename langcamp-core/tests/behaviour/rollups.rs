@@ -8,6 +8,7 @@ use futures_util::future::join_all;
 use langcamp_core::dashboard::{Dashboard, Drift, TrendMonths};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::Assignment;
+use langcamp_core::progress::Silent;
 use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Role};
 
@@ -52,7 +53,7 @@ async fn figures(app: &TestCore, months: TrendMonths) -> Dashboard {
 
 async fn rebuild(app: &TestCore) -> Vec<Drift> {
     app.core
-        .rebuild_dashboard_rollups(&Actor::Operator)
+        .rebuild_dashboard_rollups(&Actor::Operator, &Silent)
         .await
         .expect("rebuild")
 }
@@ -320,7 +321,9 @@ async fn only_superadmins_and_operators_check_or_rebuild() {
         Err(langcamp_core::Error::Forbidden(_))
     ));
     assert!(matches!(
-        app.core.rebuild_dashboard_rollups(&Actor::Anonymous).await,
+        app.core
+            .rebuild_dashboard_rollups(&Actor::Anonymous, &Silent)
+            .await,
         Err(langcamp_core::Error::Unauthorized)
     ));
     let root = app.user("root@langcamp.test", Role::Superadmin).await;
