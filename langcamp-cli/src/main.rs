@@ -8,6 +8,7 @@ mod doctor;
 mod error;
 mod interrupt;
 mod logbuf;
+mod mail_templates;
 mod man;
 mod migrate;
 mod openapi;
@@ -61,6 +62,9 @@ enum Command {
     /// Read and write settings.
     #[command(subcommand)]
     Settings(settings::SettingsCommand),
+    /// The mail templates (every kind of mail, per locale) as files: list, export, import.
+    #[command(subcommand)]
+    MailTemplates(mail_templates::MailTemplatesCommand),
     /// Check or rebuild the dashboard's rollup tables.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
@@ -116,6 +120,7 @@ async fn main() -> ExitCode {
             Command::Seed(args) => seed::run(&cli, args).await,
             Command::Users(command) => users::run(&cli, command).await,
             Command::Settings(command) => settings::run(&cli, command).await,
+            Command::MailTemplates(command) => mail_templates::run(&cli, command).await,
             Command::Stats(command) => stats::run(&cli, command).await,
             Command::Storage(command) => storage::run(&cli, command).await,
             Command::Console => console::run(&cli).await,

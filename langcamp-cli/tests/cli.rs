@@ -445,3 +445,67 @@ async fn an_unreachable_database_exits_75_naming_the_server_and_the_cause() {
     let usage = env.run(&["settings", "set", "levels", "{oops"]);
     assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));
 }
+
+/// CONTRACT §14 and §16: the templates go out as files and come back in, all or nothing.
+#[tokio::test]
+async fn mail_templates_export_to_files_and_import_all_or_nothing() {
+    let env = Env::migrated().await;
+    let dir = env.db.dir().join("templates");
+    let dir_arg = dir.display().to_string();
+    let exported = env.json(&["mail-templates", "export", &dir_arg, "--json"]);
+    assert_eq!(exported["written"].as_array().map(Vec::len), Some(18));
+    let otp_de = dir.join("otp.de.mail");
+    let text = std::fs::read_to_string(&otp_de).expect("otp.de.mail");
+    assert!(text.starts_with("subject: Ihr Anmeldecode"), "{text}");
+
+    let unchanged = env.json(&["mail-templates", "import", &dir_arg, "--json"]);
+    assert_eq!(unchanged["stored"], serde_json::json!([]));
+    assert_eq!(unchanged["unchanged"].as_array().map(Vec::len), Some(18));
+
+    // One file edited, one broken and one misnamed: nothing is imported, and each problem
+    // is named with its file.
+    std::fs::write(&otp_de, text.replace("Ihr Anmeldecode", "Ihr Zugangscode")).expect("edit");
+    let broken = dir.join("contact_reply.fr.mail");
+    std::fs::write(&broken, "subject: Re {{ reply }}\n=== text ===\n{% if %}\n").expect("break");
+    std::fs::write(
+        dir.join("newsletter.en.mail"),
+        "subject: x\n=== text ===\ny\n",
+    )
+    .expect("add");
+    let out = env.run(&["mail-templates", "import", &dir_arg]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let message = stderr(&out);
+    assert!(message.contains("nothing was imported"), "{message}");
+    assert!(
+        message.contains("contact_reply.fr.mail: text: syntax error"),
+        "{message}"
+    );
+    assert!(
+        message.contains("newsletter.en.mail: unknown template kind"),
+        "{message}"
+    );
+    let listed = env.json(&["mail-templates", "list", "--json"]);
+    assert!(
+        listed
+            .as_array()
+            .expect("a list")
+            .iter()
+            .all(|t| t["builtIn"] == true),
+        "nothing stored: {listed}"
+    );
+
+    std::fs::remove_file(&broken).expect("remove");
+    std::fs::remove_file(dir.join("newsletter.en.mail")).expect("remove");
+    let imported = env.json(&["mail-templates", "import", &dir_arg, "--json"]);
+    assert_eq!(imported["stored"], serde_json::json!(["otp.de"]));
+    let listed = env.json(&["mail-templates", "list", "--json"]);
+    let otp = listed
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|t| t["kind"] == "otp" && t["locale"] == "de")
+        .cloned()
+        .expect("otp.de");
+    assert_eq!(otp["builtIn"], false);
+    assert_eq!(otp["subject"], "Ihr Zugangscode für {{ schoolName }}");
+}

@@ -122,6 +122,15 @@ impl NewMailTemplate {
     /// The kind and locale of a path, and a body: every problem at once.
     pub fn parse(kind: &str, locale: &str, input: MailTemplateInput) -> Result<NewMailTemplate> {
         let (kind, locale) = kind_and_locale(kind, locale)?;
+        NewMailTemplate::new(kind, locale, input)
+    }
+
+    /// A body for a kind and locale already parsed (a template file's name).
+    pub fn new(
+        kind: TemplateKind,
+        locale: LanguageTag,
+        input: MailTemplateInput,
+    ) -> Result<NewMailTemplate> {
         Ok(NewMailTemplate {
             kind,
             locale,

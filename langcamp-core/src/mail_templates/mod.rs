@@ -70,6 +70,15 @@ pub struct DeletedMailTemplate {
     pub deleted: bool,
 }
 
+/// What [`Langcamp::import_mail_templates`] did, each template as `<kind>.<locale>`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportedMailTemplates {
+    /// Stored: new, or different from the template in effect.
+    pub stored: Vec<String>,
+    /// The same as the template already in effect for that kind and locale.
+    pub unchanged: Vec<String>,
+}
+
 /// Everything a mail is written from, read at once: the stored templates, the school's
 /// name and its default locale.
 #[derive(Debug)]
@@ -224,6 +233,51 @@ impl Langcamp {
         let stored = store::upsert(&mut tx, kind, &locale, &source, now).await?;
         self.commit_change(tx, Change::MailTemplates).await?;
         Ok(stored_template(stored))
+    }
+
+    /// Stores many templates in one transaction (`langcamp mail-templates import`): all or
+    /// none. A template the same as the one in effect for its kind and locale is left as it
+    /// is, so importing an export stores nothing and built-in templates stay built-in.
+    #[tracing::instrument(level = "debug", skip_all)]
+    pub async fn import_mail_templates(
+        &self,
+        actor: &Actor,
+        templates: Vec<NewMailTemplate>,
+    ) -> Result<ImportedMailTemplates> {
+        actor.require(Role::Admin)?;
+        let name = |t: &NewMailTemplate| format!("{}.{}", t.kind, t.locale);
+        for (i, template) in templates.iter().enumerate() {
+            if templates[..i]
+                .iter()
+                .any(|t| t.kind == template.kind && t.locale == template.locale)
+            {
+                return Err(Error::invalid(format!("{} is given twice", name(template))));
+            }
+        }
+        // Read afresh: what is compared must be what is in the database now.
+        self.caches().mail.invalidate_all();
+        let book = self.mail_book().await?;
+        let now = self.clock().now_ms();
+        let mut report = ImportedMailTemplates::default();
+        let mut tx = self.db().begin().await?;
+        for template in &templates {
+            let locale = template.locale.as_str().to_ascii_lowercase();
+            if book.in_locale(template.kind, &locale) == Some(&template.source) {
+                report.unchanged.push(name(template));
+            } else {
+                store::upsert(
+                    &mut tx,
+                    template.kind,
+                    &template.locale,
+                    &template.source,
+                    now,
+                )
+                .await?;
+                report.stored.push(name(template));
+            }
+        }
+        self.commit_change(tx, Change::MailTemplates).await?;
+        Ok(report)
     }
 
     /// `DELETE /admin/mail-templates/{kind}/{locale}`: the built-in template is used again
