@@ -7,7 +7,7 @@
 # Options: --duration S (each wrk run, default 5), --runs N (measured runs per endpoint,
 # default 3, after one warm-up), --soak S (the long submission run, default 60, 0 skips it),
 # --scale full|tenth (default full), --keep (keep the data set and logs),
-# --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/verify'),
+# --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/request'),
 # --langcamp PATH (measure that `langcamp` binary, e.g. a copy of an earlier build, for a
 # before/after comparison; the data set and the baselines still come from this checkout),
 # --no-build (use the release binaries as they are, e.g. between --langcamp runs).
@@ -144,6 +144,9 @@ LUA=$ROOT/scripts/bench
 # (subshells), where a shell variable would not keep its new value.
 echo 0 >"$WORK/otp_next"
 OTP_BLOCK=$((OTP_CODES / (RUNS + 2)))
+# Likewise the next unused address for code requests (each run asks for new ones).
+echo 0 >"$WORK/otp_request_next"
+OTP_REQUEST_BLOCK=1000000
 
 # to_ms VALUE: wrk's "1.23ms" / "850.00us" / "1.02s" in milliseconds.
 to_ms() {
@@ -180,6 +183,11 @@ endpoint_run() {
       first=$(cat "$WORK/otp_next")
       echo $((first + OTP_BLOCK)) >"$WORK/otp_next"
       wrk_run "$url/auth/otp/verify" "$DURATION" $CONNECTIONS $THREADS "$LUA/otp.lua" "$first" $((OTP_BLOCK / THREADS)) ;;
+    "POST /auth/otp/request")
+      local first
+      first=$(cat "$WORK/otp_request_next")
+      echo $((first + OTP_REQUEST_BLOCK)) >"$WORK/otp_request_next"
+      wrk_run "$url/auth/otp/request" "$DURATION" $CONNECTIONS $THREADS "$LUA/otp-request.lua" "$first" $((OTP_REQUEST_BLOCK / THREADS)) ;;
     "POST /proficiency-tests/{id}/submit") wrk_run "$url/proficiency-tests/$TEST_ID/submit" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" POST "$USER_TOKEN" "$WORK/submit.json" ;;
     "GET /admin/dashboard") wrk_run "$url/admin/dashboard" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET "$ADMIN_TOKEN" ;;
   esac
@@ -211,6 +219,7 @@ ENDPOINTS=(
   "GET /proficiency-tests"
   "GET /settings/landing_video_url"
   "GET /me"
+  "POST /auth/otp/request"
   "POST /auth/otp/verify"
   "POST /proficiency-tests/{id}/submit"
   "GET /admin/dashboard"

@@ -57,3 +57,33 @@ SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="scripts${PYTHONPATH:+:$PYTHONP
   --workers 1 \
   --seed 1 \
   --no-color
+
+# POST /auth/logout ends the caller's sign-in, so it runs on its own, last, with every check
+# (positive data acceptance included): each valid case signs out a sign-in of its own, taken
+# by the hook from a file of fresh access tokens (LOGOUT_TOKENS).
+logout_tokens="$work/logout-tokens"
+: >"$logout_tokens"
+for i in $(seq 1 "${SCHEMATHESIS_LOGOUT_SIGN_INS:-120}"); do
+  email="logout-$i@langcamp.test"
+  client="10.251.$((i / 250)).$((i % 250 + 1))"
+  curl -sf "http://127.0.0.1:$port/auth/otp/request" -H 'content-type: application/json' \
+    -H "X-Forwarded-For: $client" -d "{\"email\":\"$email\"}" >/dev/null
+  code=""
+  for _ in $(seq 1 100); do
+    code="$(grep -l "$email" "$work"/mail/*.eml 2>/dev/null | xargs -r grep -ho 'sign-in code is [0-9]\{6\}' |
+      tail -1 | grep -o '[0-9]\{6\}' || true)"
+    [ -n "$code" ] && break
+    sleep 0.05
+  done
+  [ -n "$code" ] || { echo "no sign-in code was written for $email" >&2; exit 1; }
+  curl -sf "http://127.0.0.1:$port/auth/otp/verify" -H 'content-type: application/json' \
+    -H "X-Forwarded-For: $client" -d "{\"email\":\"$email\",\"code\":\"$code\"}" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["accessToken"])' >>"$logout_tokens"
+done
+LOGOUT_TOKENS="$logout_tokens" SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="scripts${PYTHONPATH:+:$PYTHONPATH}" \
+"$venv/bin/schemathesis" --config-file scripts/schemathesis.toml run "http://127.0.0.1:$port/swagger/json" \
+  --include-path /auth/logout \
+  --max-examples "${SCHEMATHESIS_EXAMPLES:-40}" \
+  --workers 1 \
+  --seed 1 \
+  --no-color

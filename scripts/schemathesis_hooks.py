@@ -13,10 +13,24 @@ valid (a case missing its Authorization would then be sent with it).
 """
 
 import itertools
+import os
 
 import schemathesis
 
 _requests = itertools.count()
+
+
+def _logout_tokens():
+    """Fresh access tokens, one for each valid case of POST /auth/logout (which ends the
+    sign-in it is sent with): scripts/schemathesis.sh signs them in before that run."""
+    path = os.environ.get("LOGOUT_TOKENS")
+    if not path:
+        return iter(())
+    with open(path, encoding="utf-8") as tokens:
+        return iter([line.strip() for line in tokens if line.strip()])
+
+
+_logout = _logout_tokens()
 
 
 @schemathesis.hook
@@ -27,3 +41,12 @@ def before_call(context, case, kwargs):
     if case.headers is None:
         case.headers = {}
     case.headers["X-Forwarded-For"] = f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}"
+    if case.path == "/auth/logout":
+        # On this request only, not on its case: the probe without credentials copies the
+        # case's headers and must stay without them.
+        token = next(_logout, None)
+        if token is None:
+            raise RuntimeError("out of sign-ins for POST /auth/logout: raise SCHEMATHESIS_LOGOUT_SIGN_INS")
+        headers = kwargs.get("headers") or {}
+        headers["Authorization"] = f"Bearer {token}"
+        kwargs["headers"] = headers

@@ -4,7 +4,7 @@
 use langcamp_core::Result;
 use langcamp_core::mail_templates::{
     DeletedMailTemplate, MailTemplate, MailTemplateInput, NewMailTemplate, RenderedMail,
-    TemplateSource, kind_and_locale,
+    TemplateKind, TemplateSource, kind_and_locale,
 };
 
 use crate::limits::RateRule;
@@ -40,8 +40,8 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 /// BCP 47 tag is 400 and nothing is stored.
 #[utoipa::path(put, path = "/admin/mail-templates/{kind}/{locale}", tag = "mail-templates", operation_id = "putMailTemplate",
     params(
-        ("kind" = String, Path, description = "`otp`, `contact_reply` or `material_assigned`"),
-        ("locale" = String, Path, description = "A BCP 47 tag, e.g. `de` or `pt-BR`"),
+        ("kind" = TemplateKind, Path, description = "The kind of mail"),
+        ("locale" = String, Path, pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "A BCP 47 tag, e.g. `de` or `pt-BR`"),
     ),
     request_body(content = MailTemplateInput, example = json!({
         "subject": "Ihr Anmeldecode für {{ schoolName }}",
@@ -67,8 +67,8 @@ pub async fn put(mut ctx: Ctx) -> Result<Reply> {
 /// without one, the next locale of the resolution) is used again.
 #[utoipa::path(delete, path = "/admin/mail-templates/{kind}/{locale}", tag = "mail-templates", operation_id = "deleteMailTemplate",
     params(
-        ("kind" = String, Path, description = "`otp`, `contact_reply` or `material_assigned`"),
-        ("locale" = String, Path, description = "A BCP 47 tag"),
+        ("kind" = TemplateKind, Path, description = "The kind of mail"),
+        ("locale" = String, Path, pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "A BCP 47 tag, e.g. `de` or `pt-BR`"),
     ),
     responses(
         (status = 200, description = "Deleted", body = Envelope<DeletedMailTemplate>),
@@ -88,8 +88,8 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 /// same checks as saving it; nothing is stored.
 #[utoipa::path(post, path = "/admin/mail-templates/{kind}/{locale}/preview", tag = "mail-templates", operation_id = "previewMailTemplate",
     params(
-        ("kind" = String, Path, description = "`otp`, `contact_reply` or `material_assigned`"),
-        ("locale" = String, Path, description = "A BCP 47 tag"),
+        ("kind" = TemplateKind, Path, description = "The kind of mail"),
+        ("locale" = String, Path, pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "A BCP 47 tag, e.g. `de` or `pt-BR`"),
     ),
     request_body(content = Option<MailTemplateInput>, example = json!({
         "subject": "Your {{ schoolName }} code",
