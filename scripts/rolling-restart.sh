@@ -35,6 +35,7 @@ esac
 [ -x "$bin" ] || { echo "rolling-restart: no langcamp binary at $bin (cargo build -p langcamp-cli)" >&2; exit 1; }
 
 log() { echo "rolling-restart: $*" >&2; }
+PATH="$PATH:/usr/sbin:/sbin"   # nginx and haproxy live there
 
 install_missing() {
   local missing=()
@@ -51,7 +52,6 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 install_missing
-PATH="$PATH:/usr/sbin:/sbin"
 
 pg_url="$(scripts/postgres-test-server.sh)"
 work="$(mktemp -d /tmp/langcamp-rolling.XXXXXX)"
