@@ -84,6 +84,8 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     tracing::info!(file_store = %app.config().file_store.describe(), "uploaded files are kept in the file store");
     tracing::info!(%addr, "Langcamp is serving; API docs at /api/docs");
 
+    // The mail worker and the maintenance run on through the drain (requests answered
+    // then may queue mail) and stop once the server has stopped.
     let (stop_tx, stop_rx) = watch::channel(false);
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
@@ -100,12 +102,11 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     });
     let signal = async move {
         crate::interrupt::signal().await;
-        tracing::info!("shutting down: finishing in-flight requests");
-        let _ = stop_tx.send(true);
+        tracing::info!("shutting down: signal received");
     };
-    langcamp_http::serve(app.clone(), listener, signal)
-        .await
-        .map_err(|e| CliError::failed(format!("server error: {e}")))?;
+    let served = langcamp_http::serve(app.clone(), listener, signal).await;
+    let _ = stop_tx.send(true);
+    served.map_err(|e| CliError::failed(format!("server error: {e}")))?;
     let _ = tokio::join!(mail, maintenance);
     app.db().close().await;
     tracing::info!("stopped");

@@ -31,10 +31,10 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use langcamp_core::Langcamp;
-use tokio::net::TcpListener;
-use tokio::sync::Notify;
+use langcamp_core::config::DEFAULT_SHUTDOWN_DRAIN;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, watch};
 
 use crate::limits::{RateLimits, client_ip};
 use crate::reply::{Body, HttpError, empty, failure_at, http_failure};
@@ -48,8 +48,12 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The whole request body must have arrived this long after the headers.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(5 * 60);
-/// After shutdown is asked for, in-flight requests get this long to finish.
+/// Once the listener is closed, in-flight requests get this long to finish.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// After the listener is closed, a connection accepted just before that, whose first
+/// request has not arrived yet, waits this long for it (a proxy sends its request right
+/// after connecting) rather than being closed under it.
+const FIRST_REQUEST_AT_SHUTDOWN: Duration = Duration::from_secs(1);
 /// How often idle rate-limit keys are forgotten.
 const LIMITER_CLEANUP_EVERY: Duration = Duration::from_secs(60);
 
@@ -65,6 +69,14 @@ pub struct ServeOptions {
     /// [`BODY_READ_TIMEOUT`] by default. A body too slow for either limit gets 408
     /// `REQUEST_TIMEOUT` and the connection is closed.
     pub body_read_timeout: Duration,
+    /// `SHUTDOWN_DRAIN` ([`DEFAULT_SHUTDOWN_DRAIN`] by default; [`serve`] takes the
+    /// configured one): once shutdown is asked for, the server goes on accepting and
+    /// answering this long, with `/ready` at 503 and `Connection: close` on every HTTP/1
+    /// answer, before it closes its listener. Zero: no drain.
+    pub shutdown_drain: Duration,
+    /// [`SHUTDOWN_GRACE`] by default: how long requests still in flight when the
+    /// listener closes may take to finish.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ServeOptions {
@@ -73,6 +85,18 @@ impl Default for ServeOptions {
             header_read_timeout: HEADER_READ_TIMEOUT,
             body_idle_timeout: BODY_IDLE_TIMEOUT,
             body_read_timeout: BODY_READ_TIMEOUT,
+            shutdown_drain: DEFAULT_SHUTDOWN_DRAIN,
+            shutdown_grace: SHUTDOWN_GRACE,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// The defaults, with the drain `app` is configured with (`SHUTDOWN_DRAIN`).
+    pub fn for_app(app: &Langcamp) -> ServeOptions {
+        ServeOptions {
+            shutdown_drain: app.config().shutdown_drain,
+            ..ServeOptions::default()
         }
     }
 }
@@ -87,6 +111,9 @@ pub struct Server {
     options: ServeOptions,
     /// Present when `METRICS_TOKEN` is set.
     metrics: Option<observe::Metrics>,
+    /// Set when shutdown is asked for: `/ready` answers 503 and HTTP/1 answers close
+    /// their connection, while the listener still accepts (`SHUTDOWN_DRAIN`).
+    draining: AtomicBool,
 }
 
 impl Server {
@@ -103,7 +130,19 @@ impl Server {
             options,
             metrics: observe::Metrics::from_config(&app),
             app,
+            draining: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the server is draining before it stops (see [`ServeOptions::shutdown_drain`]).
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Starts the drain: from now on `/ready` answers 503 and every HTTP/1 answer carries
+    /// `Connection: close`.
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
     }
 
     pub fn limits(&self) -> &RateLimits {
@@ -115,12 +154,14 @@ impl Server {
     pub async fn handle(&self, request: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
         let started = Instant::now();
         let method = request.method().clone();
+        let http1 = request.version() < hyper::Version::HTTP_2;
         let path = request.uri().path().to_owned();
         let request_id = observe::request_id(request.headers());
         let operations = observe::is_operations_path(&method, &path);
         let mut response = observe::with_request_id(Arc::clone(&request_id), async {
             if operations {
-                observe::operations(&self.app, self.metrics.as_ref(), &request).await
+                let draining = self.draining();
+                observe::operations(&self.app, self.metrics.as_ref(), draining, &request).await
             } else {
                 self.dispatch(request, peer).await
             }
@@ -131,6 +172,16 @@ impl Server {
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
         );
+        // Draining: the answer closes its connection, so a proxy's next request opens a
+        // new one (refused once the listener is closed, which any proxy retries safely)
+        // instead of meeting a keep-alive connection closed under it. Checked when the
+        // answer is ready, so a request that began before the drain is covered too.
+        // HTTP/2 has no such header; its connections get GOAWAY when the listener closes.
+        if http1 && self.draining() {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         observe::Finish {
             method: &method,
             path: &path,
@@ -264,17 +315,32 @@ fn preflight() -> Response<Body> {
     response
 }
 
-/// Serves HTTP on `listener` until `shutdown` resolves, then lets in-flight requests
-/// finish (up to [`SHUTDOWN_GRACE`]) and returns.
+/// Serves HTTP on `listener` until `shutdown` resolves, drains for the configured
+/// `SHUTDOWN_DRAIN`, then lets in-flight requests finish (up to [`SHUTDOWN_GRACE`]) and
+/// returns.
 pub async fn serve(
     app: Langcamp,
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    serve_with(app, listener, shutdown, ServeOptions::default()).await
+    let options = ServeOptions::for_app(&app);
+    serve_with(app, listener, shutdown, options).await
 }
 
-/// [`serve`] with other timeouts against slow clients.
+/// [`serve`] with other timeouts against slow clients, and another drain and grace.
+///
+/// Shutdown, in three steps:
+/// 1. `shutdown` resolves: the drain starts. `/ready` answers 503 at once (load balancers
+///    with active checks stop routing here), the listener goes on accepting, and every
+///    HTTP/1 answer carries `Connection: close`, so a proxy's keep-alive connections end
+///    after their next answer, never under a request.
+/// 2. After [`ServeOptions::shutdown_drain`] the listener closes (connections waiting in
+///    its queue are accepted first): from then on new connections are refused, which a
+///    proxy retries on another instance whatever the method, since nothing was sent.
+/// 3. Connections are shut down gracefully: an idle one is closed, a request in flight
+///    finishes and its connection closes after its answer, and a connection accepted
+///    just before the close gets its first request answered. After
+///    [`ServeOptions::shutdown_grace`] whatever still runs is dropped.
 pub async fn serve_with(
     app: Langcamp,
     listener: TcpListener,
@@ -292,29 +358,89 @@ pub async fn serve_with(
             }
         }
     });
+    let connections = Connections::new(&server, options);
 
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout);
-    let graceful = GracefulShutdown::new();
-    tokio::pin!(shutdown);
+    connections.accept_until(&listener, shutdown).await;
+    if !options.shutdown_drain.is_zero() {
+        server.start_draining();
+        tracing::info!(
+            drain_ms = options.shutdown_drain.as_millis() as u64,
+            "draining: /ready answers 503 and answers close their connections; \
+             the listener closes when the drain ends"
+        );
+        connections
+            .accept_until(&listener, tokio::time::sleep(options.shutdown_drain))
+            .await;
+    }
+    // What already waits in the listener's queue is accepted and answered, so the only
+    // connections that meet the close are those that arrive after it: refused.
+    connections.accept_waiting(&listener);
+    drop(listener);
+    cleanup.abort();
+    tracing::info!("listener closed: finishing in-flight requests");
+    let Connections { stop, .. } = connections;
+    let _ = stop.send(true);
+    if tokio::time::timeout(options.shutdown_grace, stop.closed())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some connections were still open after the shutdown grace period");
+    }
+    Ok(())
+}
 
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    // Out of file descriptors and the like: wait a moment, keep serving.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let server = Arc::clone(&server);
+/// The accepted connections: each runs on a task of its own and holds a receiver of
+/// `stop`, so `stop.closed()` resolves when the last one has ended.
+struct Connections {
+    server: Arc<Server>,
+    builder: auto::Builder<TokioExecutor>,
+    options: ServeOptions,
+    stop: watch::Sender<bool>,
+}
+
+impl Connections {
+    fn new(server: &Arc<Server>, options: ServeOptions) -> Connections {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(options.header_read_timeout);
+        Connections {
+            server: Arc::clone(server),
+            builder,
+            options,
+            stop: watch::Sender::new(false),
+        }
+    }
+
+    /// Accepts and serves connections until `until` resolves.
+    async fn accept_until(&self, listener: &TcpListener, until: impl Future<Output = ()>) {
+        tokio::pin!(until);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, peer)) => self.serve(stream, peer),
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait a moment, keep serving.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                () = &mut until => return,
+            }
+        }
+    }
+
+    /// Accepts every connection already waiting in the listener's queue, without waiting.
+    fn accept_waiting(&self, listener: &TcpListener) {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        while let std::task::Poll::Ready(Ok((stream, peer))) = listener.poll_accept(&mut cx) {
+            self.serve(stream, peer);
+        }
+    }
+
+    fn serve(&self, stream: TcpStream, peer: SocketAddr) {
+        let server = Arc::clone(&self.server);
         let first_request = Arc::new(Notify::new());
         let service = service_fn({
             // Told once, at the first request (the wait below ends there), not per request.
@@ -329,41 +455,71 @@ pub async fn serve_with(
                 async move { Ok::<_, Infallible>(server.handle(request, peer).await) }
             }
         });
-        let connection = builder
+        let connection = self
+            .builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)
             .into_owned();
-        let connection = graceful.watch(connection);
-        let header_read_timeout = options.header_read_timeout;
+        let header_read_timeout = self.options.header_read_timeout;
+        let mut stop = self.stop.subscribe();
         tokio::spawn(async move {
             tokio::pin!(connection);
             // hyper times the headers of HTTP/1 requests once it knows the protocol, but
             // not the wait for the first bytes (nor an HTTP/2 preface): a client that
-            // connects and stays silent would hold its connection forever.
-            let first = tokio::select! {
-                result = &mut connection => Some(result),
-                () = first_request.notified() => None,
-                () = tokio::time::sleep(header_read_timeout) => {
-                    tracing::debug!(%peer, "no request head within the header timeout; closing");
-                    return;
+            // connects and stays silent would hold its connection forever. Shutdown does
+            // not close a connection that waits for its first request, since a proxy may
+            // be sending it right now: it only shortens the wait.
+            let deadline = tokio::time::sleep(header_read_timeout);
+            tokio::pin!(deadline);
+            let mut stopping = *stop.borrow();
+            if stopping {
+                shorten(deadline.as_mut(), FIRST_REQUEST_AT_SHUTDOWN);
+            }
+            let first = loop {
+                tokio::select! {
+                    result = &mut connection => break Some(result),
+                    () = first_request.notified() => break None,
+                    () = &mut deadline => {
+                        tracing::debug!(%peer, "no request head within the header timeout; closing");
+                        return;
+                    }
+                    _ = stop.changed(), if !stopping => {
+                        stopping = true;
+                        shorten(deadline.as_mut(), FIRST_REQUEST_AT_SHUTDOWN);
+                    }
                 }
             };
             let result = match first {
                 Some(result) => result,
-                None => connection.await,
+                None => {
+                    // From the first request on, shutdown is hyper's graceful one: an idle
+                    // connection is closed, a request in flight is answered (with
+                    // `Connection: close`) and its connection closed after it.
+                    if stopping {
+                        connection.as_mut().graceful_shutdown();
+                    }
+                    loop {
+                        tokio::select! {
+                            result = &mut connection => break result,
+                            _ = stop.changed(), if !stopping => {
+                                stopping = true;
+                                connection.as_mut().graceful_shutdown();
+                            }
+                        }
+                    }
+                }
             };
             if let Err(e) = result {
                 tracing::debug!(error = %e, "connection closed with an error");
             }
+            drop(stop);
         });
     }
+}
 
-    drop(listener);
-    cleanup.abort();
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("some connections were still open after the shutdown grace period");
+/// Moves `deadline` to at most `by` from now.
+fn shorten(deadline: std::pin::Pin<&mut tokio::time::Sleep>, by: Duration) {
+    let sooner = tokio::time::Instant::now() + by;
+    if sooner < deadline.deadline() {
+        deadline.reset(sooner);
     }
-    Ok(())
 }

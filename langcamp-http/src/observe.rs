@@ -202,14 +202,17 @@ fn register_known_series() {
     // The mail counters are set at every scrape (`scrape`), so they are there from the first.
 }
 
-/// Answers `/health`, `/ready` or `/metrics`.
+/// Answers `/health`, `/ready` or `/metrics`; `draining`: the server is about to stop
+/// (`SHUTDOWN_DRAIN`), so `/ready` answers 503 whatever the checks would say.
 pub async fn operations(
     app: &Langcamp,
     metrics: Option<&Metrics>,
+    draining: bool,
     request: &Request<hyper::body::Incoming>,
 ) -> Response<Body> {
     match request.uri().path() {
         "/health" => json_response(StatusCode::OK, &json!({"status": "ok"})),
+        "/ready" if draining => not_ready_draining(),
         "/ready" => ready(app).await,
         _ => match metrics {
             None => failure_with(
@@ -266,6 +269,27 @@ async fn ready(app: &Langcamp) -> Response<Body> {
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     }
+    response
+}
+
+/// `/ready` while the server drains before it stops: 503 at once, without running the
+/// checks, so a load balancer with active checks stops routing here while this instance
+/// still answers what reaches it. `/health` stays 200: the process is alive.
+fn not_ready_draining() -> Response<Body> {
+    let body = json!({
+        "status": "unavailable",
+        "checks": {
+            "shutdown": {
+                "ok": false,
+                "detail": "shutting down: draining connections before the listener closes",
+            },
+        },
+        "failing": ["shutdown"],
+    });
+    let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     response
 }
 

@@ -10,6 +10,11 @@ use std::time::Duration;
 
 use crate::net::{IpNet, parse_networks};
 
+/// `SHUTDOWN_DRAIN` when unset: longer than a load balancer's active checks take to see
+/// `/ready` fail (HAProxy's `inter 1s fall 2`: 2 to 3 s) and than nginx keeps an idle
+/// upstream connection in the documented configuration (4 s).
+pub const DEFAULT_SHUTDOWN_DRAIN: Duration = Duration::from_secs(5);
+
 /// `TRUSTED_PROXIES` when unset: a proxy on the same host.
 pub const DEFAULT_TRUSTED_PROXIES: &str = "127.0.0.0/8,::1/128";
 
@@ -86,6 +91,10 @@ pub struct Config {
     pub trusted_proxies: Vec<IpNet>,
     /// Where uploaded files' bytes live (`FILE_STORE` and `S3_*`).
     pub file_store: FileStoreConfig,
+    /// `SHUTDOWN_DRAIN`: after SIGTERM, how long `langcamp serve` keeps accepting
+    /// connections (with `/ready` answering 503) before it closes its listener;
+    /// zero turns the drain off.
+    pub shutdown_drain: Duration,
 }
 
 mod file_store;
@@ -184,6 +193,13 @@ impl Config {
         let jwt_refresh_expiration =
             duration("JWT_REFRESH_EXPIRATION", Duration::from_secs(7 * 24 * 3600))?;
         let otp_ttl = duration("OTP_TTL", Duration::from_secs(10 * 60))?;
+        // The one duration that may be zero: `0` turns the drain off.
+        let shutdown_drain = parse_or(
+            "SHUTDOWN_DRAIN",
+            get("SHUTDOWN_DRAIN"),
+            DEFAULT_SHUTDOWN_DRAIN,
+            parse_duration_or_zero,
+        )?;
 
         let security = parse_or(
             "MAIL_SECURE",
@@ -281,6 +297,7 @@ impl Config {
             file_store_max_bytes,
             trusted_proxies,
             file_store,
+            shutdown_drain,
         })
     }
 
@@ -361,6 +378,18 @@ pub fn parse_duration(value: &str) -> Option<Duration> {
         _ => return None,
     };
     (millis > 0).then(|| Duration::from_millis(millis))
+}
+
+/// [`parse_duration`], and also a zero written in its syntax (`0`, `0s`, `0ms`).
+pub fn parse_duration_or_zero(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    let digits = value.len() - value.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (number, unit) = value.split_at(digits);
+    if !number.is_empty() && number.bytes().all(|b| b == b'0') {
+        // Zero of a unit the syntax knows; `0 parsecs` is as wrong as `5 parsecs`.
+        return parse_duration(&format!("1{unit}")).map(|_| Duration::ZERO);
+    }
+    parse_duration(value)
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ fn defaults_follow_the_contract() {
     assert_eq!(config.upload_max_bytes, 20 * 1024 * 1024);
     assert_eq!(proxies(&config), ["127.0.0.0/8", "::1/128"]);
     assert_eq!(config.file_store_max_bytes, None);
+    assert_eq!(config.shutdown_drain, Duration::from_secs(5));
     assert!(config.jwt_secret_generated);
     assert!(config.database_url.expose().starts_with("sqlite://./data/"));
     assert!(!config.is_postgres());
@@ -63,6 +64,26 @@ fn the_smtp_timeout_takes_the_duration_syntax() {
 }
 
 #[test]
+fn the_shutdown_drain_takes_the_duration_syntax_and_zero_turns_it_off() {
+    for (value, expected) in [
+        ("10", Duration::from_secs(10)),
+        ("2500ms", Duration::from_millis(2500)),
+        ("1m", Duration::from_secs(60)),
+        ("0", Duration::ZERO),
+        ("0s", Duration::ZERO),
+        (" 00ms ", Duration::ZERO),
+    ] {
+        let config = load(&[("SHUTDOWN_DRAIN", value)]).expect(value);
+        assert_eq!(config.shutdown_drain, expected, "{value:?}");
+    }
+    for bad in ["soon", "-1s", "0 parsecs", "5 parsecs", "1.5s", "s"] {
+        let err = load(&[("SHUTDOWN_DRAIN", bad)]).expect_err(bad);
+        assert_eq!(err.variable, "SHUTDOWN_DRAIN");
+        assert!(err.to_string().contains("SHUTDOWN_DRAIN"), "{err}");
+    }
+}
+
+#[test]
 fn the_pool_size_is_the_default_unless_database_max_connections_is_set() {
     let config = load(&[]).expect("defaults are valid");
     assert_eq!(config.database_max_connections, None);
@@ -85,6 +106,7 @@ fn a_bad_value_names_its_variable() {
         ("JWT_EXPIRATION", "forever"),
         ("OTP_TTL", "10 parsecs"),
         ("MAIL_TIMEOUT", "0s"),
+        ("SHUTDOWN_DRAIN", "a while"),
         ("MAIL_SECURE", "maybe"),
         ("TRUSTED_PROXIES", "10.0.0.0/8, proxy.local"),
         ("FILE_STORE_MAX_BYTES", "0"),

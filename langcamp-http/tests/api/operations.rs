@@ -91,6 +91,63 @@ async fn ready_is_503_when_the_file_store_refuses_writes() {
 }
 
 #[tokio::test]
+async fn ready_is_503_during_the_drain_while_requests_are_still_served() {
+    // A drain far longer than the test: nothing here races its end.
+    let mut app = TestApp::builder()
+        .var("SHUTDOWN_DRAIN", "10m")
+        .spawn()
+        .await;
+    let student = app.student("ana@example.com").await;
+    let before = app.get("/ready").expect(200).await;
+    assert_eq!(
+        before.header("connection"),
+        None,
+        "keep-alive before the drain"
+    );
+
+    // What SIGTERM does in `langcamp serve`; the server sees it on its own task.
+    app.stop();
+    let mut ready = app.get("/ready").send().await;
+    for _ in 0..200 {
+        if ready.status == 503 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        ready = app.get("/ready").send().await;
+    }
+    assert_eq!(ready.status, 503, "{}", ready.text());
+    assert!(ready.header("retry-after").is_some());
+    assert_eq!(ready.header("cache-control"), Some("no-store"));
+    let body = ready.json();
+    assert_eq!(body["status"], "unavailable", "{body}");
+    assert_eq!(body["failing"], json!(["shutdown"]), "{body}");
+    assert_eq!(body["checks"]["shutdown"]["ok"], false, "{body}");
+
+    // Meanwhile the listener accepts and everything is answered: reads, a signed-in
+    // read, a write. Each answer closes its connection, so a proxy opens a new one for
+    // its next request rather than reusing one the server is about to close.
+    let answers = [
+        app.get("/health").expect(200).await,
+        app.get("/courses").expect(200).await,
+        student.get("/me").expect(200).await,
+        student
+            .patch("/me/profile", &json!({ "city": "Porto" }))
+            .expect(200)
+            .await,
+        app.get("/ready").expect(503).await,
+    ];
+    for answer in &answers {
+        assert_eq!(
+            answer.header("connection"),
+            Some("close"),
+            "{}",
+            answer.request
+        );
+    }
+    assert_eq!(answers[3].data()["city"], "Porto");
+}
+
+#[tokio::test]
 async fn operations_endpoints_are_not_rate_limited() {
     let app = TestApp::spawn().await;
     // The default budget is 120 a minute per client and endpoint.
