@@ -53,16 +53,36 @@ impl FromStr for Role {
     }
 }
 
+/// Where a request came from, for the audit trail: the request's `X-Request-Id` and the
+/// client's address. The HTTP front end sets it; other callers have none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub request_id: std::sync::Arc<str>,
+    pub client_address: std::net::IpAddr,
+}
+
 /// A signed-in user, as established from a valid access token and the current database row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caller {
     pub user_id: String,
+    /// The address in the database now (the audit trail names staff by it).
+    pub email: String,
     /// The role in the database now, not the one in the token.
     pub role: Role,
     pub session_id: String,
     pub token_id: String,
     /// When the access token expires (epoch ms); a blacklist entry lives until then.
     pub token_expires_at: i64,
+    /// The request this caller is making, when it came over HTTP.
+    pub origin: Option<Origin>,
+}
+
+impl Caller {
+    /// The caller making the request `origin`.
+    pub fn with_origin(mut self, origin: Origin) -> Caller {
+        self.origin = Some(origin);
+        self
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,10 +140,12 @@ mod tests {
     fn user(role: Role) -> Actor {
         Actor::User(Caller {
             user_id: "u".into(),
+            email: "u@example.com".into(),
             role,
             session_id: "s".into(),
             token_id: "j".into(),
             token_expires_at: 0,
+            origin: None,
         })
     }
 

@@ -5,6 +5,8 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use crate::Langcamp;
+use crate::actor::Actor;
+use crate::audit::{self, Entry, Target};
 use crate::changes::Change;
 use crate::error::{Error, Result};
 use crate::id::looks_like_id;
@@ -23,11 +25,14 @@ pub(crate) async fn find(
 }
 
 impl Langcamp {
-    /// Deletes the row of `id` with `delete` (`DELETE FROM ... WHERE id = $1`) in a write
-    /// transaction of its own; `not_found` when there is no such row. `change` names what
-    /// the caches must forget, for rows that a cache holds.
+    /// Deletes the row of `id` with `delete` (`DELETE FROM ... WHERE id = $1 RETURNING
+    /// <a label>`) in a write transaction of its own, recording `action` on a `target` of
+    /// that kind by `actor` in the audit trail; `not_found` when there is no such row.
+    /// `change` names what the caches must forget, for rows that a cache holds.
     pub(crate) async fn delete_by_id(
         &self,
+        actor: &Actor,
+        (action, target): (&'static str, &'static str),
         id: &str,
         delete: &'static str,
         not_found: fn() -> Error,
@@ -37,14 +42,18 @@ impl Langcamp {
             return Err(not_found());
         }
         let mut tx = self.db().begin().await?;
-        let deleted = sqlx::query(delete)
+        // Read with fetch_optional: RETURNING read with fetch_one would leave the
+        // statement open and hold SQLite's write lock (ARCHITECTURE, SQLite write rule b).
+        let Some(row) = sqlx::query(delete)
             .bind(id)
-            .execute(&mut *tx)
+            .fetch_optional(&mut *tx)
             .await?
-            .rows_affected();
-        if deleted == 0 {
+        else {
             return Err(not_found());
-        }
+        };
+        let label: String = sqlx::Row::try_get(&row, 0)?;
+        let entry = Entry::new(action, Target::record(target, id, label));
+        audit::record(&mut tx, self, actor, entry).await?;
         match change {
             Some(change) => self.commit_change(tx, change).await?,
             None => tx.commit().await?,

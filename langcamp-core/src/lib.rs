@@ -5,6 +5,7 @@
 //! command lines or terminals.
 
 pub mod actor;
+pub mod audit;
 pub mod auth;
 mod by_id;
 pub mod cache;
@@ -44,7 +45,7 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 
-pub use actor::{Actor, Caller, Role};
+pub use actor::{Actor, Caller, Origin, Role};
 pub use clock::Clock;
 pub use config::Config;
 pub use error::{Error, Result};

@@ -12,7 +12,7 @@ pub const OPERATOR_SESSION: &str = "operator";
 
 /// Refuses every actor but the operator: a signed-in superadmin does not get to act as
 /// another user (that would let one account write in another's name over HTTP).
-fn require_operator(actor: &Actor) -> Result<()> {
+pub(crate) fn require_operator(actor: &Actor) -> Result<()> {
     match actor {
         Actor::Operator => Ok(()),
         Actor::Anonymous => Err(Error::Unauthorized),
@@ -28,10 +28,12 @@ impl Langcamp {
         let user = self.get_user(actor, user_id).await?;
         Ok(Actor::User(Caller {
             user_id: user.id,
+            email: user.email,
             role: user.role,
             session_id: OPERATOR_SESSION.to_owned(),
             token_id: OPERATOR_SESSION.to_owned(),
             token_expires_at: 0,
+            origin: None,
         }))
     }
 }
@@ -50,10 +52,12 @@ mod tests {
         ));
         let superadmin = Actor::User(Caller {
             user_id: "u".into(),
+            email: "u@example.com".into(),
             role: Role::Superadmin,
             session_id: "s".into(),
             token_id: "t".into(),
             token_expires_at: 0,
+            origin: None,
         });
         assert!(matches!(
             require_operator(&superadmin),

@@ -59,6 +59,11 @@ pub fn current_request_id() -> Option<String> {
     REQUEST_ID.try_with(|id| id.to_string()).ok()
 }
 
+/// The same id, shared rather than copied (the audit trail's [`langcamp_core::Origin`]).
+pub fn current_request_id_shared() -> Option<Arc<str>> {
+    REQUEST_ID.try_with(Arc::clone).ok()
+}
+
 /// What the router learnt about a request, left on the response for the access log and
 /// the metrics: the route template (never the concrete path) and the client address.
 #[derive(Clone, Debug)]

@@ -15,7 +15,7 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 use hyper::http::request::Parts;
 use langcamp_core::domain::Id;
-use langcamp_core::{Actor, Error, Langcamp, PageRequest, Result};
+use langcamp_core::{Actor, Error, Langcamp, Origin, PageRequest, Result};
 use serde::de::DeserializeOwned;
 
 use crate::router::Access;
@@ -301,8 +301,22 @@ impl Ctx {
     async fn authenticate(&self) -> Result<Actor> {
         match self.bearer()? {
             None => Ok(Actor::Anonymous),
-            Some(token) => Ok(Actor::User(self.app.authenticate(token).await?)),
+            Some(token) => {
+                let caller = self.app.authenticate(token).await?;
+                Ok(Actor::User(match self.origin() {
+                    Some(origin) => caller.with_origin(origin),
+                    None => caller,
+                }))
+            }
         }
+    }
+
+    /// This request's id and client, as the audit trail records them.
+    pub fn origin(&self) -> Option<Origin> {
+        Some(Origin {
+            request_id: crate::observe::current_request_id_shared()?,
+            client_address: self.client,
+        })
     }
 
     /// Like [`Ctx::actor`], but any invalid token counts as anonymous.

@@ -26,7 +26,8 @@ use sqlx::Row;
 use utoipa::ToSchema;
 
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
+use crate::actor::{Actor, Caller, Origin, Role};
+use crate::audit::{self, Entry, Target};
 use crate::changes::Change;
 use crate::crypto::{random_token, sha256_hex};
 use crate::db::Undo;
@@ -215,15 +216,17 @@ impl Langcamp {
             user,
         })
     }
-    /// `POST /auth/refresh`: rotates the refresh token.
+    /// `POST /auth/refresh`: rotates the refresh token. A reuse past the grace revokes the
+    /// sign-in and is recorded in the audit trail (`auth.refresh_reused`, with `origin`:
+    /// the request that presented it).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn refresh(&self, token: RefreshToken) -> Result<TokenPair> {
+    pub async fn refresh(&self, token: RefreshToken, origin: Option<Origin>) -> Result<TokenPair> {
         let token = token.as_str();
         let now = self.clock().now_ms();
         let hash = sha256_hex(token.as_bytes());
         let mut tx = self.db().begin().await?;
         let row = sqlx::query(
-            "SELECT t.session_id, t.expires_at, t.rotated_at, s.user_id, s.revoked_at, u.role
+            "SELECT t.session_id, t.expires_at, t.rotated_at, s.user_id, s.revoked_at, u.role, u.email
              FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id
              WHERE t.token_hash = $1",
         )
@@ -275,6 +278,18 @@ impl Langcamp {
                     .bind(&session_id)
                     .execute(&mut *tx)
                     .await?;
+                // The token's user is the actor: their token was presented again.
+                let holder = Actor::User(Caller {
+                    user_id: user_id.clone(),
+                    email: row.try_get("email")?,
+                    role,
+                    session_id: session_id.clone(),
+                    token_id: String::new(),
+                    token_expires_at: 0,
+                    origin,
+                });
+                let entry = Entry::new("auth.refresh_reused", Target::user(&user_id));
+                audit::record(&mut tx, self, &holder, entry).await?;
                 self.commit_change(tx, Change::Session(session_id.clone()))
                     .await?;
                 return Err(Error::TokenInvalid);
@@ -379,6 +394,9 @@ impl Langcamp {
                 _ = tick.tick() => {
                     if let Err(e) = self.purge_expired().await {
                         tracing::warn!(error = %e, "purging expired rows failed; will retry");
+                    }
+                    if let Err(e) = self.purge_audit().await {
+                        tracing::warn!(error = %e, "purging old audit entries failed; will retry");
                     }
                 }
             }

@@ -118,10 +118,12 @@ impl Langcamp {
         let user = self.live_session_user(&claims, now).await?;
         Ok(Caller {
             user_id: claims.sub.clone(),
+            email: user.email.clone(),
             role: user.role,
             session_id: claims.sid.clone(),
             token_id: claims.jti.clone(),
             token_expires_at: claims.exp.saturating_mul(1000),
+            origin: None,
         })
     }
 

@@ -95,6 +95,9 @@ pub struct Config {
     /// connections (with `/ready` answering 503) before it closes its listener;
     /// zero turns the drain off.
     pub shutdown_drain: Duration,
+    /// `AUDIT_RETENTION_DAYS`: audit entries older than this many days are purged by the
+    /// server's maintenance (contract §17); 1 to 36500, default 400.
+    pub audit_retention_days: u32,
 }
 
 mod file_store;
@@ -201,6 +204,13 @@ impl Config {
             parse_duration_or_zero,
         )?;
 
+        let audit_retention_days = parse_or(
+            "AUDIT_RETENTION_DAYS",
+            get("AUDIT_RETENTION_DAYS"),
+            400u32,
+            |v| v.parse().ok().filter(|d| (1..=36_500).contains(d)),
+        )?;
+
         let security = parse_or(
             "MAIL_SECURE",
             get("MAIL_SECURE"),
@@ -298,6 +308,7 @@ impl Config {
             trusted_proxies,
             file_store,
             shutdown_drain,
+            audit_retention_days,
         })
     }
 

@@ -17,6 +17,7 @@ pub use self::input::{
 };
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::audit::{self, Entry, Target};
 pub use crate::domain::ContactStatus;
 use crate::domain::Id;
 use crate::error::Result;
@@ -65,14 +66,19 @@ impl Contact {
 }
 
 impl Langcamp {
-    /// `POST /contact`: anyone may write to the school.
+    /// `POST /contact`: anyone may write to the school. A visitor's form is not a staff
+    /// action; one the operator writes (the demo seed) is, and is audited.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn create_contact(&self, _actor: &Actor, new: NewContact) -> Result<Contact> {
+    pub async fn create_contact(&self, actor: &Actor, new: NewContact) -> Result<Contact> {
         let now = self.clock().now_ms();
         let id = Id::new();
         let mut tx = self.db().begin().await?;
         store::insert(&mut tx, &id, &new, now).await?;
         let contact = store::require(&mut tx, &id).await?;
+        if *actor == Actor::Operator {
+            let entry = Entry::new("contact.created", contact_target(&contact));
+            audit::record(&mut tx, self, actor, entry).await?;
+        }
         tx.commit().await?;
         Ok(contact)
     }
@@ -113,9 +119,12 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let book = self.mail_book().await?;
         let mut tx = self.db().begin().await?;
-        store::require(&mut tx, id).await?;
+        let before = store::require(&mut tx, id).await?;
         store::record_reply(&mut tx, id, reply, now).await?;
         let contact = store::require(&mut tx, id).await?;
+        let entry =
+            Entry::new("contact.replied", contact_target(&contact)).with_changes(&before, &contact);
+        audit::record(&mut tx, self, actor, entry).await?;
         let values = MailValues::ContactReply {
             first_name: contact.first_name.clone(),
             reply: reply.as_str().to_owned(),
@@ -140,11 +149,23 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         // The row is not read before the write: setting a status is also how an admin
-        // repairs one this build cannot read (see `store::contact_from_row`).
+        // repairs one this build cannot read (see `store::contact_from_row`). Its stored
+        // status is read as text, for the trail.
+        let from: Option<String> = if crate::id::looks_like_id(id.as_str()) {
+            sqlx::query_scalar("SELECT status FROM contacts WHERE id = $1")
+                .bind(id.as_str())
+                .fetch_optional(&mut *tx)
+                .await?
+        } else {
+            None
+        };
         if !store::set_status(&mut tx, id, status, now).await? {
             return Err(store::not_found());
         }
         let contact = store::require(&mut tx, id).await?;
+        let entry = Entry::new("contact.status_changed", contact_target(&contact))
+            .with_change_map(serde_json::json!({ "status": { "from": from, "to": status } }));
+        audit::record(&mut tx, self, actor, entry).await?;
         tx.commit().await?;
         Ok(contact)
     }
@@ -153,8 +174,18 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let delete = "DELETE FROM contacts WHERE id = $1";
-        self.delete_by_id(id.as_str(), delete, store::not_found, None)
+        let delete = "DELETE FROM contacts WHERE id = $1 RETURNING first_name || ' ' || last_name";
+        let audit = ("contact.deleted", "contact");
+        self.delete_by_id(actor, audit, id.as_str(), delete, store::not_found, None)
             .await
     }
+}
+
+/// A contact request as the audit trail names it: by the visitor's name.
+fn contact_target(contact: &Contact) -> Target {
+    Target::record(
+        "contact",
+        &contact.id,
+        format!("{} {}", contact.first_name, contact.last_name),
+    )
 }

@@ -19,6 +19,7 @@ pub use self::input::{
 };
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::audit::{self, Entry, Target};
 use crate::changes::Change;
 use crate::domain::Id;
 use crate::error::Result;
@@ -129,6 +130,8 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let course = store::insert(&mut tx, &new.into_values(), now).await?;
+        let target = Target::record("course", &course.id, &course.title);
+        audit::record(&mut tx, self, actor, Entry::new("course.created", target)).await?;
         self.commit_courses(tx).await?;
         Ok(course)
     }
@@ -144,6 +147,14 @@ impl Langcamp {
         values.title = copy_title(&original.title);
         values.is_published = false;
         let copy = store::insert(&mut tx, &values, now).await?;
+        let target = Target::record("course", &copy.id, &copy.title);
+        audit::record(
+            &mut tx,
+            self,
+            actor,
+            Entry::new("course.duplicated", target),
+        )
+        .await?;
         self.commit_courses(tx).await?;
         Ok(copy)
     }
@@ -166,17 +177,22 @@ impl Langcamp {
         change.apply(&mut values, &mut problems);
         problems.finish()?;
         store::update(&mut tx, id, &values, now).await?;
-        let course = store::require(&mut tx, id).await?;
+        let updated = store::require(&mut tx, id).await?;
+        let target = Target::record("course", &updated.id, &updated.title);
+        let entry = Entry::new("course.updated", target).with_changes(&course, &updated);
+        audit::record(&mut tx, self, actor, entry).await?;
         self.commit_courses(tx).await?;
-        Ok(course)
+        Ok(updated)
     }
 
     /// `DELETE /courses/{id}`.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let delete = "DELETE FROM courses WHERE id = $1";
-        self.delete_by_id(id.as_str(), delete, store::not_found, Some(Change::Courses))
+        let delete = "DELETE FROM courses WHERE id = $1 RETURNING title";
+        let audit = ("course.deleted", "course");
+        let change = Some(Change::Courses);
+        self.delete_by_id(actor, audit, id.as_str(), delete, store::not_found, change)
             .await
     }
 }

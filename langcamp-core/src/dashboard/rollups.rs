@@ -357,6 +357,11 @@ impl Langcamp {
             }
             progress.advance(1);
         }
+        let target = crate::audit::Target::named("stats", "dashboard rollups");
+        let entry = crate::audit::Entry::new("stats.rebuilt", target).with_change_map(
+            serde_json::json!({ "rowsRepaired": { "from": null, "to": drift.len() } }),
+        );
+        crate::audit::record(&mut tx, self, actor, entry).await?;
         tx.commit().await?;
         if !drift.is_empty() {
             tracing::warn!(rows = drift.len(), "repaired dashboard rollups");

@@ -24,6 +24,7 @@ pub use self::input::{MailTemplateInput, NewMailTemplate, TemplateSource, kind_a
 pub use self::kind::{MailValues, TemplateKind};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::audit::{self, Entry, Target};
 use crate::changes::Change;
 use crate::domain::LanguageTag;
 use crate::error::{Error, Result};
@@ -231,6 +232,8 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let stored = store::upsert(&mut tx, kind, &locale, &source, now).await?;
+        let entry = Entry::new("mail_template.put", template_target(kind, &locale));
+        audit::record(&mut tx, self, actor, entry).await?;
         self.commit_change(tx, Change::MailTemplates).await?;
         Ok(stored_template(stored))
     }
@@ -273,6 +276,9 @@ impl Langcamp {
                     now,
                 )
                 .await?;
+                let target = template_target(template.kind, &template.locale);
+                let entry = Entry::new("mail_template.put", target);
+                audit::record(&mut tx, self, actor, entry).await?;
                 report.stored.push(name(template));
             }
         }
@@ -294,6 +300,8 @@ impl Langcamp {
         if !store::delete(&mut tx, kind, locale).await? {
             return Err(Error::not_found("stored mail template"));
         }
+        let entry = Entry::new("mail_template.deleted", template_target(kind, locale));
+        audit::record(&mut tx, self, actor, entry).await?;
         self.commit_change(tx, Change::MailTemplates).await?;
         Ok(DeletedMailTemplate {
             kind,
@@ -326,6 +334,11 @@ impl Langcamp {
             html: rendered.html,
         })
     }
+}
+
+/// A template as the audit trail names it: `<kind>.<locale>`.
+fn template_target(kind: TemplateKind, locale: &LanguageTag) -> Target {
+    Target::named("mail_template", format!("{kind}.{locale}"))
 }
 
 fn stored_template(stored: store::StoredTemplate) -> MailTemplate {

@@ -23,6 +23,7 @@ pub use self::input::{
 };
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::audit::{self, Entry, Target};
 use crate::db::Locks;
 use crate::domain::{Id, LanguageTag};
 use crate::error::{Error, Result};
@@ -198,6 +199,8 @@ impl Langcamp {
         let max_bytes = self.config().file_store_max_bytes;
         store::append_pdfs(&mut tx, &id, pdfs, now, max_bytes).await?;
         let material = store::load(self, &mut tx, &id).await?;
+        let entry = Entry::new("material.created", material_target(&material));
+        audit::record(&mut tx, self, actor, entry).await?;
         tx.commit().await?;
         Ok(material)
     }
@@ -233,6 +236,7 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         let current = store::require(&mut tx, id).await?;
+        let before = store::load(self, &mut tx, id).await?;
         let video_ids = store::video_ids(&mut tx, id).await?;
         let pdf_files = store::pdf_files(&mut tx, id).await?;
 
@@ -302,6 +306,9 @@ impl Langcamp {
         let max_bytes = self.config().file_store_max_bytes;
         store::append_pdfs(&mut tx, id, new_pdfs, now, max_bytes).await?;
         let material = store::load(self, &mut tx, id).await?;
+        let entry = Entry::new("material.updated", material_target(&material))
+            .with_changes(&before, &material);
+        audit::record(&mut tx, self, actor, entry).await?;
         tx.commit().await?;
         Ok((material, removed_keys))
     }
@@ -312,8 +319,10 @@ impl Langcamp {
     pub async fn delete_material(&self, actor: &Actor, id: &Id<Material>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let mut tx = self.db().begin().await?;
-        store::require(&mut tx, id).await?;
+        let material = store::require(&mut tx, id).await?;
         let keys = store::delete(&mut tx, id).await?;
+        let target = Target::record("material", id.as_str(), &material.title);
+        audit::record(&mut tx, self, actor, Entry::new("material.deleted", target)).await?;
         tx.commit().await?;
         self.remove_stored_bytes(keys).await;
         Ok(Deleted::from(id))
@@ -421,12 +430,14 @@ impl Langcamp {
 
         let link = self.material_link(id.as_str());
         let (mut assigned, mut already_assigned) = (0u64, 0u64);
+        let mut newly: Vec<&str> = Vec::new();
         for user in &users {
             if !store::assign(&mut tx, id, &user.id, now, actor.user_id()).await? {
                 already_assigned += 1;
                 continue;
             }
             assigned += 1;
+            newly.push(&user.id);
             let values = MailValues::MaterialAssigned {
                 name: user.name.clone().unwrap_or_default(),
                 material_title: material.title.clone(),
@@ -435,6 +446,10 @@ impl Langcamp {
             let mail = book.compose(&user.email, Some(&user.locale), &values)?;
             crate::mail::enqueue(&mut tx, self, MailKind::MaterialAssignment, &mail, None).await?;
         }
+        let target = Target::record("material", id.as_str(), &material.title);
+        let entry = Entry::new("material.assigned", target)
+            .with_change_map(serde_json::json!({ "assignedTo": { "from": null, "to": newly } }));
+        audit::record(&mut tx, self, actor, entry).await?;
         tx.commit().await?;
         if assigned > 0 {
             self.wake_mail_worker();
@@ -456,12 +471,17 @@ impl Langcamp {
     ) -> Result<Unassigned> {
         actor.require(Role::Admin)?;
         let mut tx = self.db().begin().await?;
-        store::require(&mut tx, id).await?;
+        let material = store::require(&mut tx, id).await?;
         if !store::unassign(&mut tx, id, user_id).await? {
             return Err(Error::NotFound(
                 "this material is not assigned to that user".into(),
             ));
         }
+        let target = Target::record("material", id.as_str(), &material.title);
+        let entry = Entry::new("material.unassigned", target).with_change_map(
+            serde_json::json!({ "assignedTo": { "from": user_id.as_str(), "to": null } }),
+        );
+        audit::record(&mut tx, self, actor, entry).await?;
         tx.commit().await?;
         Ok(Unassigned {
             material_id: id.as_str().to_owned(),
@@ -469,6 +489,11 @@ impl Langcamp {
             unassigned: true,
         })
     }
+}
+
+/// A material as the audit trail names it: by its title.
+fn material_target(material: &Material) -> Target {
+    Target::record("material", &material.id, &material.title)
 }
 
 /// Pairs each material with when it was assigned.

@@ -31,6 +31,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::audit::{self, Entry, Target};
 use crate::db::Locks;
 use crate::domain::{Id, LanguageFilter, LanguageTag};
 use crate::error::{Error, Result};
@@ -375,9 +376,11 @@ impl Langcamp {
         let mut tx = self.db().begin().await?;
         let id = new_id();
         store::insert_test(&mut tx, &id, &draft, now).await?;
-        let test = store::require_test(&mut tx, &id).await?;
+        let test = store::require_test(&mut tx, &id).await?.view(true);
+        let entry = Entry::new("test.created", test_target(&test));
+        audit::record(&mut tx, self, actor, entry).await?;
         self.commit_test_change(tx).await?;
-        Ok(test.view(true))
+        Ok(test)
     }
 
     /// `POST /proficiency-tests/{id}/duplicate`: an inactive copy with new ids.
@@ -399,9 +402,11 @@ impl Langcamp {
         copy.renew_ids();
         let new = new_id();
         store::insert_test(&mut tx, &new, &copy, now).await?;
-        let test = store::require_test(&mut tx, &new).await?;
+        let test = store::require_test(&mut tx, &new).await?.view(true);
+        let entry = Entry::new("test.duplicated", test_target(&test));
+        audit::record(&mut tx, self, actor, entry).await?;
         self.commit_test_change(tx).await?;
-        Ok(test.view(true))
+        Ok(test)
     }
 
     /// `PATCH /proficiency-tests/{id}`.
@@ -422,9 +427,12 @@ impl Langcamp {
         let existing = store::require_test(&mut tx, id).await?;
         let (draft, children_changed) = draft::from_patch(&existing, input)?;
         store::update_test(&mut tx, id, &draft, children_changed, now).await?;
-        let test = store::require_test(&mut tx, id).await?;
+        let test = store::require_test(&mut tx, id).await?.view(true);
+        let entry = Entry::new("test.updated", test_target(&test))
+            .with_changes(&existing.view(true), &test);
+        audit::record(&mut tx, self, actor, entry).await?;
         self.commit_test_change(tx).await?;
-        Ok(test.view(true))
+        Ok(test)
     }
 
     /// `DELETE /proficiency-tests/{id}`: its results remain, with their snapshots.
@@ -432,12 +440,23 @@ impl Langcamp {
     pub async fn delete_test(&self, actor: &Actor, id: &Id<ProficiencyTest>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
         let mut tx = self.db().begin().await?;
+        let title: Option<String> = match store::find_test(&mut tx, id.as_str()).await? {
+            Some(test) => Some(test.title),
+            None => None,
+        };
         if !store::delete_test(&mut tx, id.as_str()).await? {
             return Err(Error::not_found("test"));
         }
+        let target = Target::record("test", id.as_str(), title.unwrap_or_default());
+        audit::record(&mut tx, self, actor, Entry::new("test.deleted", target)).await?;
         self.commit_test_change(tx).await?;
         Ok(Deleted::from(id))
     }
+}
+
+/// A test as the audit trail names it: by its title.
+fn test_target(test: &ProficiencyTest) -> Target {
+    Target::record("test", &test.id, &test.title)
 }
 
 #[cfg(test)]

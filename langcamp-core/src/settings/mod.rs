@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 pub use self::input::{KEY_MAX, NewSetting, SettingInput, SettingKey};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::audit::{self, Entry, Target};
 use crate::error::{Error, Result};
 use crate::time::Timestamp;
 
@@ -91,7 +92,13 @@ impl Langcamp {
         let NewSetting { key, value } = setting;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
+        let before = store::find(&mut tx, &key).await?.map(|s| s.value);
         let setting = store::upsert(&mut tx, &key, &value, now).await?;
+        let entry = Entry::new("setting.put", Target::named("setting", key.as_str()))
+            .with_change_map(
+                serde_json::json!({ "value": { "from": before, "to": &setting.value } }),
+            );
+        audit::record(&mut tx, self, actor, entry).await?;
         self.commit_settings(tx).await?;
         Ok(setting)
     }
@@ -104,6 +111,8 @@ impl Langcamp {
         if !store::delete(&mut tx, key).await? {
             return Err(Error::not_found("setting"));
         }
+        let target = Target::named("setting", key.as_str());
+        audit::record(&mut tx, self, actor, Entry::new("setting.deleted", target)).await?;
         self.commit_settings(tx).await?;
         Ok(DeletedSetting {
             key: key.as_str().to_owned(),

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::audit::{self, Entry, Target};
 use crate::changes::Change;
 use crate::db::bit;
 use crate::domain::Id;
@@ -159,7 +160,8 @@ impl Langcamp {
     pub async fn update_my_profile(&self, actor: &Actor, change: ProfileChange) -> Result<User> {
         let caller = actor.caller()?;
         let missing = || Error::TokenInvalid;
-        self.change_user(&caller.user_id, change, missing, |_| Ok(()))
+        // The user's own data: not a staff action, so not audited.
+        self.change_user(&caller.user_id, change, missing, |_| Ok(()), None)
             .await
     }
 
@@ -219,10 +221,12 @@ impl Langcamp {
             .bind(id)
             .execute(&mut *tx)
             .await?;
-        let user = require_user(&mut tx, id).await?;
-        self.commit_change(tx, Change::User(user.id.clone()))
+        let changed = require_user(&mut tx, id).await?;
+        let entry = Entry::new("user.role_changed", Target::user(id)).with_changes(&user, &changed);
+        audit::record(&mut tx, self, actor, entry).await?;
+        self.commit_change(tx, Change::User(changed.id.clone()))
             .await?;
-        Ok(user)
+        Ok(changed)
     }
 
     /// `PATCH /users/{id}/email`.
@@ -233,8 +237,15 @@ impl Langcamp {
             email: Some(email),
             ..ProfileChange::default()
         };
-        self.change_user(id.as_str(), change, no_user, |user| may_manage(actor, user))
-            .await
+        let audit = Some((actor, "user.email_changed"));
+        self.change_user(
+            id.as_str(),
+            change,
+            no_user,
+            |user| may_manage(actor, user),
+            audit,
+        )
+        .await
     }
 
     /// `PATCH /admin/users/{id}/profile`.
@@ -247,26 +258,38 @@ impl Langcamp {
     ) -> Result<UserEnvelope> {
         actor.require(Role::Admin)?;
         let user = self
-            .change_user(id.as_str(), change, no_user, |user| may_manage(actor, user))
+            .change_user(
+                id.as_str(),
+                change,
+                no_user,
+                |user| may_manage(actor, user),
+                Some((actor, "user.profile_updated")),
+            )
             .await?;
         Ok(UserEnvelope { user })
     }
 
     /// Writes `change` to the user `id` in a transaction of its own, once `allowed` has
-    /// accepted the stored user (`missing` when there is none), and forgets that user's
-    /// held sign-ins after the commit.
+    /// accepted the stored user (`missing` when there is none), records it as `audit`'s
+    /// action of its actor when staff made it, and forgets that user's held sign-ins after
+    /// the commit.
     async fn change_user(
         &self,
         id: &str,
         change: ProfileChange,
         missing: fn() -> Error,
         allowed: impl FnOnce(&User) -> Result<()>,
+        audit: Option<(&Actor, &'static str)>,
     ) -> Result<User> {
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
-        let user = find_user(&mut tx, id).await?.ok_or_else(missing)?;
-        allowed(&user)?;
-        let user = apply_change(&mut tx, &user, change, now).await?;
+        let before = find_user(&mut tx, id).await?.ok_or_else(missing)?;
+        allowed(&before)?;
+        let user = apply_change(&mut tx, &before, change, now).await?;
+        if let Some((actor, action)) = audit {
+            let entry = Entry::new(action, Target::user(id)).with_changes(&before, &user);
+            audit::record(&mut tx, self, actor, entry).await?;
+        }
         self.commit_change(tx, Change::User(user.id.clone()))
             .await?;
         Ok(user)
@@ -289,6 +312,13 @@ impl Langcamp {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        audit::record(
+            &mut tx,
+            self,
+            actor,
+            Entry::new("user.deleted", Target::user(id)),
+        )
+        .await?;
         // Its sign-ins went with it (foreign keys).
         self.commit_change(tx, Change::User(id.to_owned())).await?;
         Ok(Deleted {
@@ -323,6 +353,13 @@ impl Langcamp {
         .execute(&mut *tx)
         .await?;
         let user = require_user(&mut tx, &id).await?;
+        audit::record(
+            &mut tx,
+            self,
+            actor,
+            Entry::new("user.created", Target::user(&id)),
+        )
+        .await?;
         tx.commit().await?;
         Ok(user)
     }

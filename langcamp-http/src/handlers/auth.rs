@@ -80,7 +80,7 @@ pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
     let token = ctx.command::<RefreshInput, RefreshToken>().await?;
-    Ok(Reply::ok(&ctx.app.refresh(token).await?))
+    Ok(Reply::ok(&ctx.app.refresh(token, ctx.origin()).await?))
 }
 
 /// End the sign-in of the access token; the token and its refresh token stop working.

@@ -4,6 +4,7 @@
 //! (bearer security, 401, 403) and from the server (408, 413, 415, 429, 503) is added to
 //! every operation in [`crate::docs::openapi`].
 
+pub mod audit;
 pub mod auth;
 pub mod contacts;
 pub mod courses;
@@ -45,5 +46,6 @@ pub fn routes() -> Routes {
     contacts::routes(&mut r);
     dashboard::routes(&mut r);
     mail_templates::routes(&mut r);
+    audit::routes(&mut r);
     r
 }

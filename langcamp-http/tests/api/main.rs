@@ -4,6 +4,7 @@
 mod helpers;
 mod smtp;
 
+mod audit;
 mod auth;
 mod contacts;
 mod courses;

@@ -402,9 +402,10 @@ impl Langcamp {
         result_id: &Id<TestResult>,
     ) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let delete = "DELETE FROM test_results WHERE id = $1";
+        let delete = "DELETE FROM test_results WHERE id = $1 RETURNING test_title";
         let not_found = || Error::not_found("test result");
-        self.delete_by_id(result_id.as_str(), delete, not_found, None)
+        let audit = ("result.deleted", "result");
+        self.delete_by_id(actor, audit, result_id.as_str(), delete, not_found, None)
             .await
     }
 

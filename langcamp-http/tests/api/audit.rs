@@ -1,0 +1,376 @@
+//! CONTRACT §17: every staff write leaves one entry, written by its own transaction;
+//! refused and failed writes leave none; the trail refuses edits and keeps its retention.
+
+use chrono::TimeDelta;
+use serde_json::{Value, json};
+use sqlx::Connection;
+
+use crate::helpers::{Session, TestApp, fresh_client, utc};
+
+/// Every entry, newest first, as the superadmin reads them.
+async fn entries(root: &Session, query: &str) -> Vec<Value> {
+    let page = root.get(&format!("/admin/audit?limit=100{query}")).await;
+    page["list"].as_array().cloned().unwrap_or_default()
+}
+
+/// Runs `statement` on the test's database from outside the service.
+async fn execute(app: &TestApp, statement: &str) -> Result<(), sqlx::Error> {
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(app.core.config().database_url.expose())
+        .await
+        .expect("connect");
+    let outcome = sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement.to_owned()))
+        .await
+        .map(|_| ());
+    conn.close().await.expect("close");
+    outcome
+}
+
+fn is_postgres(app: &TestApp) -> bool {
+    app.core
+        .config()
+        .database_url
+        .expose()
+        .starts_with("postgres")
+}
+
+#[tokio::test]
+async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_request_id() {
+    let app = TestApp::spawn().await;
+    let root = app.superadmin().await;
+    let admin = app.admin().await;
+    let student = app.student("ana@example.com").await;
+
+    // One write, then exactly one more entry: the newest, with the request's id.
+    let step = |request_id: &'static str| {
+        let root = &root;
+        async move {
+            let newest = entries(root, "").await;
+            assert_eq!(
+                newest[0]["requestId"], request_id,
+                "the newest entry is the write's: {:#}",
+                newest[0]
+            );
+            newest[0].clone()
+        }
+    };
+    let before = entries(&root, "").await.len();
+
+    let course = admin
+        .call(hyper::Method::POST, "/courses")
+        .header("x-request-id", "create-course-1")
+        .json(&json!({ "title": "German A1" }))
+        .send()
+        .await
+        .expect(201)
+        .data();
+    let created = step("create-course-1").await;
+    assert_eq!(created["action"], "course.created");
+    assert_eq!(created["actor"]["type"], "user");
+    assert_eq!(created["actor"]["id"], admin.user_id.as_str());
+    assert_eq!(created["actor"]["email"], "admin@langcamp.test");
+    assert_eq!(created["actor"]["role"], "admin");
+    assert_eq!(created["target"]["type"], "course");
+    assert_eq!(created["target"]["id"], course["id"]);
+    assert_eq!(created["target"]["label"], "German A1");
+    assert_eq!(created["changes"], Value::Null);
+    assert!(created["clientAddress"].is_string(), "{created:#}");
+
+    let course_path = format!("/courses/{}", course["id"].as_str().expect("id"));
+    admin
+        .call(hyper::Method::PATCH, &course_path)
+        .header("x-request-id", "update-course-1")
+        .json(&json!({ "title": "German A1 (evening)" }))
+        .send()
+        .await
+        .expect(200);
+    let updated = step("update-course-1").await;
+    assert_eq!(updated["action"], "course.updated");
+    assert_eq!(
+        updated["changes"],
+        json!({ "title": { "from": "German A1", "to": "German A1 (evening)" } }),
+        "only the field that changed"
+    );
+
+    admin
+        .call(hyper::Method::PUT, "/settings")
+        .header("x-request-id", "setting-1")
+        .json(&json!({ "key": "school_name", "value": "Escola" }))
+        .send()
+        .await
+        .expect(200);
+    let setting = step("setting-1").await;
+    assert_eq!(setting["action"], "setting.put");
+    assert_eq!(
+        setting["target"],
+        json!({ "type": "setting", "id": null, "label": "school_name" })
+    );
+    assert_eq!(
+        setting["changes"],
+        json!({ "value": { "from": null, "to": "Escola" } })
+    );
+
+    root.call(
+        hyper::Method::PATCH,
+        &format!("/users/{}/role", student.user_id),
+    )
+    .header("x-request-id", "role-1")
+    .json(&json!({ "role": "admin" }))
+    .send()
+    .await
+    .expect(200);
+    let role = step("role-1").await;
+    assert_eq!(role["action"], "user.role_changed");
+    assert_eq!(role["actor"]["role"], "superadmin");
+    assert_eq!(
+        role["target"],
+        json!({ "type": "user", "id": student.user_id, "label": "ana@example.com" })
+    );
+    assert_eq!(
+        role["changes"]["role"],
+        json!({ "from": "user", "to": "admin" })
+    );
+
+    admin
+        .call(hyper::Method::DELETE, &course_path)
+        .header("x-request-id", "delete-course-1")
+        .send()
+        .await
+        .expect(200);
+    let deleted = step("delete-course-1").await;
+    assert_eq!(deleted["action"], "course.deleted");
+    assert_eq!(deleted["target"]["label"], "German A1 (evening)");
+
+    admin
+        .call(hyper::Method::PUT, "/admin/mail-templates/otp/nl")
+        .header("x-request-id", "template-1")
+        .json(&json!({ "subject": "Code", "text": "{{ code }}" }))
+        .send()
+        .await
+        .expect(200);
+    let template = step("template-1").await;
+    assert_eq!(template["action"], "mail_template.put");
+    assert_eq!(template["target"]["label"], "otp.nl");
+
+    assert_eq!(
+        entries(&root, "").await.len(),
+        before + 6,
+        "one entry per write, no more"
+    );
+    // Filters: by action, by target, by actor.
+    let by_action = entries(&root, "&action=course.updated").await;
+    assert_eq!(by_action.len(), 1);
+    let by_target = entries(
+        &root,
+        &format!(
+            "&targetType=course&targetId={}",
+            course["id"].as_str().expect("id")
+        ),
+    )
+    .await;
+    assert_eq!(by_target.len(), 3, "created, updated, deleted");
+    let by_actor = entries(&root, &format!("&actorId={}", root.user_id)).await;
+    assert!(
+        by_actor
+            .iter()
+            .all(|e| e["actor"]["id"] == root.user_id.as_str())
+    );
+    assert_eq!(by_actor.len(), 1);
+}
+
+#[tokio::test]
+async fn refused_requests_and_users_own_writes_leave_no_entry() {
+    let app = TestApp::spawn().await;
+    let root = app.superadmin().await;
+    let admin = app.admin().await;
+    let student = app.student("ben@example.com").await;
+    let before = entries(&root, "").await.len();
+
+    admin
+        .post("/courses", &json!({ "title": "" }))
+        .fails(400, "VALIDATION_FAILED")
+        .await;
+    student
+        .post("/courses", &json!({ "title": "Mine" }))
+        .fails(403, "FORBIDDEN")
+        .await;
+    admin
+        .patch(
+            &format!("/users/{}/role", student.user_id),
+            &json!({ "role": "admin" }),
+        )
+        .fails(403, "FORBIDDEN")
+        .await;
+    // A user's own writes are not staff actions.
+    student
+        .patch("/me/profile", &json!({ "city": "Porto" }))
+        .await;
+    app.post("/contact")
+        .header("x-forwarded-for", &fresh_client())
+        .json(&json!({ "firstName": "A", "lastName": "B", "email": "a@example.com", "message": "Hi" }))
+        .send()
+        .await
+        .expect(201);
+    assert_eq!(entries(&root, "").await.len(), before);
+
+    // Only a superadmin reads the trail.
+    admin.get("/admin/audit").fails(403, "FORBIDDEN").await;
+    student.get("/admin/audit").fails(403, "FORBIDDEN").await;
+    app.get("/admin/audit").fails(401, "UNAUTHORIZED").await;
+    root.get("/admin/audit?from=yesterday")
+        .fails(400, "VALIDATION_FAILED")
+        .await;
+}
+
+#[tokio::test]
+async fn a_write_that_fails_after_its_change_leaves_neither_change_nor_entry() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    let contact = app
+        .post("/contact")
+        .header("x-forwarded-for", &fresh_client())
+        .json(&json!({ "firstName": "Eva", "lastName": "Lind", "email": "eva@example.com", "message": "Hi" }))
+        .send()
+        .await
+        .expect(201)
+        .data();
+    // The reply's mail is queued after the reply and its entry are written: make that
+    // last step fail.
+    let refuse = if is_postgres(&app) {
+        "CREATE FUNCTION refuse_mail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no mail'; END $$;
+         CREATE TRIGGER refuse_mail BEFORE INSERT ON mail_outbox FOR EACH ROW EXECUTE FUNCTION refuse_mail();"
+    } else {
+        "CREATE TRIGGER refuse_mail BEFORE INSERT ON mail_outbox BEGIN SELECT RAISE(ABORT, 'no mail'); END;"
+    };
+    execute(&app, refuse).await.expect("install the fault");
+    let before = entries(&root, "").await.len();
+    let path = format!(
+        "/contact/admin/{}/reply",
+        contact["id"].as_str().expect("id")
+    );
+    let failed = admin
+        .post(&path, &json!({ "replyMessage": "Yes." }))
+        .send()
+        .await;
+    assert!(failed.status >= 500, "{}", failed.text());
+    assert_eq!(entries(&root, "").await.len(), before, "no entry");
+    let stored = admin
+        .get(&format!(
+            "/contact/admin/{}",
+            contact["id"].as_str().expect("id")
+        ))
+        .await;
+    assert_eq!(stored["status"], "PENDING", "no change");
+    assert_eq!(stored["replyMessage"], Value::Null);
+}
+
+#[tokio::test]
+async fn the_trail_refuses_updates_and_deletes_from_sql() {
+    let (app, admin) = TestApp::with_admin().await;
+    admin
+        .put("/settings", &json!({ "key": "a.key", "value": 1 }))
+        .await;
+    let stored = app.rows("audit_events").await;
+    assert!(stored >= 1);
+    for statement in [
+        "UPDATE audit_events SET actor_email = 'someone@else.example'",
+        "DELETE FROM audit_events",
+    ] {
+        let refused = execute(&app, statement).await;
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("append-only")),
+            "{statement}: {refused:?}"
+        );
+    }
+    if is_postgres(&app) {
+        assert!(execute(&app, "TRUNCATE audit_events").await.is_err());
+    }
+    assert_eq!(app.rows("audit_events").await, stored);
+}
+
+#[tokio::test]
+async fn the_purge_removes_only_entries_past_their_retention_and_records_itself() {
+    let start = utc(2026, 1, 10, 9, 0, 0);
+    let (app, admin) = TestApp::with_admin_at(start).await;
+    let root = app.superadmin().await;
+    admin
+        .put("/settings", &json!({ "key": "old.one", "value": 1 }))
+        .await;
+    admin
+        .put("/settings", &json!({ "key": "old.two", "value": 2 }))
+        .await;
+    app.clock.advance(TimeDelta::days(390));
+    let admin = app.sign_in_through_core(&admin.email).await;
+    admin
+        .put("/settings", &json!({ "key": "recent", "value": 3 }))
+        .await;
+    assert_eq!(
+        app.core.purge_audit().await.expect("purge"),
+        0,
+        "nothing is 400 days old yet"
+    );
+    app.clock.advance(TimeDelta::days(20));
+    // The two settings, and the fixtures' two users made through core at the start.
+    assert_eq!(app.core.purge_audit().await.expect("purge"), 4);
+    let root = app.sign_in_through_core(&root.email).await;
+    let left = entries(&root, "").await;
+    let actions: Vec<&str> = left.iter().filter_map(|e| e["action"].as_str()).collect();
+    assert_eq!(actions, ["audit.purged", "setting.put"]);
+    assert_eq!(left[0]["actor"]["type"], "operator");
+    assert_eq!(left[0]["changes"]["count"]["from"], 4);
+    assert_eq!(left[1]["target"]["label"], "recent");
+}
+
+#[tokio::test]
+async fn a_deleted_users_entries_stay_and_read_deleted_user() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    let student = app.student("gone@example.com").await;
+    admin
+        .patch(
+            &format!("/admin/users/{}/profile", student.user_id),
+            &json!({ "city": "Faro" }),
+        )
+        .await;
+    admin.delete(&format!("/users/{}", student.user_id)).await;
+    let about = entries(
+        &root,
+        &format!("&targetType=user&targetId={}", student.user_id),
+    )
+    .await;
+    let actions: Vec<&str> = about.iter().filter_map(|e| e["action"].as_str()).collect();
+    // The test's fixture made the user through core as the operator: recorded too.
+    assert_eq!(
+        actions,
+        ["user.deleted", "user.profile_updated", "user.created"]
+    );
+    assert_eq!(about[2]["actor"]["type"], "operator");
+    for entry in &about {
+        assert_eq!(entry["target"]["label"], "deleted user", "{entry:#}");
+        assert_eq!(entry["target"]["id"], student.user_id.as_str());
+    }
+    assert_eq!(
+        about[1]["changes"]["city"],
+        json!({ "from": null, "to": "Faro" })
+    );
+}
+
+#[tokio::test]
+async fn a_reused_refresh_token_is_recorded_with_its_user_and_request() {
+    let app = TestApp::at(utc(2026, 11, 22, 10, 0, 0)).await;
+    let root = app.superadmin().await;
+    let session = app.sign_in("reuse@example.com").await;
+    app.refresh(&session.refresh).expect(200).await;
+    app.clock.advance(TimeDelta::seconds(30));
+    app.refresh(&session.refresh)
+        .header("x-request-id", "replayed-1")
+        .expect(401)
+        .await;
+    let reused = entries(&root, "&action=auth.refresh_reused").await;
+    assert_eq!(reused.len(), 1);
+    assert_eq!(reused[0]["actor"]["email"], "reuse@example.com");
+    assert_eq!(reused[0]["requestId"], "replayed-1");
+    assert_eq!(reused[0]["target"]["id"], session.user_id.as_str());
+}
