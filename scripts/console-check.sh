@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Drives the real `langcamp console` in a detached tmux session (100x30): switches through
-# every view, checks that each one rendered, quits with `q`, and checks that the console
-# ended and exited 0. Builds nothing: pass the binary (default target/debug/langcamp).
+# every view, checks that each one rendered, edits a mail template in "the user's editor"
+# (a script standing in for one: the console steps aside for it and comes back), quits
+# with `q`, and checks that the console ended and exited 0. Builds nothing: pass the
+# binary (default target/debug/langcamp).
 #
 #   scripts/console-check.sh [path/to/langcamp]
 #
@@ -44,10 +46,18 @@ else
     seeded=no
 fi
 
+# The user's editor, for the mail templates: it changes the subject of the file it is
+# given.
+cat >"$work/editor" <<'EDITOR'
+#!/bin/sh
+sed -i -e '1s/.*/subject: Checked by console-check/' "$1"
+EDITOR
+chmod +x "$work/editor"
+
 # The console runs in the session's only window; when it ends, its exit status is written
 # and the window closes, which ends the session.
 tmux_ new-session -d -s "$session" -x 100 -y 30 \
-    "env DATA_DIR='$DATA_DIR' DATABASE_URL='$DATABASE_URL' TERM=xterm-256color '$binary' console; echo \$? > '$work/exit-status'"
+    "env DATA_DIR='$DATA_DIR' DATABASE_URL='$DATABASE_URL' TERM=xterm-256color VISUAL='$work/editor' '$binary' console; echo \$? > '$work/exit-status'"
 
 screen() { tmux_ capture-pane -p -t "$session" 2>/dev/null || true; }
 
@@ -84,6 +94,19 @@ while read -r number title; do
     count=$((count + 1))
 done <<<"$views"
 
+# The mail templates view: `e` edits the selected template in $VISUAL, and the console
+# comes back showing it saved.
+edited=no
+if grep -qx '[0-9] Mail' <<<"$views"; then
+    tmux_ send-keys -t "$session" "$(grep -x '[0-9] Mail' <<<"$views" | cut -c1)"
+    wait_for "┌ Mail ·"
+    tmux_ send-keys -t "$session" e
+    wait_for "the next mail uses it"
+    wait_for "Checked by console-check"
+    echo "console-check: a mail template edited in \$VISUAL and saved"
+    edited=yes
+fi
+
 tmux_ send-keys -t "$session" q
 for i in $(seq 1 100); do
     [ -f "$work/exit-status" ] && break
@@ -98,4 +121,4 @@ for i in $(seq 1 50); do
 done
 tmux_ has-session -t "$session" 2>/dev/null && fail "the tmux session is still running after q"
 
-echo "console-check: OK ($count views, demo data: $seeded, exit status 0)"
+echo "console-check: OK ($count views, demo data: $seeded, template edited: $edited, exit status 0)"

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use langcamp_core::Page;
 use langcamp_core::domain::Email;
 
+use crate::editor::EditRequest;
 use crate::input::{LineInput, TextArea};
 use crate::keymap::{Action, Focus, KeyContext, Mode};
 pub use crate::listing::{Listing, Search};
@@ -35,6 +36,9 @@ pub struct App {
     pub materials: views::materials::MaterialsState,
     pub courses: views::courses::CoursesState,
     pub settings: views::settings::SettingsState,
+    pub mail: views::mail::MailState,
+    /// A text for the user's editor, for the runtime to take ([`App::take_edit`]).
+    edit: Option<EditRequest>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,6 +78,8 @@ impl App {
             materials: views::materials::MaterialsState::default(),
             courses: views::courses::CoursesState::default(),
             settings: views::settings::SettingsState::default(),
+            mail: views::mail::MailState::default(),
+            edit: None,
         }
     }
 
@@ -91,6 +97,7 @@ impl App {
             Some(Overlay::Prompt { .. }) => Mode::Line,
             Some(Overlay::Editor { .. }) => Mode::Editor,
             Some(Overlay::Picker { .. }) => Mode::Picker,
+            Some(Overlay::NotSaved { .. }) => Mode::NotSaved,
             None if self.search_field().is_some() => Mode::Line,
             None => Mode::Normal,
         }
@@ -116,7 +123,8 @@ impl App {
             | View::Placement
             | View::Materials
             | View::Courses
-            | View::Settings => None,
+            | View::Settings
+            | View::Mail => None,
         }
     }
 
@@ -128,7 +136,8 @@ impl App {
             | View::Placement
             | View::Materials
             | View::Courses
-            | View::Settings => None,
+            | View::Settings
+            | View::Mail => None,
         }
     }
 
@@ -169,7 +178,8 @@ impl App {
             | View::Placement
             | View::Materials
             | View::Courses
-            | View::Settings => {}
+            | View::Settings
+            | View::Mail => {}
         }
         self.load(self.view)
     }
@@ -207,6 +217,38 @@ impl App {
             View::Materials => views::materials::load(self),
             View::Courses => views::courses::load(self),
             View::Settings => views::settings::load(self),
+            View::Mail => views::mail::load(self),
+        }
+    }
+
+    /// Asks for `request` to be edited in the user's editor.
+    pub(crate) fn edit_outside(&mut self, request: EditRequest) {
+        self.edit = Some(request);
+    }
+
+    /// The text to edit in the user's editor, if the console asked for one. The runtime
+    /// (or a test) edits it and gives the outcome to [`App::edited_outside`].
+    pub fn take_edit(&mut self) -> Option<EditRequest> {
+        self.edit.take()
+    }
+
+    /// The user's editor finished `request`: with the edited text, or with why there is
+    /// none (it could not run, or it failed), when nothing is saved.
+    pub fn edited_outside(
+        &mut self,
+        request: EditRequest,
+        outcome: Result<String, String>,
+    ) -> Vec<Task> {
+        match outcome {
+            Ok(text) => match request.purpose {
+                crate::editor::EditPurpose::MailTemplate { .. } => {
+                    views::mail::edited(self, request, text)
+                }
+            },
+            Err(problem) => {
+                self.error(format!("{problem}; nothing saved"));
+                Vec::new()
+            }
         }
     }
 
@@ -257,6 +299,7 @@ impl App {
                 View::Materials => views::materials::action(self, action),
                 View::Courses => views::courses::action(self, action),
                 View::Settings => views::settings::action(self, action),
+                View::Mail => views::mail::action(self, action),
             },
         }
     }
@@ -280,6 +323,14 @@ impl App {
             {
                 return Vec::new();
             }
+            Overlay::NotSaved { draft, .. } if action == Action::Open => {
+                self.edit_outside(draft);
+                return Vec::new();
+            }
+            Overlay::NotSaved { what, .. } if action == Action::Back => {
+                self.info(format!("discarded the changes to {what}"));
+                return Vec::new();
+            }
             Overlay::Choice {
                 purpose, selected, ..
             } if action == Action::Submit => return self.chosen(purpose, selected),
@@ -289,6 +340,14 @@ impl App {
                 ..
             } if action == Action::Submit => {
                 return views::placement::results_of_user(self, input.text());
+            }
+            Overlay::Prompt {
+                purpose: PromptPurpose::NewMailTemplate,
+                title,
+                input,
+                ..
+            } if action == Action::Submit => {
+                return views::mail::new_named(self, title, input);
             }
             Overlay::Picker { picker, awaiting } => {
                 return views::materials::picker_action(self, picker, awaiting, action);
@@ -334,7 +393,10 @@ impl App {
                 }
                 other => edit_text(editor, other),
             },
-            Overlay::Help | Overlay::Confirm { .. } | Overlay::Picker { .. } => {}
+            Overlay::Help
+            | Overlay::Confirm { .. }
+            | Overlay::Picker { .. }
+            | Overlay::NotSaved { .. } => {}
         }
         self.overlay = Some(overlay);
         tasks
@@ -368,7 +430,7 @@ impl App {
                     None
                 }
             },
-            PromptPurpose::ResultsOf => None,
+            PromptPurpose::ResultsOf | PromptPurpose::NewMailTemplate => None,
         }
     }
 
@@ -390,6 +452,7 @@ impl App {
                 if self.awaiting() == Some(done.id) {
                     self.overlay = None;
                 }
+                views::mail::saved(self, done.id);
                 self.info(text);
                 self.load(busy.view)
             }
@@ -422,12 +485,15 @@ impl App {
                 self.settings.list.answer(done.id, list);
                 Vec::new()
             }
+            Ok(Data::MailTemplates(list)) => views::mail::loaded(self, done.id, list),
+            Ok(Data::MailPreview(preview)) => views::mail::preview_loaded(self, done.id, preview),
             Err(text) => {
                 if self.awaiting() == Some(done.id) {
                     self.clear_awaiting();
                 }
                 self.load_failed(busy.view, done.id);
-                self.error(text);
+                self.error(text.clone());
+                views::mail::failed(self, done.id, text);
                 Vec::new()
             }
         }
@@ -490,6 +556,8 @@ impl App {
             },
             View::Courses => &mut self.courses.list.load_id,
             View::Settings => &mut self.settings.list.load_id,
+            View::Mail if self.mail.preview_id == Some(id) => &mut self.mail.preview_id,
+            View::Mail => &mut self.mail.list.load_id,
         };
         if *load_id == Some(id) {
             *load_id = None;
@@ -504,6 +572,7 @@ fn busy_label(job: &Job) -> &'static str {
         | Job::DeleteContact { .. }
         | Job::DeleteCourse { .. }
         | Job::DeleteResult { .. } => "Deleting…",
+        Job::ResetMailTemplate { .. } => "Resetting…",
         _ => "Saving…",
     }
 }

@@ -44,6 +44,10 @@ pub enum Action {
     FewerMonths,
     /// Mark or unmark (the user picker).
     Toggle,
+    /// Show the rendered preview instead, or back (mail templates).
+    TogglePreview,
+    /// Add one for a new name (a mail template for a new locale).
+    New,
     // Text entry, confirmation and choices.
     Type(char),
     Backspace,
@@ -75,6 +79,8 @@ pub enum Mode {
     Editor,
     /// Picking users by search.
     Picker,
+    /// A text edited outside was refused: edit it again or drop it.
+    NotSaved,
 }
 
 /// Which pane of a view with two has the keys.
@@ -215,6 +221,15 @@ pub fn bindings(cx: KeyContext) -> Vec<Binding> {
             [&[key(Home)], &[key(End)]],
             ["start", "end"],
         ),
+        Mode::NotSaved => vec![
+            bind(
+                &[key(Char('e')), key(Enter)],
+                "e/Enter",
+                "edit again",
+                Action::Open,
+            ),
+            bind(&[key(Esc)], "Esc", "discard the changes", Action::Back),
+        ],
         Mode::Editor => with_editing_keys(
             vec![
                 bind(
@@ -392,6 +407,20 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 "edit value",
                 Action::Open,
             )],
+        ),
+        View::Mail => (
+            Moves::List,
+            vec![
+                bind(
+                    &[key(Enter), key(Char('e'))],
+                    "Enter/e",
+                    "edit",
+                    Action::Open,
+                ),
+                bind(&[key(Char('p'))], "p", "preview", Action::TogglePreview),
+                bind(&[key(Char('n'))], "n", "new locale", Action::New),
+                bind(&[key(Char('d'))], "d", "reset to built-in", Action::Delete),
+            ],
         ),
     };
     let mut list = Vec::new();

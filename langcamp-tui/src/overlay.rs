@@ -6,6 +6,7 @@ use langcamp_core::contacts::{Contact, ContactStatus};
 use langcamp_core::domain::Id;
 use langcamp_core::users::User;
 
+use crate::editor::EditRequest;
 use crate::input::{LineInput, TextArea};
 use crate::task::Job;
 use crate::view::View;
@@ -51,6 +52,14 @@ pub enum Overlay {
         purpose: EditorPurpose,
         awaiting: Option<u64>,
     },
+    /// A text edited in the user's editor was not saved: why, and the text, to edit
+    /// again or drop.
+    NotSaved {
+        /// What was edited, e.g. `the otp template in nl`.
+        what: String,
+        problems: Vec<String>,
+        draft: EditRequest,
+    },
 }
 
 impl Overlay {
@@ -89,6 +98,8 @@ pub enum PromptPurpose {
     Email { id: Id<User> },
     /// Whose test results to show.
     ResultsOf,
+    /// The kind and locale of a new mail template.
+    NewMailTemplate,
 }
 
 /// What the editor is for.

@@ -5,7 +5,8 @@
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
 use langcamp_core::dashboard::{Dashboard, TrendMonths};
-use langcamp_core::domain::{Email, Id, LanguageFilter};
+use langcamp_core::domain::{Email, Id, LanguageFilter, LanguageTag};
+use langcamp_core::mail_templates::{MailTemplate, NewMailTemplate, RenderedMail, TemplateKind};
 use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};
 use langcamp_core::settings::{NewSetting, Setting};
@@ -112,6 +113,20 @@ pub enum Job {
         key: String,
         value: serde_json::Value,
     },
+    MailTemplates,
+    PutMailTemplate {
+        template: NewMailTemplate,
+    },
+    /// Deletes the stored template: the built-in one applies again.
+    ResetMailTemplate {
+        kind: TemplateKind,
+        locale: LanguageTag,
+    },
+    /// The template in effect, rendered with sample values.
+    PreviewMailTemplate {
+        kind: TemplateKind,
+        locale: LanguageTag,
+    },
 }
 
 /// Whose test results to list.
@@ -137,8 +152,19 @@ pub enum Data {
     Materials(Page<Material>),
     Courses(Vec<Course>),
     Settings(Vec<Setting>),
+    MailTemplates(Vec<MailTemplate>),
+    MailPreview(MailPreview),
     /// A write succeeded; the text says what was done.
     Written(String),
+}
+
+/// A template rendered with sample values, and which it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MailPreview {
+    pub kind: TemplateKind,
+    /// As core writes it (`pt-BR`).
+    pub locale: String,
+    pub mail: RenderedMail,
 }
 
 /// The answer to task `id`.
@@ -299,6 +325,28 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             core.put_setting(op, NewSetting::new(key.clone(), value)?)
                 .await?;
             Data::Written(format!("saved {key}"))
+        }
+        Job::MailTemplates => Data::MailTemplates(core.list_mail_templates(op).await?),
+        Job::PutMailTemplate { template } => {
+            let saved = core.put_mail_template(op, template).await?;
+            Data::Written(format!(
+                "saved the {} template in {}; the next mail uses it",
+                saved.kind, saved.locale
+            ))
+        }
+        Job::ResetMailTemplate { kind, locale } => {
+            core.delete_mail_template(op, kind, &locale).await?;
+            Data::Written(format!(
+                "reset the {kind} template in {locale} to the built-in one"
+            ))
+        }
+        Job::PreviewMailTemplate { kind, locale } => {
+            let mail = core.preview_mail_template(op, kind, &locale, None).await?;
+            Data::MailPreview(MailPreview {
+                kind,
+                locale: locale.as_str().to_owned(),
+                mail,
+            })
         }
     })
 }

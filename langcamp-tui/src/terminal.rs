@@ -1,6 +1,7 @@
 //! The runtime on a real terminal: raw mode and the alternate screen, restored however the
 //! console ends (quit, error or panic); a thread reading keys; tokio tasks for core calls;
-//! and the loop that feeds both, through one channel, to `update` and redraws.
+//! and the loop that feeds both, through one channel, to `update` and redraws. It also
+//! puts the console aside while the user's editor runs ([`edit_outside`]).
 
 use std::cell::Cell;
 use std::io::{self, Stdout, stdout};
@@ -19,6 +20,7 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use crate::app::App;
+use crate::editor::{self, EditRequest};
 use crate::task::{self, Done, Task};
 use crate::{keymap, ui};
 
@@ -88,8 +90,7 @@ async fn event_loop(
     core: Langcamp,
 ) -> io::Result<()> {
     let (tx, mut rx) = unbounded_channel();
-    let stop = Arc::new(AtomicBool::new(false));
-    let reader = spawn_reader(tx.clone(), Arc::clone(&stop));
+    let mut reader = Reader::start(tx.clone());
     let mut app = App::new();
     spawn_tasks(&core, &tx, app.start());
 
@@ -110,6 +111,13 @@ async fn event_loop(
                 Event::InputFailed(error) => break 'outer Err(error),
             };
             spawn_tasks(&core, &tx, tasks);
+            if let Some(request) = app.take_edit() {
+                let outcome = match edit_outside(terminal, &mut reader, &tx, &request).await {
+                    Ok(outcome) => outcome,
+                    Err(error) => break 'outer Err(error),
+                };
+                spawn_tasks(&core, &tx, app.edited_outside(request, outcome));
+            }
             if !app.running {
                 break 'outer Ok(());
             }
@@ -119,13 +127,76 @@ async fn event_loop(
             }
         }
     };
-    stop.store(true, Ordering::Relaxed);
-    // The reader notices within one poll interval.
-    let _ = reader.join();
+    reader.stop();
     result
 }
 
-/// Reads terminal events on a thread of its own (crossterm's reads block).
+/// Runs the user's editor on `request` with the console put aside, and brings the console
+/// back, redrawn in full. The key reader stops first (it would take the editor's keys);
+/// the normal screen and line mode are the editor's while it runs.
+async fn edit_outside(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    reader: &mut Reader,
+    tx: &UnboundedSender<Event>,
+    request: &EditRequest,
+) -> io::Result<Result<String, String>> {
+    std::mem::replace(reader, Reader::idle()).stop();
+    disable_raw_mode()?;
+    execute!(stdout(), LeaveAlternateScreen, crossterm::cursor::Show)?;
+    // Ctrl-C in an editor that leaves it to the terminal is the editor's, not a reason
+    // to end the console under it (git does the same).
+    #[cfg(unix)]
+    let _interrupts =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    let (command, file_name, text) = (
+        editor::command_from_env(),
+        request.file_name.clone(),
+        request.text.clone(),
+    );
+    let outcome = tokio::task::spawn_blocking(move || editor::edit(&command, &file_name, &text))
+        .await
+        .unwrap_or_else(|_| Err("the editor could not be run".into()));
+    enable_raw_mode()?;
+    execute!(stdout(), EnterAlternateScreen)?;
+    terminal.clear()?;
+    *reader = Reader::start(tx.clone());
+    Ok(outcome)
+}
+
+/// The thread reading terminal events (crossterm's reads block), and how to stop it.
+struct Reader {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Reader {
+    fn start(tx: UnboundedSender<Event>) -> Reader {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = spawn_reader(tx, Arc::clone(&stop));
+        Reader {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// No thread (while the editor has the terminal).
+    fn idle() -> Reader {
+        Reader {
+            stop: Arc::new(AtomicBool::new(true)),
+            thread: None,
+        }
+    }
+
+    /// Stops the thread and waits for it: it notices within one poll interval.
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Reads terminal events on a thread of its own until `stop` is set.
 fn spawn_reader(tx: UnboundedSender<Event>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         OWNS_TERMINAL.set(true);

@@ -34,6 +34,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         View::Materials => views::materials::render(app, frame, body),
         View::Courses => views::courses::render(app, frame, body),
         View::Settings => views::settings::render(app, frame, body),
+        View::Mail => views::mail::render(app, frame, body),
     }
     render_status(app, frame, status);
     frame.render_widget(Paragraph::new(footer_lines), footer);
@@ -43,10 +44,37 @@ pub fn render(app: &App, frame: &mut Frame) {
 }
 
 fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
-    let titles = View::ALL
+    // Wide terminals get the name and roomy tabs; narrower ones the tabs alone, then
+    // closer together, and the narrowest every view's number and the current one's name.
+    let named = |i: usize, v: &View| format!("{} {}", i + 1, v.title());
+    let full: Vec<String> = View::ALL
         .iter()
         .enumerate()
-        .map(|(i, v)| format!("{} {}", i + 1, v.title()));
+        .map(|(i, v)| named(i, v))
+        .collect();
+    let width = |pad: usize| {
+        full.iter()
+            .map(|t| t.chars().count() + 2 * pad)
+            .sum::<usize>()
+            + full.len()
+            - 1
+    };
+    let (titles, pad, show_name) = if width(1) + 10 <= usize::from(area.width) {
+        (full, " ", true)
+    } else if width(1) <= usize::from(area.width) {
+        (full, " ", false)
+    } else if width(0) <= usize::from(area.width) {
+        (full, "", false)
+    } else {
+        let short = View::ALL.iter().enumerate().map(|(i, v)| {
+            if *v == app.view {
+                named(i, v)
+            } else {
+                (i + 1).to_string()
+            }
+        });
+        (short.collect(), "", false)
+    };
     let tabs = Tabs::new(titles)
         .select(app.view.index())
         .style(dim())
@@ -56,18 +84,18 @@ fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
                 .bg(Color::Cyan)
                 .add_modifier(Modifier::BOLD),
         )
-        .divider("│");
-    // Wide terminals get the name and roomy tabs; 80 columns fit the tabs alone.
-    if area.width >= 100 {
+        .divider("│")
+        .padding(pad, pad);
+    if show_name {
         let [name, rest] =
             Layout::horizontal([Constraint::Length(10), Constraint::Fill(1)]).areas(area);
         frame.render_widget(
             Span::styled(" langcamp", Style::new().add_modifier(Modifier::BOLD)),
             name,
         );
-        frame.render_widget(tabs.padding(" ", " "), rest);
+        frame.render_widget(tabs, rest);
     } else {
-        frame.render_widget(tabs.padding("", ""), area);
+        frame.render_widget(tabs, area);
     }
 }
 
@@ -117,6 +145,9 @@ fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
 fn render_overlay(app: &App, overlay: &Overlay, frame: &mut Frame, area: Rect) {
     match overlay {
         Overlay::Help => render_help(app, frame, area),
+        Overlay::NotSaved { what, problems, .. } => {
+            render_not_saved(what, problems, frame, area);
+        }
         Overlay::Picker { picker, awaiting } => {
             views::materials::render_picker(picker, awaiting.is_some(), frame, area);
         }
@@ -268,10 +299,49 @@ fn render_help(app: &App, frame: &mut Frame, area: Rect) {
         "In text fields: Enter done, Esc cancel; in the editor Ctrl-S sends.",
         dim(),
     )));
+    if app.view == View::Mail {
+        lines.push(Line::from(Span::styled(
+            "A template opens in $VISUAL or $EDITOR (else vi); it is saved when the editor \
+             closes, if it checks out.",
+            dim(),
+        )));
+    }
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .block(popup_block(" Help (Esc closes) ")),
+        popup,
+    );
+}
+
+/// Why a text edited in the user's editor was not saved, each problem on its own.
+fn render_not_saved(what: &str, problems: &[String], frame: &mut Frame, area: Rect) {
+    let width = 76u16.min(area.width);
+    let per_line = usize::from(width.saturating_sub(6).max(1));
+    let mut lines = Vec::new();
+    let mut rows = 0;
+    for problem in problems {
+        rows += (problem.chars().count() + 2).div_ceil(per_line).max(1);
+        lines.push(Line::from(vec![
+            Span::styled("• ", dim()),
+            Span::raw(problem.clone()),
+        ]));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(vec![
+        Span::styled(" e ", key_style()),
+        Span::raw(" edit again   "),
+        Span::styled(" Esc ", key_style()),
+        Span::raw(" discard the changes"),
+    ]));
+    let height = u16::try_from(rows + 4).unwrap_or(u16::MAX);
+    let title = format!(" Not saved: {what} ");
+    let popup = centered(area, width, height);
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(popup_block(&title)),
         popup,
     );
 }

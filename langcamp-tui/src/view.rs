@@ -10,11 +10,13 @@ pub enum View {
     Materials,
     Courses,
     Settings,
+    /// The mail templates (CONTRACT §16).
+    Mail,
 }
 
 impl View {
     /// Every view, in tab order; view `n` is switched to with the key `n`.
-    pub const ALL: [View; 7] = [
+    pub const ALL: [View; 8] = [
         View::Dashboard,
         View::Users,
         View::Contacts,
@@ -22,6 +24,7 @@ impl View {
         View::Materials,
         View::Courses,
         View::Settings,
+        View::Mail,
     ];
 
     pub fn title(self) -> &'static str {
@@ -33,6 +36,7 @@ impl View {
             View::Materials => "Materials",
             View::Courses => "Courses",
             View::Settings => "Settings",
+            View::Mail => "Mail",
         }
     }
 

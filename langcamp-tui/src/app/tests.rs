@@ -4,6 +4,7 @@ use langcamp_core::users::User;
 use langcamp_core::{Page, PageRequest, Role, Timestamp};
 
 use super::*;
+use crate::task::MailPreview;
 
 /// The id and address of [`user`]`(n, _)`, as the jobs about it name the user.
 fn key_of(n: i64) -> (Id<User>, String) {
@@ -339,4 +340,99 @@ fn quit_works_with_a_dialog_open_and_help_toggles() {
     app.update(Action::ToggleHelp);
     app.update(Action::Quit);
     assert!(!app.running);
+}
+
+/// An app on the Mail view listing the `otp` templates in `locales`, built-in.
+fn with_otp_templates(locales: &[&str]) -> App {
+    use langcamp_core::mail_templates::{MailTemplate, TemplateKind};
+    let mut app = App::new();
+    let tasks = app.update(Action::SwitchTo(View::Mail));
+    let list = locales
+        .iter()
+        .map(|locale| MailTemplate {
+            kind: TemplateKind::Otp,
+            locale: (*locale).to_owned(),
+            subject: format!("Code ({locale})"),
+            text: "Your code: {{ code }}".into(),
+            html: None,
+            built_in: true,
+            updated_at: None,
+        })
+        .collect();
+    let follow = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::MailTemplates(list)),
+    });
+    assert!(follow.is_empty());
+    app
+}
+
+#[test]
+fn a_save_that_fails_offers_the_edited_text_again() {
+    let mut app = with_otp_templates(&["de", "en"]);
+    assert!(app.update(Action::Open).is_empty());
+    let request = app.take_edit().expect("a text to edit");
+    assert_eq!(request.file_name, "otp.de.mail");
+    let edited = request.text.replace("Your code", "Ihr Code");
+    let tasks = app.edited_outside(request, Ok(edited.clone()));
+    assert!(matches!(jobs(&tasks)[..], [Job::PutMailTemplate { .. }]));
+    assert_eq!(app.activity(), Some("Saving…"));
+
+    app.finish(Done {
+        id: tasks[0].id,
+        outcome: Err("the database is not answering; try again (r reloads)".into()),
+    });
+    let Some(Overlay::NotSaved { problems, .. }) = &app.overlay else {
+        panic!("no problems shown: {:?}", app.overlay);
+    };
+    assert_eq!(
+        problems,
+        &["the database is not answering; try again (r reloads)".to_owned()]
+    );
+    assert_eq!(app.mode(), Mode::NotSaved);
+    assert!(app.update(Action::Open).is_empty());
+    assert_eq!(app.mode(), Mode::Normal);
+    let again = app.take_edit().expect("the text again");
+    assert_eq!(again.text, edited);
+    assert!(app.take_edit().is_none());
+}
+
+#[test]
+fn the_preview_follows_the_selection_and_drops_older_answers() {
+    use langcamp_core::mail_templates::{RenderedMail, TemplateKind};
+    let mut app = with_otp_templates(&["de", "en", "fr"]);
+    let first = app.update(Action::TogglePreview);
+    assert!(matches!(
+        jobs(&first)[..],
+        [Job::PreviewMailTemplate {
+            kind: TemplateKind::Otp,
+            ..
+        }]
+    ));
+    let second = app.update(Action::Down);
+    assert_eq!(second.len(), 1);
+    let preview = |locale: &str| MailPreview {
+        kind: TemplateKind::Otp,
+        locale: locale.into(),
+        mail: RenderedMail {
+            subject: format!("Code ({locale})"),
+            text: "Your code: 428517".into(),
+            html: String::new(),
+        },
+    };
+    app.finish(Done {
+        id: first[0].id,
+        outcome: Ok(Data::MailPreview(preview("de"))),
+    });
+    assert!(app.mail.preview.is_none(), "an older answer is dropped");
+    app.finish(Done {
+        id: second[0].id,
+        outcome: Ok(Data::MailPreview(preview("en"))),
+    });
+    let shown = app.mail.selected_preview().expect("the preview of en");
+    assert_eq!(shown.mail.subject, "Code (en)");
+    // The next one renders too; with the preview hidden, moving renders nothing.
+    assert_eq!(app.update(Action::Down).len(), 1);
+    assert!(app.update(Action::TogglePreview).is_empty());
+    assert!(app.update(Action::Up).is_empty());
 }

@@ -55,6 +55,7 @@ fn ctrl_c_quits_in_every_mode() {
         Mode::Line,
         Mode::Editor,
         Mode::Picker,
+        Mode::NotSaved,
     ] {
         let cx = in_mode(mode, View::Users);
         assert_eq!(
@@ -98,6 +99,48 @@ fn user_view_keys_map_to_their_actions() {
         assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
     }
     assert_eq!(map_key(cx, press(Char('x'))), None);
+}
+
+#[test]
+fn eight_switches_to_the_mail_templates() {
+    assert_eq!(
+        map_key(normal(View::Users), press(Char('8'))),
+        Some(Action::SwitchTo(View::Mail))
+    );
+    assert_eq!(View::Dashboard.prev(), View::Mail);
+}
+
+#[test]
+fn mail_view_keys_map_to_their_actions() {
+    let cx = normal(View::Mail);
+    for (code, action) in [
+        (Down, Action::Down),
+        (Char('k'), Action::Up),
+        (Enter, Action::Open),
+        (Char('e'), Action::Open),
+        (Char('p'), Action::TogglePreview),
+        (Char('n'), Action::New),
+        (Char('d'), Action::Delete),
+        (Char('r'), Action::Reload),
+        (Esc, Action::Back),
+    ] {
+        assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
+    }
+    // No pages: every template is on one.
+    assert_eq!(map_key(cx, press(Char(']'))), None);
+    // The mail keys are the mail view's own.
+    assert_eq!(map_key(normal(View::Courses), press(Char('n'))), None);
+    assert_eq!(map_key(normal(View::Settings), press(Char('p'))), None);
+}
+
+#[test]
+fn a_refused_edit_is_edited_again_or_dropped() {
+    let cx = in_mode(Mode::NotSaved, View::Mail);
+    assert_eq!(map_key(cx, press(Char('e'))), Some(Action::Open));
+    assert_eq!(map_key(cx, press(Enter)), Some(Action::Open));
+    assert_eq!(map_key(cx, press(Esc)), Some(Action::Back));
+    assert_eq!(map_key(cx, press(Char('q'))), None);
+    assert_eq!(map_key(cx, press(Char('8'))), None);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 pub mod contacts;
 pub mod courses;
 pub mod dashboard;
+pub mod mail;
 pub mod materials;
 pub mod placement;
 pub mod settings;

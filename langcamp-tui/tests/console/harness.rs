@@ -16,6 +16,7 @@ use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::TestDatabase;
 use langcamp_tui::app::App;
+use langcamp_tui::editor::EditRequest;
 use langcamp_tui::keymap::map_key;
 use langcamp_tui::task::settle;
 use langcamp_tui::ui;
@@ -338,6 +339,17 @@ impl Console {
             let tasks = self.app.update(action);
             settle(&mut self.app, &self.core, tasks).await;
         }
+    }
+
+    /// The console asked for a text in the user's editor: `edit` stands in for the user,
+    /// from the text the editor opens with to the text saved, and every core call that
+    /// causes finishes. Returns what the console asked for. A failure if it asked for none.
+    pub async fn edit_outside(&mut self, edit: impl FnOnce(&str) -> String) -> EditRequest {
+        let request = self.app.take_edit().expect("a text to edit in the editor");
+        let edited = edit(&request.text);
+        let tasks = self.app.edited_outside(request.clone(), Ok(edited));
+        settle(&mut self.app, &self.core, tasks).await;
+        request
     }
 
     /// Types text, one key per character (`\n` is Enter).

@@ -4,5 +4,6 @@
 //! `tests/snapshots/`.
 
 mod harness;
+mod mail;
 mod views;
 mod workflows;

@@ -91,6 +91,11 @@ async fn every_view_still_shows_its_title_and_keys_at_80x24() {
         );
         assert!(screen.contains("? help"), "{view:?} at 80x24:\n{screen}");
         assert_eq!(screen.lines().count(), 24);
+        // The tab bar names the current view and numbers every view.
+        let tabs = screen.lines().next().unwrap_or_default();
+        let current = format!("{} {}", view.index() + 1, view.title());
+        assert!(tabs.contains(&current), "{view:?} at 80x24: {tabs}");
+        assert!(tabs.contains(&View::ALL.len().to_string()), "{tabs}");
     }
 }
 
@@ -147,6 +152,8 @@ async fn tiny_terminals_do_not_break_any_screen_or_dialog() {
             KeyCode::Char('d'),
             KeyCode::Char('a'),
             KeyCode::Char('s'),
+            KeyCode::Char('n'),
+            KeyCode::Char('p'),
         ] {
             console.press(key).await;
             for (w, h) in [(1, 1), (20, 6), (40, 10)] {
