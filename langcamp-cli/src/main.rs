@@ -1,6 +1,7 @@
 //! `langcamp`: the operator's command. Each subcommand lives in its own module.
 
 mod access_line;
+mod audit;
 mod backup;
 mod completions;
 mod console;
@@ -62,6 +63,9 @@ enum Command {
     /// Read and write settings.
     #[command(subcommand)]
     Settings(settings::SettingsCommand),
+    /// The audit trail of staff and operator actions: list, or export as JSON Lines.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
     /// The mail templates (every kind of mail, per locale) as files: list, export, import.
     #[command(subcommand)]
     MailTemplates(mail_templates::MailTemplatesCommand),
@@ -121,6 +125,7 @@ async fn main() -> ExitCode {
             Command::Users(command) => users::run(&cli, command).await,
             Command::Settings(command) => settings::run(&cli, command).await,
             Command::MailTemplates(command) => mail_templates::run(&cli, command).await,
+            Command::Audit(command) => audit::run(&cli, command).await,
             Command::Stats(command) => stats::run(&cli, command).await,
             Command::Storage(command) => storage::run(&cli, command).await,
             Command::Console => console::run(&cli).await,

@@ -509,3 +509,53 @@ async fn mail_templates_export_to_files_and_import_all_or_nothing() {
     assert_eq!(otp["builtIn"], false);
     assert_eq!(otp["subject"], "Ihr Zugangscode für {{ schoolName }}");
 }
+
+/// CONTRACT §17: the command's writes are the operator's, named by the system user, and the
+/// trail comes out as a list or as JSON Lines.
+#[tokio::test]
+async fn a_role_change_by_the_command_is_recorded_as_the_operator() {
+    let env = Env::migrated().await;
+    env.json(&[
+        "users",
+        "create",
+        "lea@example.com",
+        "--name",
+        "Léa",
+        "--json",
+    ]);
+    let out = env
+        .langcamp(&["users", "set-role", "lea@example.com", "admin", "--yes"])
+        .env("USER", "ops-anna")
+        .output()
+        .expect("run langcamp");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let listed = env.json(&["audit", "list", "--action", "user.role_changed", "--json"]);
+    let entries = listed["list"].as_array().expect("a list");
+    assert_eq!(entries.len(), 1, "{listed}");
+    let entry = &entries[0];
+    assert_eq!(entry["actor"]["type"], "operator");
+    assert_eq!(entry["actor"]["email"], "ops-anna");
+    assert_eq!(entry["actor"]["id"], Value::Null);
+    assert_eq!(entry["target"]["label"], "lea@example.com");
+    assert_eq!(
+        entry["changes"]["role"],
+        serde_json::json!({ "from": "user", "to": "admin" })
+    );
+    assert_eq!(entry["requestId"], Value::Null);
+
+    let export = env.run(&["audit", "export", "--since", "2000-01-01T00:00:00Z"]);
+    assert_eq!(export.status.code(), Some(0), "{}", stderr(&export));
+    let lines: Vec<Value> = String::from_utf8_lossy(&export.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
+        .collect();
+    let actions: Vec<&str> = lines.iter().filter_map(|e| e["action"].as_str()).collect();
+    assert_eq!(
+        actions,
+        ["user.created", "user.role_changed"],
+        "oldest first"
+    );
+    let bad = env.run(&["audit", "list", "--since", "last week"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
-pub use self::input::{AuditFilter, AuditQuery};
+pub use self::input::{AuditFilter, AuditQuery, time};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
 use crate::error::{Error, Result};
