@@ -146,6 +146,9 @@ echo 0 >"$WORK/otp_next"
 OTP_BLOCK=$((OTP_CODES / (RUNS + 2)))
 # Likewise the next unused address for code requests (each run asks for new ones).
 echo 0 >"$WORK/otp_request_next"
+# An admin write for PUT /settings (each run replaces the same setting; issue 32
+# measures what its audit entry adds).
+echo '{"key":"bench.setting","value":{"seats":12,"note":"evening group"}}' >"$WORK/setting.json"
 OTP_REQUEST_BLOCK=1000000
 
 # to_ms VALUE: wrk's "1.23ms" / "850.00us" / "1.02s" in milliseconds.
@@ -189,6 +192,7 @@ endpoint_run() {
       echo $((first + OTP_REQUEST_BLOCK)) >"$WORK/otp_request_next"
       wrk_run "$url/auth/otp/request" "$DURATION" $CONNECTIONS $THREADS "$LUA/otp-request.lua" "$first" $((OTP_REQUEST_BLOCK / THREADS)) ;;
     "POST /proficiency-tests/{id}/submit") wrk_run "$url/proficiency-tests/$TEST_ID/submit" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" POST "$USER_TOKEN" "$WORK/submit.json" ;;
+    "PUT /settings") wrk_run "$url/settings" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" PUT "$ADMIN_TOKEN" "$WORK/setting.json" ;;
     "GET /admin/dashboard") wrk_run "$url/admin/dashboard" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET "$ADMIN_TOKEN" ;;
   esac
 }
@@ -223,6 +227,7 @@ ENDPOINTS=(
   "POST /auth/otp/verify"
   "POST /proficiency-tests/{id}/submit"
   "GET /admin/dashboard"
+  "PUT /settings"
 )
 
 TABLE=$WORK/table.md
