@@ -2,7 +2,7 @@
 //! template it becomes: every problem named at save, so a template never breaks at send.
 
 use serde::Deserialize;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use super::{TemplateKind, render};
 use crate::domain::LanguageTag;
@@ -137,6 +137,19 @@ impl NewMailTemplate {
             source: TemplateSource::parse(kind, input)?,
         })
     }
+}
+
+/// The path of a template, `{kind}/{locale}`, as the document describes it (read with
+/// [`kind_and_locale`]).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)]
+pub struct TemplateAddress {
+    /// The kind of mail.
+    kind: TemplateKind,
+    /// A BCP 47 tag, e.g. `de` or `pt-BR`.
+    #[param(pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35)]
+    locale: String,
 }
 
 /// The kind and locale of a template's address; 400 naming each problem.

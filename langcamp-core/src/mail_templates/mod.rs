@@ -20,7 +20,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-pub use self::input::{MailTemplateInput, NewMailTemplate, TemplateSource, kind_and_locale};
+pub use self::input::{
+    MailTemplateInput, NewMailTemplate, TemplateAddress, TemplateSource, kind_and_locale,
+};
 pub use self::kind::{MailValues, TemplateKind};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};

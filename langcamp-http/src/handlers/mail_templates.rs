@@ -4,7 +4,7 @@
 use langcamp_core::Result;
 use langcamp_core::mail_templates::{
     DeletedMailTemplate, MailTemplate, MailTemplateInput, NewMailTemplate, RenderedMail,
-    TemplateKind, TemplateSource, kind_and_locale,
+    TemplateAddress, TemplateSource, kind_and_locale,
 };
 
 use crate::limits::RateRule;
@@ -39,10 +39,7 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 /// or `html` does not show `{{ code }}`, an unknown kind or a locale that is not a
 /// BCP 47 tag is 400 and nothing is stored.
 #[utoipa::path(put, path = "/admin/mail-templates/{kind}/{locale}", tag = "mail-templates", operation_id = "putMailTemplate",
-    params(
-        ("kind" = TemplateKind, Path, description = "The kind of mail"),
-        ("locale" = String, Path, pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "A BCP 47 tag, e.g. `de` or `pt-BR`"),
-    ),
+    params(TemplateAddress),
     request_body(content = MailTemplateInput, example = json!({
         "subject": "Ihr Anmeldecode für {{ schoolName }}",
         "text": "Ihr Anmeldecode lautet {{ code }}.\n\nEr ist {{ minutes }} Minuten gültig.",
@@ -66,10 +63,7 @@ pub async fn put(mut ctx: Ctx) -> Result<Reply> {
 /// Delete the stored template of a kind in a locale: the built-in one (or, for a locale
 /// without one, the next locale of the resolution) is used again.
 #[utoipa::path(delete, path = "/admin/mail-templates/{kind}/{locale}", tag = "mail-templates", operation_id = "deleteMailTemplate",
-    params(
-        ("kind" = TemplateKind, Path, description = "The kind of mail"),
-        ("locale" = String, Path, pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "A BCP 47 tag, e.g. `de` or `pt-BR`"),
-    ),
+    params(TemplateAddress),
     responses(
         (status = 200, description = "Deleted", body = Envelope<DeletedMailTemplate>),
         (status = 400, description = "Unknown kind, or a locale that is not a BCP 47 tag", body = ErrorEnvelope),
@@ -87,10 +81,7 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 /// without a body (or with `{}`) the template in effect for that kind and locale. The
 /// same checks as saving it; nothing is stored.
 #[utoipa::path(post, path = "/admin/mail-templates/{kind}/{locale}/preview", tag = "mail-templates", operation_id = "previewMailTemplate",
-    params(
-        ("kind" = TemplateKind, Path, description = "The kind of mail"),
-        ("locale" = String, Path, pattern = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$", max_length = 35, description = "A BCP 47 tag, e.g. `de` or `pt-BR`"),
-    ),
+    params(TemplateAddress),
     request_body(content = Option<MailTemplateInput>, example = json!({
         "subject": "Your {{ schoolName }} code",
         "text": "Your code is {{ code }}"
