@@ -11,7 +11,9 @@ use crate::validate::{self, Lines, Problems, passed};
 
 pub const SUBJECT_MAX: usize = 1_000;
 pub const TEXT_MAX: usize = 20_000;
-pub const HTML_MAX: usize = 100_000;
+// Every part at its longest, in the longest JSON escapes (12 bytes a character), stays
+// under the 1 MB of a JSON body.
+pub const HTML_MAX: usize = 50_000;
 
 /// Body of `PUT /admin/mail-templates/{kind}/{locale}` and of its preview.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, ToSchema)]
@@ -26,16 +28,38 @@ pub struct MailTemplateInput {
     /// Optional: the HTML part's body (values are HTML-escaped in it); without it the HTML
     /// part is the text, escaped, in paragraphs.
     #[schema(
-        max_length = 100000,
+        max_length = 50000,
         example = "<p>Your sign-in code is <b>{{ code }}</b></p>"
     )]
     pub html: Option<String>,
 }
 
-impl MailTemplateInput {
-    /// Nothing given: a preview of the template in effect.
-    pub fn is_empty(&self) -> bool {
-        self.subject.is_none() && self.text.is_none() && self.html.is_none()
+/// Body of `POST /admin/mail-templates/{kind}/{locale}/preview`: a template to render, or
+/// nothing (no body, or `{}`) to render the one in effect.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MailTemplatePreviewInput {
+    /// One line; required with `text`.
+    #[schema(min_length = 1, max_length = 1000)]
+    pub subject: Option<String>,
+    /// Required with `subject`.
+    #[schema(min_length = 1, max_length = 20000)]
+    pub text: Option<String>,
+    #[schema(max_length = 50000)]
+    pub html: Option<String>,
+}
+
+impl MailTemplatePreviewInput {
+    /// The template to render, or `None` for the one in effect.
+    pub fn template(self) -> Option<MailTemplateInput> {
+        if self.subject.is_none() && self.text.is_none() && self.html.is_none() {
+            return None;
+        }
+        Some(MailTemplateInput {
+            subject: self.subject,
+            text: self.text,
+            html: self.html,
+        })
     }
 }
 

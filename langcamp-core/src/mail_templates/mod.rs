@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 pub use self::input::{
-    MailTemplateInput, NewMailTemplate, TemplateAddress, TemplateSource, kind_and_locale,
+    MailTemplateInput, MailTemplatePreviewInput, NewMailTemplate, TemplateAddress, TemplateSource,
+    kind_and_locale,
 };
 pub use self::kind::{MailValues, TemplateKind};
 use crate::Langcamp;

@@ -3,8 +3,8 @@
 
 use langcamp_core::Result;
 use langcamp_core::mail_templates::{
-    DeletedMailTemplate, MailTemplate, MailTemplateInput, NewMailTemplate, RenderedMail,
-    TemplateAddress, TemplateSource, kind_and_locale,
+    DeletedMailTemplate, MailTemplate, MailTemplateInput, MailTemplatePreviewInput,
+    NewMailTemplate, RenderedMail, TemplateAddress, TemplateSource, kind_and_locale,
 };
 
 use crate::limits::RateRule;
@@ -82,7 +82,7 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 /// same checks as saving it; nothing is stored.
 #[utoipa::path(post, path = "/admin/mail-templates/{kind}/{locale}/preview", tag = "mail-templates", operation_id = "previewMailTemplate",
     params(TemplateAddress),
-    request_body(content = Option<MailTemplateInput>, example = json!({
+    request_body(content = Option<MailTemplatePreviewInput>, example = json!({
         "subject": "Your {{ schoolName }} code",
         "text": "Your code is {{ code }}"
     })),
@@ -92,9 +92,9 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn preview(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    let input: Option<MailTemplateInput> = ctx.optional_json().await?;
+    let input: Option<MailTemplatePreviewInput> = ctx.optional_json().await?;
     let (kind, locale) = kind_and_locale(ctx.param("kind"), ctx.param("locale"))?;
-    let source = match input.filter(|i| !i.is_empty()) {
+    let source = match input.and_then(MailTemplatePreviewInput::template) {
         Some(input) => Some(TemplateSource::parse(kind, input)?),
         None => None,
     };
