@@ -88,8 +88,9 @@ pub struct ContactStatusInput {
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct ContactFilter {
-    /// `PENDING`, `IN_PROGRESS`, `REPLIED` or `CLOSED`; another value is 400.
-    #[param(value_type = Option<ContactStatus>)]
+    /// `PENDING`, `IN_PROGRESS`, `REPLIED` or `CLOSED` (empty: every status); another
+    /// value is 400.
+    #[param(value_type = Option<String>, pattern = r"^\s*(PENDING|IN_PROGRESS|REPLIED|CLOSED)?\s*$")]
     pub status: Option<String>,
     /// Case-insensitive substring of the first name, last name or e-mail.
     pub q: Option<String>,
