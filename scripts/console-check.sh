@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Drives the real `langcamp console` in a detached tmux session (100x30): switches through
 # every view, checks that each one rendered, edits a mail template in "the user's editor"
-# (a script standing in for one: the console steps aside for it and comes back), quits
-# with `q`, and checks that the console ended and exited 0. Builds nothing: pass the
+# (a script standing in for one: the console steps aside for it and comes back), finds
+# that edit on the audit trail by filtering on its action, quits with `q`, and checks
+# that the console ended and exited 0. Builds nothing: pass the
 # binary (default target/debug/langcamp).
 #
 #   scripts/console-check.sh [path/to/langcamp]
@@ -107,6 +108,23 @@ if grep -qx '[0-9] Mail' <<<"$views"; then
     edited=yes
 fi
 
+# The audit trail view: the edit is on it, as the operator's; filtering on its action
+# keeps only that entry.
+audited=no
+if [ "$edited" = yes ] && grep -qx '[0-9] Audit' <<<"$views"; then
+    tmux_ send-keys -t "$session" "$(grep -x '[0-9] Audit' <<<"$views" | cut -c1)"
+    wait_for "┌ Audit ·"
+    wait_for "Action     mail_template.put"
+    tmux_ send-keys -t "$session" a
+    wait_for "Only the action"
+    tmux_ send-keys -t "$session" -l "mail_template.put"
+    tmux_ send-keys -t "$session" Enter
+    wait_for "Action: mail_template.put"
+    wait_for "page 1 of 1 · 1 entry "
+    echo "console-check: the edit found on the audit trail by its action"
+    audited=yes
+fi
+
 tmux_ send-keys -t "$session" q
 for i in $(seq 1 100); do
     [ -f "$work/exit-status" ] && break
@@ -121,4 +139,4 @@ for i in $(seq 1 50); do
 done
 tmux_ has-session -t "$session" 2>/dev/null && fail "the tmux session is still running after q"
 
-echo "console-check: OK ($count views, demo data: $seeded, template edited: $edited, exit status 0)"
+echo "console-check: OK ($count views, demo data: $seeded, template edited: $edited, on the audit trail: $audited, exit status 0)"

@@ -77,7 +77,7 @@ enum Command {
     Storage(storage::StorageCommand),
     /// Open the terminal admin console (as the operator) on the configured database.
     #[command(
-        after_help = "Keys: 1-7 or Tab switch views, ? shows every key, q quits.\nLogs go to console.log under DATA_DIR.\n\nExample:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp console"
+        after_help = "Keys: 1-9 or Tab switch views, ? shows every key, q quits.\nLogs go to console.log under DATA_DIR.\n\nExample:\n  DATABASE_URL=postgres://langcamp@db/langcamp langcamp console"
     )]
     Console,
     /// Print the OpenAPI document.

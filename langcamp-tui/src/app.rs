@@ -37,6 +37,7 @@ pub struct App {
     pub courses: views::courses::CoursesState,
     pub settings: views::settings::SettingsState,
     pub mail: views::mail::MailState,
+    pub audit: views::audit::AuditState,
     /// A text for the user's editor, for the runtime to take ([`App::take_edit`]).
     edit: Option<EditRequest>,
 }
@@ -79,6 +80,7 @@ impl App {
             courses: views::courses::CoursesState::default(),
             settings: views::settings::SettingsState::default(),
             mail: views::mail::MailState::default(),
+            audit: views::audit::AuditState::default(),
             edit: None,
         }
     }
@@ -124,7 +126,8 @@ impl App {
             | View::Materials
             | View::Courses
             | View::Settings
-            | View::Mail => None,
+            | View::Mail
+            | View::Audit => None,
         }
     }
 
@@ -137,7 +140,8 @@ impl App {
             | View::Materials
             | View::Courses
             | View::Settings
-            | View::Mail => None,
+            | View::Mail
+            | View::Audit => None,
         }
     }
 
@@ -179,7 +183,8 @@ impl App {
             | View::Materials
             | View::Courses
             | View::Settings
-            | View::Mail => {}
+            | View::Mail
+            | View::Audit => {}
         }
         self.load(self.view)
     }
@@ -218,6 +223,7 @@ impl App {
             View::Courses => views::courses::load(self),
             View::Settings => views::settings::load(self),
             View::Mail => views::mail::load(self),
+            View::Audit => views::audit::load(self),
         }
     }
 
@@ -300,6 +306,7 @@ impl App {
                 View::Courses => views::courses::action(self, action),
                 View::Settings => views::settings::action(self, action),
                 View::Mail => views::mail::action(self, action),
+                View::Audit => views::audit::action(self, action),
             },
         }
     }
@@ -348,6 +355,14 @@ impl App {
                 ..
             } if action == Action::Submit => {
                 return views::mail::new_named(self, title, input);
+            }
+            Overlay::Prompt {
+                purpose: PromptPurpose::AuditFilter(field),
+                title,
+                input,
+                ..
+            } if action == Action::Submit => {
+                return views::audit::filter_submitted(self, field, title, input);
             }
             Overlay::Picker { picker, awaiting } => {
                 return views::materials::picker_action(self, picker, awaiting, action);
@@ -430,7 +445,9 @@ impl App {
                     None
                 }
             },
-            PromptPurpose::ResultsOf | PromptPurpose::NewMailTemplate => None,
+            PromptPurpose::ResultsOf
+            | PromptPurpose::NewMailTemplate
+            | PromptPurpose::AuditFilter(_) => None,
         }
     }
 
@@ -487,6 +504,9 @@ impl App {
             }
             Ok(Data::MailTemplates(list)) => views::mail::loaded(self, done.id, list),
             Ok(Data::MailPreview(preview)) => views::mail::preview_loaded(self, done.id, preview),
+            Ok(Data::Audit(page)) => {
+                self.page_loaded(View::Audit, done.id, page, |a| &mut a.audit.list)
+            }
             Err(text) => {
                 if self.awaiting() == Some(done.id) {
                     self.clear_awaiting();
@@ -558,6 +578,7 @@ impl App {
             View::Settings => &mut self.settings.list.load_id,
             View::Mail if self.mail.preview_id == Some(id) => &mut self.mail.preview_id,
             View::Mail => &mut self.mail.list.load_id,
+            View::Audit => &mut self.audit.list.load_id,
         };
         if *load_id == Some(id) {
             *load_id = None;

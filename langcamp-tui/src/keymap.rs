@@ -48,6 +48,16 @@ pub enum Action {
     TogglePreview,
     /// Add one for a new name (a mail template for a new locale).
     New,
+    /// Filter by who did it (the audit trail: the actor's e-mail).
+    FilterActor,
+    /// Filter by what was done (the audit trail: the action).
+    FilterAction,
+    /// Filter by the id of what it was done to (the audit trail: the target's id).
+    FilterTargetId,
+    /// Filter by a time lower bound (the audit trail: since).
+    FilterSince,
+    /// Drop every filter of the view.
+    ClearFilters,
     // Text entry, confirmation and choices.
     Type(char),
     Backspace,
@@ -420,6 +430,23 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 bind(&[key(Char('p'))], "p", "preview", Action::TogglePreview),
                 bind(&[key(Char('n'))], "n", "new locale", Action::New),
                 bind(&[key(Char('d'))], "d", "reset to built-in", Action::Delete),
+            ],
+        ),
+        View::Audit => (
+            Moves::Pages,
+            vec![
+                bind(&[key(Char('u'))], "u", "actor", Action::FilterActor),
+                bind(&[key(Char('a'))], "a", "action", Action::FilterAction),
+                bind(&[key(Char('f'))], "f", "target type", Action::CycleFilter),
+                bind(&[key(Enter)], "Enter", "this target", Action::Open),
+                more(&[key(Char('i'))], "i", "target id", Action::FilterTargetId),
+                bind(&[key(Char('s'))], "s", "since", Action::FilterSince),
+                bind(
+                    &[key(Char('x'))],
+                    "x",
+                    "clear filters",
+                    Action::ClearFilters,
+                ),
             ],
         ),
     };

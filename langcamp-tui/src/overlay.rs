@@ -100,6 +100,8 @@ pub enum PromptPurpose {
     ResultsOf,
     /// The kind and locale of a new mail template.
     NewMailTemplate,
+    /// A filter of the audit trail.
+    AuditFilter(views::audit::AuditField),
 }
 
 /// What the editor is for.

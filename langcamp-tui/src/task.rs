@@ -2,6 +2,7 @@
 //! task with [`execute`] and sends the [`Done`] back through the one event channel.
 //! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
 
+use langcamp_core::audit::{AuditEntry, AuditQuery};
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
 use langcamp_core::dashboard::{Dashboard, TrendMonths};
@@ -127,6 +128,11 @@ pub enum Job {
         kind: TemplateKind,
         locale: LanguageTag,
     },
+    /// A page of the audit trail, newest first.
+    Audit {
+        query: AuditQuery,
+        page: u32,
+    },
 }
 
 /// Whose test results to list.
@@ -154,6 +160,7 @@ pub enum Data {
     Settings(Vec<Setting>),
     MailTemplates(Vec<MailTemplate>),
     MailPreview(MailPreview),
+    Audit(Page<AuditEntry>),
     /// A write succeeded; the text says what was done.
     Written(String),
 }
@@ -347,6 +354,9 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
                 locale: locale.as_str().to_owned(),
                 mail,
             })
+        }
+        Job::Audit { query, page } => {
+            Data::Audit(core.list_audit(op, &query, page_request(page)).await?)
         }
     })
 }

@@ -35,6 +35,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         View::Courses => views::courses::render(app, frame, body),
         View::Settings => views::settings::render(app, frame, body),
         View::Mail => views::mail::render(app, frame, body),
+        View::Audit => views::audit::render(app, frame, body),
     }
     render_status(app, frame, status);
     frame.render_widget(Paragraph::new(footer_lines), footer);
@@ -303,6 +304,14 @@ fn render_help(app: &App, frame: &mut Frame, area: Rect) {
         lines.push(Line::from(Span::styled(
             "A template opens in $VISUAL or $EDITOR (else vi); it is saved when the editor \
              closes, if it checks out.",
+            dim(),
+        )));
+    }
+    if app.view == View::Audit {
+        lines.push(Line::from(Span::styled(
+            "The trail is read-only: no key edits or deletes an entry. Filters match \
+             exactly and combine; an empty one is cleared. Since takes an RFC 3339 time \
+             (2026-05-04T09:00:00Z).",
             dim(),
         )));
     }

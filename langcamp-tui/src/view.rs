@@ -12,11 +12,13 @@ pub enum View {
     Settings,
     /// The mail templates (CONTRACT §16).
     Mail,
+    /// The audit trail (CONTRACT §17), read-only.
+    Audit,
 }
 
 impl View {
     /// Every view, in tab order; view `n` is switched to with the key `n`.
-    pub const ALL: [View; 8] = [
+    pub const ALL: [View; 9] = [
         View::Dashboard,
         View::Users,
         View::Contacts,
@@ -25,6 +27,7 @@ impl View {
         View::Courses,
         View::Settings,
         View::Mail,
+        View::Audit,
     ];
 
     pub fn title(self) -> &'static str {
@@ -37,6 +40,7 @@ impl View {
             View::Courses => "Courses",
             View::Settings => "Settings",
             View::Mail => "Mail",
+            View::Audit => "Audit",
         }
     }
 

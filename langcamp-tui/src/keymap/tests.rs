@@ -24,7 +24,7 @@ fn number_keys_and_tab_switch_views_in_normal_mode() {
         map_key(cx, press(Char('1'))),
         Some(Action::SwitchTo(View::ALL[0]))
     );
-    assert_eq!(map_key(cx, press(Char('9'))), None);
+    assert_eq!(map_key(cx, press(Char('0'))), None);
     assert_eq!(map_key(cx, press(Tab)), Some(Action::NextView));
     assert_eq!(
         map_key(cx, KeyEvent::new(BackTab, KeyModifiers::SHIFT)),
@@ -107,7 +107,67 @@ fn eight_switches_to_the_mail_templates() {
         map_key(normal(View::Users), press(Char('8'))),
         Some(Action::SwitchTo(View::Mail))
     );
-    assert_eq!(View::Dashboard.prev(), View::Mail);
+    assert_eq!(View::Mail.next(), View::Audit);
+}
+
+#[test]
+fn nine_switches_to_the_audit_trail_the_last_view() {
+    assert_eq!(
+        map_key(normal(View::Users), press(Char('9'))),
+        Some(Action::SwitchTo(View::Audit))
+    );
+    assert_eq!(View::Dashboard.prev(), View::Audit);
+    assert_eq!(View::Audit.next(), View::Dashboard);
+}
+
+#[test]
+fn audit_view_keys_filter_and_none_writes() {
+    let cx = normal(View::Audit);
+    for (code, action) in [
+        (Down, Action::Down),
+        (Char('k'), Action::Up),
+        (Char(']'), Action::NextPage),
+        (PageUp, Action::PrevPage),
+        (Char('u'), Action::FilterActor),
+        (Char('a'), Action::FilterAction),
+        (Char('f'), Action::CycleFilter),
+        (Enter, Action::Open),
+        (Char('i'), Action::FilterTargetId),
+        (Char('s'), Action::FilterSince),
+        (Char('x'), Action::ClearFilters),
+        (Char('r'), Action::Reload),
+        (Char('?'), Action::ToggleHelp),
+        (Esc, Action::Back),
+    ] {
+        assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
+    }
+    // Read-only: no key deletes, edits or adds an entry.
+    for code in [Char('d'), Char('e'), Char('n'), Delete] {
+        assert_eq!(map_key(cx, press(code)), None, "{code:?}");
+    }
+    let writes = [
+        Action::Delete,
+        Action::EditEmail,
+        Action::SetRole,
+        Action::SetStatus,
+        Action::New,
+        Action::Assign,
+        Action::Unassign,
+        Action::Duplicate,
+        Action::TogglePublish,
+        Action::ToggleActive,
+    ];
+    assert!(
+        bindings(cx).iter().all(|b| !writes.contains(&b.action)),
+        "a write key in the audit view"
+    );
+    // The audit filter keys are the audit view's own.
+    assert_eq!(map_key(normal(View::Users), press(Char('x'))), None);
+    assert_eq!(map_key(normal(View::Courses), press(Char('i'))), None);
+    // At a filter prompt the keys are typed.
+    let line = in_mode(Mode::Line, View::Audit);
+    assert_eq!(map_key(line, press(Char('x'))), Some(Action::Type('x')));
+    assert_eq!(map_key(line, press(Char('9'))), Some(Action::Type('9')));
 }
 
 #[test]

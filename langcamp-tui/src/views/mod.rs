@@ -1,5 +1,6 @@
 //! One module per view: its state, how it loads, how it answers actions, how it draws.
 
+pub mod audit;
 pub mod contacts;
 pub mod courses;
 pub mod dashboard;

@@ -3,6 +3,7 @@
 //! run, and the screen is rendered to ratatui's `TestBackend` and compared with
 //! `tests/snapshots/`.
 
+mod audit;
 mod harness;
 mod mail;
 mod views;
