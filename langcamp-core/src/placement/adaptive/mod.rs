@@ -18,8 +18,9 @@
 //! 4. **The next question** (`select.rs`): the one with the most information at the current
 //!    estimate, drawn at random among the 5 best so that students do not all see the same
 //!    sequence.
-//! 5. **The stop** (`stop.rs`): once the standard error is at most 0.6 logits (after at
-//!    least 5 answers), or at the test's `maxQuestions`.
+//! 5. **The stop** (`stop.rs`): once the standard error is at most 0.55 logits, or the
+//!    ability is 1.5 standard errors away from every cut point (after at least 5
+//!    answers), or at the test's `maxQuestions`.
 //! 6. **The level** (`levels.rs`): the final ability's band between fixed cut points.
 //!
 //! [`Session`] strings these together for one attempt.
