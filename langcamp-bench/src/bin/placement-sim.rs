@@ -53,6 +53,9 @@ struct Args {
     /// The adaptive test's level rule: stop once ability ± Z × SE is inside one level (0: off).
     #[arg(long, default_value_t = stop::LEVEL_Z)]
     level_z: f64,
+    /// Also print each run's agreement per true level.
+    #[arg(long)]
+    by_level: bool,
     /// Also print, model true, fixed tests of other lengths and the adaptive test at other
     /// targets (maxQuestions 100).
     #[arg(long)]
@@ -257,6 +260,24 @@ fn summarise(students: &[Student], placements: &[Placement]) -> Summary {
     }
 }
 
+/// For the students of one true level: `exact (higher, lower)` in percent.
+fn by_level(students: &[Student], placements: &[Placement], level: CefrLevel) -> String {
+    let (mut n, mut exact, mut higher, mut lower) = (0, 0, 0, 0);
+    for (s, p) in students.iter().zip(placements) {
+        if s.level != level {
+            continue;
+        }
+        n += 1;
+        match p.level.cmp(&level) {
+            std::cmp::Ordering::Equal => exact += 1,
+            std::cmp::Ordering::Greater => higher += 1,
+            std::cmp::Ordering::Less => lower += 1,
+        }
+    }
+    let pct = |k: i32| 100.0 * f64::from(k) / f64::from(n.max(1));
+    format!("{:.0} ({:.0}, {:.0})", pct(exact), pct(higher), pct(lower))
+}
+
 fn row(scenario: &str, test: &str, s: &Summary) {
     println!(
         "| {scenario} | {test} | {:.1} % | {:.1} % | {:.1} | {} |",
@@ -305,6 +326,7 @@ fn main() {
         "adaptive (SE ≤ {}, level rule z = {}, max {})",
         args.target_error, args.level_z, args.max_questions
     );
+    let mut runs = Vec::new();
     for scenario in scenarios {
         let engine = bank.engine(scenario);
         let fixed_placements: Vec<Placement> = students
@@ -326,6 +348,25 @@ fn main() {
             &adaptive_name,
             &summarise(&students, &adaptive_placements),
         );
+        runs.push((name, "fixed", fixed_placements));
+        runs.push((name, "adaptive", adaptive_placements));
+    }
+    if args.by_level {
+        println!();
+        println!(
+            "By true level: placed exactly, % (placed higher, placed lower), {} students each:",
+            args.students_per_level
+        );
+        println!();
+        println!("| answers follow | test | A1 | A2 | B1 | B2 | C1 | C2 |");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|");
+        for (name, test, placements) in &runs {
+            let cells: Vec<String> = CefrLevel::ALL
+                .iter()
+                .map(|&level| by_level(&students, placements, level))
+                .collect();
+            println!("| {name} | {test} | {} |", cells.join(" | "));
+        }
     }
     if args.sweep {
         println!();
