@@ -14,6 +14,7 @@
 //! Questions and options keep their ids across edits when the update carries them, so a
 //! result's `questionId` still names the same question after the test was edited.
 
+pub mod adaptive;
 mod draft;
 mod results;
 mod store;
