@@ -42,11 +42,7 @@ def before_call(context, case, kwargs):
         case.headers = {}
     case.headers["X-Forwarded-For"] = f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}"
     if case.path == "/auth/logout":
-        # On this request only, not on its case: the probe without credentials copies the
-        # case's headers and must stay without them.
         token = next(_logout, None)
         if token is None:
             raise RuntimeError("out of sign-ins for POST /auth/logout: raise SCHEMATHESIS_LOGOUT_SIGN_INS")
-        headers = kwargs.get("headers") or {}
-        headers["Authorization"] = f"Bearer {token}"
-        kwargs["headers"] = headers
+        case.headers["Authorization"] = f"Bearer {token}"
