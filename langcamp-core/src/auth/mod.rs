@@ -117,6 +117,13 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let expires_at = now + i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX / 2);
         let book = self.mail_book().await?;
+        // The reader's locale is read before the write transaction, from the reader pool:
+        // on SQLite the writer is shared, and this read needs no lock.
+        let known_locale: Option<String> =
+            sqlx::query_scalar("SELECT locale FROM users WHERE email = $1")
+                .bind(email.as_str())
+                .fetch_optional(self.db().reader())
+                .await?;
 
         let mut tx = self.db().begin().await?;
         let recent: i64 = sqlx::query_scalar(
@@ -157,11 +164,6 @@ impl Langcamp {
         .bind(email.as_str())
         .execute(&mut *tx)
         .await?;
-        let known_locale: Option<String> =
-            sqlx::query_scalar("SELECT locale FROM users WHERE email = $1")
-                .bind(email.as_str())
-                .fetch_optional(&mut *tx)
-                .await?;
         let locale =
             known_locale.or_else(|| accept_language.and_then(validate::first_accept_language));
         let values = MailValues::Otp {
