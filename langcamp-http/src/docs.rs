@@ -43,6 +43,8 @@ use crate::router::{Access, Operation};
         (name = "education-materials", description = "PDFs and videos that admins assign to users"),
         (name = "contacts", description = "Contact requests: the public form, and replies by admins"),
         (name = "dashboard", description = "Statistics for admins"),
+        (name = "exports", description = "The admin lists as CSV files (streamed, every row \
+            matching the list's filters) and a user's personal data as a JSON attachment"),
         (name = "mail-templates", description = "Every mail (`otp`, `contact_reply`, \
             `material_assigned`) is written in its reader's language from a template: built-in ones \
             in en, de, fr, es, it and pt, which admins replace per kind and locale. A locale resolves \

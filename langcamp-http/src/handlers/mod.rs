@@ -8,6 +8,7 @@ pub mod auth;
 pub mod contacts;
 pub mod courses;
 pub mod dashboard;
+pub mod exports;
 pub mod mail_templates;
 pub mod materials;
 pub mod placement;
@@ -45,5 +46,6 @@ pub fn routes() -> Routes {
     contacts::routes(&mut r);
     dashboard::routes(&mut r);
     mail_templates::routes(&mut r);
+    exports::routes(&mut r);
     r
 }

@@ -165,6 +165,49 @@ pub(super) async fn list(
     Ok((list, total))
 }
 
+/// The admin list's results after the key `(completed_at, id)`, newest first, `limit` of
+/// them: one chunk of an export (`crate::exports`). `filter` as for [`list`].
+pub(crate) async fn chunk_after(
+    conn: &mut AnyConnection,
+    filter: [Option<&str>; 4],
+    after: (i64, &str),
+    limit: i64,
+) -> Result<Vec<TestResult>> {
+    let query = sqlx::query(select_results!(
+        listed!(),
+        "AND (r.completed_at, r.id) < ($5, $6) ORDER BY r.completed_at DESC, r.id DESC LIMIT $7"
+    ));
+    let rows = filter
+        .iter()
+        .fold(query, |query, value| query.bind(*value))
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
+        .fetch_all(conn)
+        .await?;
+    rows.iter()
+        .map(|row| ResultRecord::from_row(row).map(|r| r.summary()))
+        .collect()
+}
+
+/// Every result of a user, newest first, in the detailed form without the correct options
+/// (the personal-data export, `crate::exports`): not capped, as a download of one's own
+/// data holds all of it.
+pub(crate) async fn detailed_results_of(
+    conn: &mut AnyConnection,
+    user_id: &str,
+) -> Result<Vec<DetailedResult>> {
+    let rows = sqlx::query(select_results!(
+        "WHERE r.user_id = $1 ORDER BY r.completed_at DESC, r.id DESC"
+    ))
+    .bind(user_id)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|row| ResultRecord::from_row(row).map(|r| r.detailed(false)))
+        .collect()
+}
+
 /// Inserts `record`, whose snapshot is `snapshot` as JSON text (serialized by the caller,
 /// outside the write transaction). With `test_version`, only if its test is still active
 /// at that `updated_at` and its user still exists; whether it was inserted.
