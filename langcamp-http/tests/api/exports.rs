@@ -483,3 +483,194 @@ async fn the_personal_data_export_holds_the_users_data_and_nothing_of_anyone_els
         .fails(403, "FORBIDDEN")
         .await;
 }
+
+/// The views of the reporting schema (PostgreSQL): every table of school data.
+const REPORTING_VIEWS: [&str; 15] = [
+    "contacts",
+    "courses",
+    "education_materials",
+    "mail_templates",
+    "material_assignments",
+    "material_pdfs",
+    "material_videos",
+    "proficiency_tests",
+    "settings",
+    "stored_files",
+    "test_level_ranges",
+    "test_options",
+    "test_questions",
+    "test_results",
+    "users",
+];
+
+#[tokio::test]
+async fn the_reporting_schema_has_native_types_and_a_read_only_role_reads_only_it() {
+    let (app, admin, _people) = school().await;
+    if app.core.db().backend() != langcamp_core::db::Backend::Postgres {
+        return; // SQLite has no schemas and no reporting views.
+    }
+    admin
+        .post(
+            "/courses",
+            &json!({"title": "Yen course", "price": 12000, "currency": "JPY", "isPublished": true,
+                    "startDate": "2027-01-04"}),
+        )
+        .created()
+        .await;
+    admin
+        .post(
+            "/courses",
+            &json!({"title": "Euro course", "price": 249.5, "currency": "EUR"}),
+        )
+        .created()
+        .await;
+    admin
+        .put(
+            "/settings",
+            &json!({"key": "school.hours", "value": {"mon": [9, 17]}}),
+        )
+        .expect(200)
+        .await;
+    let pool = app.core.db().reader();
+
+    let views: Vec<String> = sqlx::query_scalar(
+        "SELECT CAST(table_name AS TEXT) FROM information_schema.views WHERE table_schema = 'reporting'
+         ORDER BY table_name",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("the views");
+    assert_eq!(views, REPORTING_VIEWS);
+
+    // Native types: no epoch milliseconds, 0/1 flags or JSON text left.
+    let columns: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT CAST(table_name AS TEXT), CAST(column_name AS TEXT), CAST(data_type AS TEXT)
+         FROM information_schema.columns
+         WHERE table_schema = 'reporting'",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("the columns");
+    let type_of = |table: &str, column: &str| {
+        columns
+            .iter()
+            .find(|(t, c, _)| t == table && c == column)
+            .map(|(_, _, ty)| ty.as_str())
+            .unwrap_or_else(|| panic!("reporting.{table}.{column}"))
+    };
+    for (table, column, _) in &columns {
+        if column.ends_with("_at") && column != "assigned_by" {
+            assert_eq!(
+                type_of(table, column),
+                "timestamp with time zone",
+                "{table}.{column}"
+            );
+        }
+    }
+    for (table, column, expected) in [
+        ("users", "is_registration_complete", "boolean"),
+        ("courses", "is_published", "boolean"),
+        ("proficiency_tests", "is_active", "boolean"),
+        ("courses", "price", "numeric"),
+        ("courses", "start_date", "date"),
+        ("test_results", "answers", "jsonb"),
+        ("settings", "value", "jsonb"),
+        ("users", "age", "bigint"),
+    ] {
+        assert_eq!(type_of(table, column), expected, "{table}.{column}");
+    }
+    assert!(
+        !columns
+            .iter()
+            .any(|(_, c, _)| c.contains("token") || c.contains("hash") || c == "storage_key"),
+        "{columns:?}"
+    );
+
+    // A role with only the grants of docs/OPERATIONS.md reads every view, and nothing else.
+    let role = format!("reporting_test_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = app
+        .core
+        .db()
+        .writer_connection()
+        .await
+        .expect("a connection");
+    for statement in [
+        format!("CREATE ROLE {role} NOLOGIN"),
+        format!("GRANT USAGE ON SCHEMA reporting TO {role}"),
+        format!("GRANT SELECT ON ALL TABLES IN SCHEMA reporting TO {role}"),
+        format!("SET ROLE {role}"),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *conn)
+            .await
+            .expect("the role");
+    }
+    let mut refused = Vec::new();
+    for view in REPORTING_VIEWS {
+        // Each row whole, as text: every column is computed (the Any driver reads no
+        // timestamptz or jsonb itself).
+        let rows: Result<Vec<String>, _> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT CAST(v AS TEXT) FROM reporting.{view} v"
+        )))
+        .fetch_all(&mut *conn)
+        .await;
+        if let Err(e) = rows {
+            refused.push(format!("{view}: {e}"));
+        }
+    }
+    let prices: Vec<String> =
+        sqlx::query_scalar("SELECT CAST(price AS TEXT) FROM reporting.courses ORDER BY title")
+            .fetch_all(&mut *conn)
+            .await
+            .expect("prices");
+    let hours: String = sqlx::query_scalar(
+        "SELECT CAST(value -> 'mon' ->> 1 AS TEXT) FROM reporting.settings WHERE key = 'school.hours'",
+    )
+    .fetch_one(&mut *conn)
+    .await
+    .expect("a setting");
+    let users: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM reporting.users WHERE is_registration_complete AND created_at <= now()",
+    )
+    .fetch_one(&mut *conn)
+    .await
+    .expect("users");
+    let private = [
+        "public.users",
+        "public.sessions",
+        "public.refresh_tokens",
+        "public.otp_codes",
+        "public.mail_outbox",
+    ];
+    let mut readable = Vec::new();
+    for table in private {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        if sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_one(&mut *conn)
+            .await
+            .is_ok()
+        {
+            readable.push(table);
+        }
+    }
+    let writable = sqlx::query("DELETE FROM reporting.settings")
+        .execute(&mut *conn)
+        .await
+        .is_ok();
+    for statement in [
+        "RESET ROLE".to_owned(),
+        format!("DROP OWNED BY {role}"),
+        format!("DROP ROLE {role}"),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *conn)
+            .await
+            .expect("clean up the role");
+    }
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(prices, ["249.50", "12000"]);
+    assert_eq!(hours, "17");
+    assert_eq!(users, 4);
+    assert!(readable.is_empty(), "{readable:?}");
+    assert!(!writable, "the views are read-only for the role");
+}
