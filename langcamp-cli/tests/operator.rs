@@ -251,7 +251,10 @@ async fn export_writes_a_list_as_csv_to_stdout_or_a_new_file() {
     let csv = text(&out.stdout);
     assert!(csv.starts_with("\u{feff}id,email,name,role,"), "{csv}");
     assert_eq!(csv.matches("\r\n").count(), 2, "the header and Ana: {csv}");
-    assert!(csv.contains(",ana@example.com,\"Ana, \"\"Nina\"\"\",user,true,"), "{csv}");
+    assert!(
+        csv.contains(",ana@example.com,\"Ana, \"\"Nina\"\"\",user,true,"),
+        "{csv}"
+    );
 
     let file = env.db.dir().join("users.csv");
     let file_arg = file.to_string_lossy().into_owned();
@@ -261,7 +264,10 @@ async fn export_writes_a_list_as_csv_to_stdout_or_a_new_file() {
     let written = std::fs::read(&file).expect("the file");
     assert_eq!(report["bytes"], written.len());
     let written = String::from_utf8(written).expect("UTF-8");
-    assert!(written.contains(",head@example.com,'=Head,admin,"), "{written}");
+    assert!(
+        written.contains(",head@example.com,'=Head,admin,"),
+        "{written}"
+    );
     assert!(!env.db.dir().join("users.csv.partial").exists());
 
     let again = env.run(&["export", "users", "--out", &file_arg]);
@@ -271,7 +277,11 @@ async fn export_writes_a_list_as_csv_to_stdout_or_a_new_file() {
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
     let contacts = env.run(&["export", "contacts", "--status", "CLOSED"]);
     assert!(contacts.status.success(), "{}", text(&contacts.stderr));
-    assert_eq!(text(&contacts.stdout).matches("\r\n").count(), 1, "only the header");
+    assert_eq!(
+        text(&contacts.stdout).matches("\r\n").count(),
+        1,
+        "only the header"
+    );
 }
 
 /// A long command draws its progress bar only for a person at a terminal: piped (as

@@ -40,6 +40,8 @@ pub enum Action {
     Unassign,
     ToggleActive,
     ResultsByUser,
+    /// Write the list with its current filter to a CSV file.
+    Export,
     MoreMonths,
     FewerMonths,
     /// Mark or unmark (the user picker).
@@ -322,6 +324,7 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 bind(&[key(Char('s'))], "s", "set role", Action::SetRole),
                 bind(&[key(Char('e'))], "e", "e-mail", Action::EditEmail),
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
+                more(&[key(Char('x'))], "x", "export as CSV", Action::Export),
             ],
         ),
         View::Contacts => (
@@ -332,6 +335,7 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
                 bind(&[key(Char('f'))], "f", "filter", Action::CycleFilter),
                 bind(&[key(Char('/'))], "/", "search", Action::Search),
+                more(&[key(Char('x'))], "x", "export as CSV", Action::Export),
             ],
         ),
         View::Placement if focus == Focus::Main => (
@@ -350,6 +354,12 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                     "results of a user",
                     Action::ResultsByUser,
                 ),
+                more(
+                    &[key(Char('x'))],
+                    "x",
+                    "export the results shown as CSV",
+                    Action::Export,
+                ),
             ],
         ),
         View::Placement => (
@@ -357,6 +367,12 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
             vec![
                 bind(&[key(Char('d'))], "d", "delete result", Action::Delete),
                 bind(&[key(Esc)], "Esc", "to tests", Action::Back),
+                more(
+                    &[key(Char('x'))],
+                    "x",
+                    "export the results shown as CSV",
+                    Action::Export,
+                ),
             ],
         ),
         View::Materials => (

@@ -92,12 +92,23 @@ fn user_view_keys_map_to_their_actions() {
         (Char('s'), Action::SetRole),
         (Char('e'), Action::EditEmail),
         (Char('d'), Action::Delete),
+        (Char('x'), Action::Export),
         (Char('r'), Action::Reload),
         (Char('?'), Action::ToggleHelp),
     ] {
         assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
     }
-    assert_eq!(map_key(cx, press(Char('x'))), None);
+    assert_eq!(map_key(cx, press(Char('z'))), None);
+    // Export on the lists that have it, not elsewhere.
+    for view in [View::Contacts, View::Placement] {
+        assert_eq!(
+            map_key(normal(view), press(Char('x'))),
+            Some(Action::Export)
+        );
+    }
+    for view in [View::Courses, View::Materials, View::Dashboard] {
+        assert_eq!(map_key(normal(view), press(Char('x'))), None, "{view:?}");
+    }
 }
 
 #[test]
