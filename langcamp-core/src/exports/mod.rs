@@ -308,7 +308,10 @@ where
                     let rows = match read(app.clone(), (at, id), CHUNK_ROWS).await {
                         Ok(rows) => rows,
                         Err(e) => {
-                            tracing::error!(error = %e, "an export stopped: reading a chunk failed");
+                            let cause = std::error::Error::source(&e)
+                                .map(ToString::to_string)
+                                .unwrap_or_default();
+                            tracing::error!(error = %e, %cause, "an export stopped: reading a chunk failed");
                             return Some((Err(e), (Cursor::Done, app, read)));
                         }
                     };
