@@ -77,8 +77,10 @@ WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/langcamp-http-bench}
 rm -rf "$WORK"
 mkdir -p "$WORK"
 SECRET=langcamp-bench-secret-0123456789abcdef
-PORT=18080
-BASE_PORT=18081
+# BENCH_PORT: the first of the four ports used (the server, then the baselines), so two
+# benchmarks on one machine do not meet.
+PORT=${BENCH_PORT:-18080}
+BASE_PORT=$((PORT + 1))
 if [ -n "$PG" ]; then
   base=${PG%%\?*}
   query=""
@@ -129,8 +131,8 @@ for _ in $(seq 1 300); do
 done
 
 # Same-bytes baselines: each list endpoint's answer, as wrk gets it, served by `hello`.
-COURSES_PORT=18082
-TESTS_PORT=18083
+COURSES_PORT=$((PORT + 2))
+TESTS_PORT=$((PORT + 3))
 curl -fs "http://127.0.0.1:$PORT/courses" -o "$WORK/courses.json"
 curl -fs "http://127.0.0.1:$PORT/proficiency-tests" -o "$WORK/tests.json"
 "$BIN/hello" $COURSES_PORT "$WORK/courses.json" &

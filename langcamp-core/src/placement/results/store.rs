@@ -15,13 +15,19 @@ use crate::page::{PageRequest, UNPAGED_CAP};
 use crate::time::Timestamp;
 
 /// Every query that returns results selects these columns.
+macro_rules! result_columns {
+    () => {
+        "SELECT r.id, r.user_id, r.test_title, r.target_language, r.total_score, \
+         r.max_score, r.level, r.message, r.answers, r.completed_at, \
+         u.name AS user_name, u.email AS user_email "
+    };
+}
+
 macro_rules! select_results {
     ($($rest:expr),+) => {
         concat!(
-            "SELECT r.id, r.user_id, r.test_title, r.target_language, r.total_score, \
-             r.max_score, r.level, r.message, r.answers, r.completed_at, \
-             u.name AS user_name, u.email AS user_email \
-             FROM test_results r JOIN users u ON u.id = r.user_id ",
+            result_columns!(),
+            "FROM test_results r JOIN users u ON u.id = r.user_id ",
             $($rest),+
         )
     };
@@ -173,9 +179,16 @@ pub(crate) async fn chunk_after(
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<TestResult>> {
-    let query = sqlx::query(select_results!(
+    // `CROSS JOIN` keeps SQLite reading the results first, by the key's index: with an
+    // inner join its planner (3.51, with the statistics of ANALYZE) chose to scan the users
+    // and sort every result matched, 4.7 s a chunk of 1M results instead of milliseconds.
+    // PostgreSQL plans a cross join with its condition as the inner join it is.
+    let query = sqlx::query(concat!(
+        result_columns!(),
+        "FROM test_results r CROSS JOIN users u ",
         listed!(),
-        "AND (r.completed_at, r.id) < ($5, $6) ORDER BY r.completed_at DESC, r.id DESC LIMIT $7"
+        "AND u.id = r.user_id AND (r.completed_at, r.id) < ($5, $6) \
+         ORDER BY r.completed_at DESC, r.id DESC LIMIT $7"
     ));
     let rows = filter
         .iter()
