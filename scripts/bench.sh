@@ -7,7 +7,9 @@
 # Options: --duration S (each wrk run, default 5), --runs N (measured runs per endpoint,
 # default 3, after one warm-up), --soak S (the long submission run, default 60, 0 skips it),
 # --scale full|tenth (default full), --keep (keep the data set and logs),
-# --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/request'),
+# --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/request';
+# --only 'GET /admin/exports/results.csv' measures the CSV export of every result instead:
+# one streamed answer, its rows per second and the server's RSS idle and at its peak),
 # --langcamp PATH (measure that `langcamp` binary, e.g. a copy of an earlier build, for a
 # before/after comparison; the data set and the baselines still come from this checkout),
 # --no-build (use the release binaries as they are, e.g. between --langcamp runs).
@@ -66,15 +68,19 @@ if [ "$BUILD" = 1 ]; then
   echo "== building release binaries" >&2
   cargo build --release --quiet -p langcamp-cli -p langcamp-bench --bins
 fi
-BIN=$ROOT/target/release
+# BENCH_BIN: where the binaries are (default the release build; e.g. target/debug with
+# --no-build for a quick look, whose rates mean nothing but whose memory curve does).
+BIN=${BENCH_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release}
 LANGCAMP=${LANGCAMP:-$BIN/langcamp}
 
 WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/langcamp-http-bench}
 rm -rf "$WORK"
 mkdir -p "$WORK"
 SECRET=langcamp-bench-secret-0123456789abcdef
-PORT=18080
-BASE_PORT=18081
+# BENCH_PORT: the first of the four ports used (the server, then the baselines), so two
+# benchmarks on one machine do not meet.
+PORT=${BENCH_PORT:-18080}
+BASE_PORT=$((PORT + 1))
 if [ -n "$PG" ]; then
   base=${PG%%\?*}
   query=""
@@ -125,8 +131,8 @@ for _ in $(seq 1 300); do
 done
 
 # Same-bytes baselines: each list endpoint's answer, as wrk gets it, served by `hello`.
-COURSES_PORT=18082
-TESTS_PORT=18083
+COURSES_PORT=$((PORT + 2))
+TESTS_PORT=$((PORT + 3))
 curl -fs "http://127.0.0.1:$PORT/courses" -o "$WORK/courses.json"
 curl -fs "http://127.0.0.1:$PORT/proficiency-tests" -o "$WORK/tests.json"
 "$BIN/hello" $COURSES_PORT "$WORK/courses.json" &
@@ -217,6 +223,30 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR
 col() { awk -v c="$1" '{ print $c }'; }
 hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
 locked() { grep -c "database is locked" "$LOG" || true; }
+
+# The CSV export of every result (issue 33): one long streamed answer, so not a request
+# rate but rows per second, the time to the first byte, and the server's resident memory
+# before it (idle, after an export of no rows) and at its peak during it (VmHWM, reset
+# first): the rows are read in chunks, so the peak should stay within a few MB of idle.
+if [ "$ONLY" = "GET /admin/exports/results.csv" ]; then
+  url="http://127.0.0.1:$PORT/admin/exports/results.csv"
+  rss_mb() { awk -v f="$1" '$1 == f":" { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
+  curl -fsS -H "authorization: Bearer $ADMIN_TOKEN" "$url?level=none-such" -o /dev/null
+  sleep 1
+  IDLE=$(rss_mb VmRSS)
+  echo 5 >"/proc/$SERVER_PID/clear_refs" 2>/dev/null || true
+  echo "== GET /admin/exports/results.csv (every result)" >&2
+  read -r BYTES SECS FIRST < <(curl -fsS -H "authorization: Bearer $ADMIN_TOKEN" "$url" \
+    -o "$WORK/results.csv" -w '%{size_download} %{time_total} %{time_starttransfer}\n')
+  PEAK=$(rss_mb VmHWM)
+  ROWS=$(($(wc -l <"$WORK/results.csv") - 1))
+  echo
+  echo "Backend: $BACKEND ($SCALE data set); $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo); binaries: $BIN"
+  awk -v r="$ROWS" -v b="$BYTES" -v s="$SECS" -v f="$FIRST" -v i="$IDLE" -v p="$PEAK" 'BEGIN {
+    printf "results.csv: %d rows, %.1f MB in %.2f s: %.0f rows/s, %.1f MB/s; first byte after %.3f s\n", r, b / 1048576, s, r / s, b / 1048576 / s, f
+    printf "server RSS: idle %.1f MB, peak during the export %.1f MB (+%.1f MB)\n", i, p, p - i }'
+  exit 0
+fi
 
 ENDPOINTS=(
   "GET /courses"

@@ -65,7 +65,7 @@ pub(crate) const LANGUAGES: [(Option<&str>, &str); 8] = [
 const STATUSES: [&str; 4] = ["PENDING", "IN_PROGRESS", "REPLIED", "CLOSED"];
 
 /// A per-question snapshot like the one placement results keep (three questions).
-const ANSWERS: &str = r#"[{"questionId":"0190a000-0000-7000-8000-000000000001","questionText":"Choose the correct article.","selectedOptionId":"0190a000-0000-7000-8000-000000000011","selectedOptionText":"der","correctOptionId":"0190a000-0000-7000-8000-000000000011","points":1,"isCorrect":true},{"questionId":"0190a000-0000-7000-8000-000000000002","questionText":"Which sentence is correct?","selectedOptionId":"0190a000-0000-7000-8000-000000000021","selectedOptionText":"Ich habe gegessen.","correctOptionId":"0190a000-0000-7000-8000-000000000021","points":2,"isCorrect":true},{"questionId":"0190a000-0000-7000-8000-000000000003","questionText":"Pick the synonym of schnell.","selectedOptionId":"0190a000-0000-7000-8000-000000000032","selectedOptionText":"langsam","correctOptionId":"0190a000-0000-7000-8000-000000000031","points":1,"isCorrect":false}]"#;
+const ANSWERS: &str = r#"[{"questionId":"0190a000-0000-7000-8000-000000000001","questionText":"Choose the correct article.","selectedOptionId":"0190a000-0000-7000-8000-000000000011","selectedOptionText":"der","correctOptionId":"0190a000-0000-7000-8000-000000000011","correctOptionText":"der","points":1,"isCorrect":true},{"questionId":"0190a000-0000-7000-8000-000000000002","questionText":"Which sentence is correct?","selectedOptionId":"0190a000-0000-7000-8000-000000000021","selectedOptionText":"Ich habe gegessen.","correctOptionId":"0190a000-0000-7000-8000-000000000021","correctOptionText":"Ich habe gegessen.","points":2,"isCorrect":true},{"questionId":"0190a000-0000-7000-8000-000000000003","questionText":"Pick the synonym of schnell.","selectedOptionId":"0190a000-0000-7000-8000-000000000032","selectedOptionText":"langsam","correctOptionId":"0190a000-0000-7000-8000-000000000031","correctOptionText":"rasch","points":1,"isCorrect":false}]"#;
 
 /// A small deterministic generator (SplitMix64), so every run builds the same data.
 #[derive(Clone, Debug)]
@@ -227,7 +227,6 @@ pub async fn generate(db: &Db, scale: Scale, now: DateTime<Utc>) -> langcamp_cor
     )
     .await?;
 
-    let answers = text(ANSWERS);
     insert_all(
         db,
         "INSERT INTO test_results (id, test_id, user_id, test_title, target_language, total_score, max_score, level, message, answers, completed_at)",
@@ -238,6 +237,12 @@ pub async fn generate(db: &Db, scale: Scale, now: DateTime<Utc>) -> langcamp_cor
             let (language, title) = LANGUAGES[test as usize];
             let score = rng.between(0, 40);
             let completed = rng.between(user_created(now_ms, user, scale.users), now_ms);
+            // The snapshot a submission stores (`placement/results`): the test's id and the
+            // questions; a bare array of questions would make every read of the row fail.
+            let answers = text(&format!(
+                r#"{{"testId":"{}","questions":{ANSWERS}}}"#,
+                id(3, test)
+            ));
             format!(
                 "({}, {}, {}, {}, {}, {score}, 40, {}, 'Well done.', {answers}, {completed})",
                 text(&id(4, i)),

@@ -126,7 +126,7 @@ fn remove(partial: &Path) {
     }
 }
 
-fn with_suffix(file: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn with_suffix(file: &Path, suffix: &str) -> PathBuf {
     let mut name = file.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)

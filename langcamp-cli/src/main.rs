@@ -7,6 +7,7 @@ mod completions;
 mod console;
 mod doctor;
 mod error;
+mod export;
 mod interrupt;
 mod logbuf;
 mod mail_templates;
@@ -69,6 +70,10 @@ enum Command {
     /// The mail templates (every kind of mail, per locale) as files: list, export, import.
     #[command(subcommand)]
     MailTemplates(mail_templates::MailTemplatesCommand),
+    /// Write an admin list (users, results, contacts) as CSV, with the list's filters,
+    /// streamed to stdout or to a new file.
+    #[command(subcommand)]
+    Export(export::ExportCommand),
     /// Check or rebuild the dashboard's rollup tables.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
@@ -126,6 +131,7 @@ async fn main() -> ExitCode {
             Command::Settings(command) => settings::run(&cli, command).await,
             Command::MailTemplates(command) => mail_templates::run(&cli, command).await,
             Command::Audit(command) => audit::run(&cli, command).await,
+            Command::Export(command) => export::run(&cli, command).await,
             Command::Stats(command) => stats::run(&cli, command).await,
             Command::Storage(command) => storage::run(&cli, command).await,
             Command::Console => console::run(&cli).await,

@@ -234,6 +234,56 @@ async fn backup_copies_a_live_sqlite_database_that_the_cli_opens_and_refuses_pos
     assert!(!killed.exists());
 }
 
+/// `langcamp export`: the list's rows as CSV with its filters, to stdout or to a new file
+/// (written whole or not at all); a bad filter is a usage error.
+#[tokio::test]
+async fn export_writes_a_list_as_csv_to_stdout_or_a_new_file() {
+    let env = Env::migrated().await;
+    for (email, name, role) in [
+        ("ana@example.com", "Ana, \"Nina\"", "user"),
+        ("head@example.com", "=Head", "admin"),
+    ] {
+        let created = env.run(&["users", "create", email, "--name", name, "--role", role]);
+        assert!(created.status.success(), "{}", text(&created.stderr));
+    }
+    let out = env.run(&["export", "users", "--role", "user"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    assert!(csv.starts_with("\u{feff}id,email,name,role,"), "{csv}");
+    assert_eq!(csv.matches("\r\n").count(), 2, "the header and Ana: {csv}");
+    assert!(
+        csv.contains(",ana@example.com,\"Ana, \"\"Nina\"\"\",user,true,"),
+        "{csv}"
+    );
+
+    let file = env.db.dir().join("users.csv");
+    let file_arg = file.to_string_lossy().into_owned();
+    let out = env.run(&["export", "users", "--out", &file_arg, "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let written = std::fs::read(&file).expect("the file");
+    assert_eq!(report["bytes"], written.len());
+    let written = String::from_utf8(written).expect("UTF-8");
+    assert!(
+        written.contains(",head@example.com,'=Head,admin,"),
+        "{written}"
+    );
+    assert!(!env.db.dir().join("users.csv.partial").exists());
+
+    let again = env.run(&["export", "users", "--out", &file_arg]);
+    assert_eq!(again.status.code(), Some(1));
+    assert_stderr_names(&again, "already exists");
+    let bad = env.run(&["export", "results", "--target-language", "not a tag"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+    let contacts = env.run(&["export", "contacts", "--status", "CLOSED"]);
+    assert!(contacts.status.success(), "{}", text(&contacts.stderr));
+    assert_eq!(
+        text(&contacts.stdout).matches("\r\n").count(),
+        1,
+        "only the header"
+    );
+}
+
 /// A long command draws its progress bar only for a person at a terminal: piped (as
 /// here, stdout and stderr both) or with `--json`, stdout holds the result alone and
 /// stderr nothing at all (`RUST_LOG=warn`).

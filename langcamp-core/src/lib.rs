@@ -19,6 +19,7 @@ pub mod dashboard;
 pub mod db;
 pub mod domain;
 pub mod error;
+pub mod exports;
 pub mod health;
 pub mod id;
 mod listing;

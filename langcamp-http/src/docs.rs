@@ -45,6 +45,8 @@ use crate::router::{Access, Operation};
         (name = "dashboard", description = "Statistics for admins"),
         (name = "audit", description = "The audit trail of staff actions (superadmin): append-only, \
             each entry written by the action's own transaction"),
+        (name = "exports", description = "The admin lists as CSV files (streamed, every row \
+            matching the list's filters) and a user's personal data as a JSON attachment"),
         (name = "mail-templates", description = "Every mail (`otp`, `contact_reply`, \
             `material_assigned`) is written in its reader's language from a template: built-in ones \
             in en, de, fr, es, it and pt, which admins replace per kind and locale. A locale resolves \

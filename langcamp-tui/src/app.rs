@@ -473,6 +473,10 @@ impl App {
                 self.info(text);
                 self.load(busy.view)
             }
+            Ok(Data::Exported(text)) => {
+                self.info(text);
+                Vec::new()
+            }
             Ok(Data::Dashboard(data)) => views::dashboard::loaded(self, done.id, *data),
             Ok(Data::Users(page)) => {
                 let mut page = Some(page);

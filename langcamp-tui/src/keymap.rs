@@ -40,6 +40,8 @@ pub enum Action {
     Unassign,
     ToggleActive,
     ResultsByUser,
+    /// Write the list with its current filter to a CSV file.
+    Export,
     MoreMonths,
     FewerMonths,
     /// Mark or unmark (the user picker).
@@ -347,6 +349,7 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 bind(&[key(Char('s'))], "s", "set role", Action::SetRole),
                 bind(&[key(Char('e'))], "e", "e-mail", Action::EditEmail),
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
+                more(&[key(Char('x'))], "x", "export as CSV", Action::Export),
             ],
         ),
         View::Contacts => (
@@ -357,6 +360,7 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
                 bind(&[key(Char('f'))], "f", "filter", Action::CycleFilter),
                 bind(&[key(Char('/'))], "/", "search", Action::Search),
+                more(&[key(Char('x'))], "x", "export as CSV", Action::Export),
             ],
         ),
         View::Placement if focus == Focus::Main => (
@@ -375,6 +379,12 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                     "results of a user",
                     Action::ResultsByUser,
                 ),
+                more(
+                    &[key(Char('x'))],
+                    "x",
+                    "export the results shown as CSV",
+                    Action::Export,
+                ),
             ],
         ),
         View::Placement => (
@@ -382,6 +392,12 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
             vec![
                 bind(&[key(Char('d'))], "d", "delete result", Action::Delete),
                 bind(&[key(Esc)], "Esc", "to tests", Action::Back),
+                more(
+                    &[key(Char('x'))],
+                    "x",
+                    "export the results shown as CSV",
+                    Action::Export,
+                ),
             ],
         ),
         View::Materials => (

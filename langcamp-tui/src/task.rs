@@ -7,6 +7,7 @@ use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
 use langcamp_core::dashboard::{Dashboard, TrendMonths};
 use langcamp_core::domain::{Email, Id, LanguageFilter, LanguageTag};
+use langcamp_core::exports::{CsvExport, ExportQuery};
 use langcamp_core::mail_templates::{MailTemplate, NewMailTemplate, RenderedMail, TemplateKind};
 use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};
@@ -14,6 +15,10 @@ use langcamp_core::settings::{NewSetting, Setting};
 use langcamp_core::users::{User, UserQuery};
 use langcamp_core::validate::{self, Patch};
 use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
+use std::path::{Path, PathBuf};
+
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
 
 /// A core call to make, numbered so its answer finds its way back.
 #[derive(Debug)]
@@ -133,6 +138,16 @@ pub enum Job {
         query: AuditQuery,
         page: u32,
     },
+    /// A list with a view's current filter, as a CSV file under `DATA_DIR/exports`.
+    Export(ExportList),
+}
+
+/// Which list to export, with the filter its view shows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExportList {
+    Users(UserQuery),
+    Contacts(ContactSearch),
+    Results(ResultScope),
 }
 
 /// Whose test results to list.
@@ -163,6 +178,8 @@ pub enum Data {
     Audit(Page<AuditEntry>),
     /// A write succeeded; the text says what was done.
     Written(String),
+    /// A file was written, nothing in the database changed; the text names the file.
+    Exported(String),
 }
 
 /// A template rendered with sample values, and which it is.
@@ -245,16 +262,7 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
             Data::Tests(core.list_tests(op, &filter, page_request(page)).await?)
         }
         Job::Results { scope, page } => {
-            let filter = match scope {
-                ResultScope::Test { id, .. } => ResultQuery {
-                    test_id: Some(id),
-                    ..ResultQuery::default()
-                },
-                ResultScope::User { email } => ResultQuery {
-                    user_id: Some(core.get_user_by_email(op, &email).await?.typed_id()),
-                    ..ResultQuery::default()
-                },
-            };
+            let filter = result_query(core, scope).await?;
             Data::Results(
                 core.list_test_results(op, &filter, page_request(page))
                     .await?,
@@ -358,7 +366,86 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         Job::Audit { query, page } => {
             Data::Audit(core.list_audit(op, &query, page_request(page)).await?)
         }
+        Job::Export(list) => {
+            let query = match list {
+                ExportList::Users(query) => ExportQuery::Users(query),
+                ExportList::Contacts(search) => ExportQuery::Contacts(search),
+                ExportList::Results(scope) => {
+                    ExportQuery::Results(result_query(core, scope).await?)
+                }
+            };
+            let export = core.export_csv(op, query).await?;
+            let folder = core.config().data_dir.join("exports");
+            let (path, bytes) = write_export(export, &folder).await?;
+            Data::Exported(format!("exported to {} ({bytes} bytes)", path.display()))
+        }
     })
+}
+
+/// The result list's filter for `scope`.
+async fn result_query(core: &Langcamp, scope: ResultScope) -> Result<ResultQuery, Error> {
+    Ok(match scope {
+        ResultScope::Test { id, .. } => ResultQuery {
+            test_id: Some(id),
+            ..ResultQuery::default()
+        },
+        ResultScope::User { email } => ResultQuery {
+            user_id: Some(
+                core.get_user_by_email(&Actor::Operator, &email)
+                    .await?
+                    .typed_id(),
+            ),
+            ..ResultQuery::default()
+        },
+    })
+}
+
+/// Writes `export` into a new file in `folder` (created if needed) named after the export
+/// (`users-2026-11-26.csv`, then `users-2026-11-26-2.csv`, ...): its path and size.
+async fn write_export(export: CsvExport, folder: &Path) -> Result<(PathBuf, u64), Error> {
+    tokio::fs::create_dir_all(folder).await?;
+    let stem = export.file_name.trim_end_matches(".csv").to_owned();
+    let mut n = 1;
+    let (path, mut file) = loop {
+        let name = if n == 1 {
+            format!("{stem}.csv")
+        } else {
+            format!("{stem}-{n}.csv")
+        };
+        let path = folder.join(name);
+        match tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .await
+        {
+            Ok(file) => break (path, file),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let mut body = export.body;
+    let mut bytes = 0;
+    while let Some(chunk) = body.next().await {
+        let written = match chunk {
+            Ok(chunk) => file.write_all(&chunk).await.map(|()| chunk.len() as u64),
+            Err(e) => {
+                drop(file);
+                let _ = tokio::fs::remove_file(&path).await;
+                return Err(e);
+            }
+        };
+        match written {
+            Ok(n) => bytes += n,
+            Err(e) => {
+                drop(file);
+                let _ = tokio::fs::remove_file(&path).await;
+                return Err(e.into());
+            }
+        }
+    }
+    file.flush().await?;
+    Ok((path, bytes))
 }
 
 fn page_request(page: u32) -> PageRequest {

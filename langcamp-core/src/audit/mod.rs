@@ -14,6 +14,8 @@
 mod input;
 mod store;
 
+pub(crate) use self::store::about_user;
+
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -278,6 +280,15 @@ impl Langcamp {
                 count += 1;
             }
         }
+    }
+
+    /// Records `entry` in a transaction of its own, for an action that writes nothing
+    /// else (an export).
+    pub(crate) async fn record_alone(&self, actor: &Actor, entry: Entry) -> Result<()> {
+        let mut tx = self.db().begin().await?;
+        record(&mut tx, self, actor, entry).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Deletes the entries older than `AUDIT_RETENTION_DAYS` and records that it did

@@ -131,6 +131,20 @@ pub(super) async fn chunk_after(
     rows.iter().map(entry_from_row).collect()
 }
 
+/// Every entry where the user `user_id` is the actor or the target, oldest first (the
+/// personal-data export; bounded like an unpaged list).
+pub(crate) async fn about_user(conn: &mut AnyConnection, user_id: &str) -> Result<Vec<AuditEntry>> {
+    let rows = sqlx::query(select_entries!(
+        "WHERE a.actor_id = $1 OR (a.target_type = 'user' AND a.target_id = $1)
+         ORDER BY a.at, a.id LIMIT $2"
+    ))
+    .bind(user_id)
+    .bind(crate::page::UNPAGED_CAP)
+    .fetch_all(conn)
+    .await?;
+    rows.iter().map(entry_from_row).collect()
+}
+
 /// Deletes the entries before `before` (epoch ms): allowed by the append-only triggers
 /// only while this transaction's permit row is there, which it removes again.
 pub(super) async fn purge(conn: &mut AnyConnection, before: i64) -> Result<u64> {

@@ -7,6 +7,8 @@
 mod input;
 mod store;
 
+pub(crate) use self::store::{chunk_after as export_chunk, sent_from};
+
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

@@ -132,6 +132,48 @@ pub(super) async fn list(
     Ok((list, total))
 }
 
+/// The admin list's contact requests after the key `(created_at, id)`, newest first,
+/// `limit` of them: one chunk of an export (`crate::exports`).
+pub(crate) async fn chunk_after(
+    conn: &mut AnyConnection,
+    search: &ContactSearch,
+    after: (i64, &str),
+    limit: i64,
+) -> Result<Vec<Contact>> {
+    let status = search.status.map(ContactStatus::as_str);
+    let pattern = search.text.as_deref().map(like_pattern);
+    let rows = sqlx::query(select_contacts!(
+        searched!(),
+        " AND (created_at, id) < ($3, $4) ORDER BY created_at DESC, id DESC LIMIT $5"
+    ))
+    .bind(status)
+    .bind(pattern.as_deref())
+    .bind(after.0)
+    .bind(after.1)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(contact_from_row)
+        .collect::<std::result::Result<_, _>>()?)
+}
+
+/// The contact requests sent from `email` (stored lower-cased), newest first: the
+/// personal-data export (`crate::exports`).
+pub(crate) async fn sent_from(conn: &mut AnyConnection, email: &str) -> Result<Vec<Contact>> {
+    let rows = sqlx::query(select_contacts!(
+        "WHERE email = $1 ORDER BY created_at DESC, id DESC"
+    ))
+    .bind(email)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(contact_from_row)
+        .collect::<std::result::Result<_, _>>()?)
+}
+
 /// Stores the reply and marks the request `REPLIED`.
 pub(super) async fn record_reply(
     conn: &mut AnyConnection,

@@ -497,6 +497,17 @@ fn material_target(material: &Material) -> Target {
 }
 
 /// Pairs each material with when it was assigned.
+/// Every material assigned to `user_id`, newest assignment first, read on `conn` (the
+/// personal-data export, `crate::exports`).
+pub(crate) async fn assigned_materials(
+    app: &Langcamp,
+    conn: &mut sqlx::AnyConnection,
+    user_id: &Id<User>,
+) -> Result<Vec<AssignedMaterial>> {
+    let (materials, at) = store::assigned_to(app, conn, user_id).await?;
+    Ok(assigned(materials, at))
+}
+
 fn assigned(materials: Vec<Material>, at: Vec<Timestamp>) -> Vec<AssignedMaterial> {
     materials
         .into_iter()

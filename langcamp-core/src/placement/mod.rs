@@ -46,6 +46,7 @@ pub use results::{
     DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList,
     ResultQuery, ResultTest, ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,
 };
+pub(crate) use results::{detailed_results_of, export_chunk as results_export_chunk};
 
 /// Bounds of authoring input; they also keep the coverage check of level ranges cheap
 /// (at most `MAX_QUESTIONS * MAX_POINTS` possible scores).

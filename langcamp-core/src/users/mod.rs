@@ -25,6 +25,7 @@ pub use self::input::{
     AdminProfileInput, EmailInput, GENDERS, Gender, NewUser, ProfileChange, ProfileInput,
     Registration, RegistrationInput, RoleInput, UserFilter, UserQuery,
 };
+pub(crate) use self::store::chunk_after as export_chunk;
 use self::store::{apply_change, count_superadmins, require_user};
 pub(crate) use self::store::{find_or_create_user, find_user, find_user_by_email, like_pattern};
 

@@ -118,6 +118,32 @@ pub(super) async fn list(
     Ok((list, total))
 }
 
+/// The admin list's users after the key `(created_at, id)`, newest first, `limit` of them:
+/// one chunk of an export (`crate::exports`), read by key rather than by offset so each
+/// chunk costs the same however far the export has gone.
+pub(crate) async fn chunk_after(
+    conn: &mut AnyConnection,
+    query: &super::UserQuery,
+    after: (i64, &str),
+    limit: i64,
+) -> Result<Vec<User>> {
+    let complete = query.is_registration_complete.map(i64::from);
+    let pattern = query.text.as_deref().map(like_pattern);
+    let rows = sqlx::query(select_users!(
+        listed!(),
+        "AND (created_at, id) < ($4, $5) ORDER BY created_at DESC, id DESC LIMIT $6"
+    ))
+    .bind(query.role.map(Role::as_str))
+    .bind(complete)
+    .bind(pattern.as_deref())
+    .bind(after.0)
+    .bind(after.1)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    rows.iter().map(User::from_row).collect()
+}
+
 pub(crate) async fn find_user_by_email(
     conn: &mut AnyConnection,
     email: &str,

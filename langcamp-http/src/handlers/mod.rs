@@ -9,6 +9,7 @@ pub mod auth;
 pub mod contacts;
 pub mod courses;
 pub mod dashboard;
+pub mod exports;
 pub mod mail_templates;
 pub mod materials;
 pub mod placement;
@@ -47,5 +48,6 @@ pub fn routes() -> Routes {
     dashboard::routes(&mut r);
     mail_templates::routes(&mut r);
     audit::routes(&mut r);
+    exports::routes(&mut r);
     r
 }

@@ -374,3 +374,62 @@ async fn a_reused_refresh_token_is_recorded_with_its_user_and_request() {
     assert_eq!(reused[0]["requestId"], "replayed-1");
     assert_eq!(reused[0]["target"]["id"], session.user_id.as_str());
 }
+
+/// CONTRACT §17 and §18: every CSV or personal-data export by staff is recorded, and a
+/// user's personal data holds the entries about them.
+#[tokio::test]
+async fn exports_are_recorded_and_the_personal_data_holds_the_entries_about_the_user() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    let student = app.student("data@example.com").await;
+    admin
+        .patch(
+            &format!("/admin/users/{}/profile", student.user_id),
+            &json!({ "city": "Braga" }),
+        )
+        .await;
+    let csv = admin
+        .call(hyper::Method::GET, "/admin/exports/users.csv?role=user")
+        .header("x-request-id", "export-1")
+        .send()
+        .await;
+    assert_eq!(csv.status, 200, "{}", csv.text());
+    let downloaded = entries(&root, "&action=export.downloaded").await;
+    assert_eq!(downloaded.len(), 1);
+    assert_eq!(downloaded[0]["requestId"], "export-1");
+    assert_eq!(downloaded[0]["target"]["label"], "users.csv");
+    assert!(
+        downloaded[0]["changes"]["filters"]["to"]
+            .as_str()
+            .is_some_and(|f| f.contains("User")),
+        "{:#}",
+        downloaded[0]
+    );
+
+    let document = admin
+        .call(
+            hyper::Method::GET,
+            &format!("/admin/users/{}/export", student.user_id),
+        )
+        .send()
+        .await;
+    assert_eq!(document.status, 200, "{}", document.text());
+    let data = document.json();
+    let about: Vec<&str> = data["auditEvents"]
+        .as_array()
+        .expect("auditEvents")
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    assert_eq!(about, ["user.created", "user.profile_updated"]);
+    let personal = entries(&root, "&action=export.personal_data").await;
+    assert_eq!(personal.len(), 1);
+    assert_eq!(personal[0]["target"]["id"], student.user_id.as_str());
+    // A user's own export is not a staff action.
+    let own = student.call(hyper::Method::GET, "/me/export").send().await;
+    assert_eq!(own.status, 200, "{}", own.text());
+    assert_eq!(
+        entries(&root, "&action=export.personal_data").await.len(),
+        1
+    );
+}

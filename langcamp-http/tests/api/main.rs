@@ -12,6 +12,7 @@ mod dashboard;
 mod diskfaults;
 mod document;
 mod encoded;
+mod exports;
 mod faults;
 mod instances;
 mod mail_templates;

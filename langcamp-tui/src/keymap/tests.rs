@@ -93,12 +93,23 @@ fn user_view_keys_map_to_their_actions() {
         (Char('s'), Action::SetRole),
         (Char('e'), Action::EditEmail),
         (Char('d'), Action::Delete),
+        (Char('x'), Action::Export),
         (Char('r'), Action::Reload),
         (Char('?'), Action::ToggleHelp),
     ] {
         assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
     }
-    assert_eq!(map_key(cx, press(Char('x'))), None);
+    assert_eq!(map_key(cx, press(Char('z'))), None);
+    // Export on the lists that have it, not elsewhere.
+    for view in [View::Contacts, View::Placement] {
+        assert_eq!(
+            map_key(normal(view), press(Char('x'))),
+            Some(Action::Export)
+        );
+    }
+    for view in [View::Courses, View::Materials, View::Dashboard] {
+        assert_eq!(map_key(normal(view), press(Char('x'))), None, "{view:?}");
+    }
 }
 
 #[test]
@@ -161,8 +172,12 @@ fn audit_view_keys_filter_and_none_writes() {
         bindings(cx).iter().all(|b| !writes.contains(&b.action)),
         "a write key in the audit view"
     );
-    // The audit filter keys are the audit view's own.
-    assert_eq!(map_key(normal(View::Users), press(Char('x'))), None);
+    // The audit filter keys are the audit view's own (`x` exports a list elsewhere).
+    assert_eq!(map_key(normal(View::Courses), press(Char('x'))), None);
+    assert_eq!(
+        map_key(normal(View::Users), press(Char('x'))),
+        Some(Action::Export)
+    );
     assert_eq!(map_key(normal(View::Courses), press(Char('i'))), None);
     // At a filter prompt the keys are typed.
     let line = in_mode(Mode::Line, View::Audit);

@@ -2,8 +2,9 @@
 //! (core stores the reply and queues the mail in one transaction, as over HTTP), change
 //! the status, delete.
 
-use langcamp_core::contacts::{Contact, ContactStatus, ReplyText};
+use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::domain::Id;
+use langcamp_core::validate;
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -14,7 +15,7 @@ use crate::input::TextArea;
 use crate::keymap::Action;
 use crate::listing::next_filter;
 use crate::table::{Column, ListTable};
-use crate::task::{Job, Task};
+use crate::task::{ExportList, Job, Task};
 use crate::ui;
 use crate::view::View;
 
@@ -51,6 +52,14 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
             s.status = next_filter(s.status, &ContactStatus::ALL);
             s.list.first_page();
             return load(app);
+        }
+        Action::Export => {
+            let search = ContactSearch {
+                status: s.status,
+                text: validate::search_text(Some(s.search.query.text())),
+            };
+            let job = Job::Export(ExportList::Contacts(search));
+            return vec![app.task(View::Contacts, "Exporting contact requests…", job)];
         }
         Action::Open => {
             if let Some(c) = s.list.selected() {

@@ -14,7 +14,7 @@ use crate::app::{App, Listing, Overlay, PromptPurpose};
 use crate::input::LineInput;
 use crate::keymap::{Action, Focus};
 use crate::table::{Column, ListTable, optional};
-use crate::task::{Job, ResultScope, Task};
+use crate::task::{ExportList, Job, ResultScope, Task};
 use crate::ui;
 use crate::view::View;
 
@@ -114,7 +114,24 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
     }
 }
 
+/// The results shown (the selected test's or a user's) as a CSV file.
+fn export_results(app: &mut App) -> Vec<Task> {
+    match app.placement.scope.clone() {
+        Some(scope) => {
+            let job = Job::Export(ExportList::Results(scope));
+            vec![app.task(View::Placement, "Exporting results…", job)]
+        }
+        None => {
+            app.info("no results shown: select a test, or u for a user's results");
+            Vec::new()
+        }
+    }
+}
+
 fn tests_action(app: &mut App, action: Action) -> Vec<Task> {
+    if action == Action::Export {
+        return export_results(app);
+    }
     let s = &mut app.placement;
     match action {
         Action::Up | Action::Down => {
@@ -147,6 +164,9 @@ fn tests_action(app: &mut App, action: Action) -> Vec<Task> {
 }
 
 fn results_action(app: &mut App, action: Action) -> Vec<Task> {
+    if action == Action::Export {
+        return export_results(app);
+    }
     let s = &mut app.placement;
     match action {
         Action::Up | Action::Down => s.results.move_selection(action),

@@ -3,7 +3,8 @@
 
 use langcamp_core::Role;
 use langcamp_core::domain::Id;
-use langcamp_core::users::User;
+use langcamp_core::users::{User, UserQuery};
+use langcamp_core::validate;
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -14,7 +15,7 @@ use crate::input::LineInput;
 use crate::keymap::Action;
 use crate::listing::next_filter;
 use crate::table::{Column, ListTable};
-use crate::task::{Job, Task};
+use crate::task::{ExportList, Job, Task};
 use crate::ui;
 use crate::view::View;
 
@@ -80,6 +81,15 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                     awaiting: None,
                 });
             }
+        }
+        Action::Export => {
+            let query = UserQuery {
+                text: validate::search_text(Some(s.search.query.text())),
+                is_registration_complete: s.complete,
+                role: s.role,
+            };
+            let job = Job::Export(ExportList::Users(query));
+            return vec![app.task(View::Users, "Exporting users…", job)];
         }
         Action::Delete => {
             if let Some(user) = s.list.selected() {

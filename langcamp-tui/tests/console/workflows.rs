@@ -449,3 +449,43 @@ async fn only_the_operator_acts_in_a_users_place() {
         Err(Error::NotFound(_))
     ));
 }
+
+/// `x` writes the list with the view's current filter into `DATA_DIR/exports` and names
+/// the file; a second export of the same day gets a name of its own.
+#[tokio::test]
+async fn x_exports_the_current_filter_as_csv_under_the_data_folder() {
+    let mut console = open(View::Users).await;
+    console.press(KeyCode::Char('f')).await; // role: the first one
+    let role = console.app.users.role.expect("a role filter");
+    console.press(KeyCode::Char('x')).await;
+    let message = console.message();
+    let folder = console.core.config().data_dir.join("exports");
+    let day = console.clock.now().format("%Y-%m-%d");
+    let file = folder.join(format!("users-{day}.csv"));
+    assert!(
+        message.contains(&format!("exported to {}", file.display())),
+        "{message}"
+    );
+    let text = std::fs::read_to_string(&file).expect("the file");
+    let rows = text.matches("\r\n").count() - 1;
+    let listed = console
+        .app
+        .users
+        .list
+        .pagination
+        .as_ref()
+        .expect("a page")
+        .total_items;
+    assert!(rows > 0);
+    assert_eq!(rows as u64, listed, "{text}");
+    assert!(
+        text.lines()
+            .skip(1)
+            .all(|line| line.contains(&format!(",{},", role.as_str()))),
+        "{text}"
+    );
+
+    console.press(KeyCode::Char('x')).await;
+    assert!(folder.join(format!("users-{day}-2.csv")).exists());
+    assert_eq!(console.app.view, View::Users, "the view stays as it was");
+}

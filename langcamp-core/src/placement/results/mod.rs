@@ -24,6 +24,7 @@ use utoipa::ToSchema;
 
 use self::input::{check_against, parse_answers};
 use self::score::scored;
+pub(crate) use self::store::{chunk_after as export_chunk, detailed_results_of};
 use self::store::{find_result, insert_result, results_of};
 use super::store::StoredTest;
 use super::{HeldTest, ProficiencyTest};
