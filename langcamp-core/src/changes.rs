@@ -22,11 +22,10 @@
 use std::sync::Weak;
 use std::time::Duration;
 
-use sqlx::AssertSqlSafe;
 use sqlx::postgres::PgListener;
 use tokio::sync::oneshot;
 
-use crate::db::{Backend, Tx};
+use crate::db::{Arg, Backend, Tx, Undo, Write, WriteConn};
 use crate::error::Result;
 use crate::{Inner, Langcamp};
 
@@ -93,17 +92,41 @@ impl Change {
 impl Langcamp {
     /// Commits `tx`, which made `change`, and tells every cache that must forget it.
     pub(crate) async fn commit_change(&self, mut tx: Tx, change: Change) -> Result<()> {
-        if self.db().backend() == Backend::Postgres {
-            // NOTIFY takes no parameters; the payload is ids (UUIDs) and a fixed alphabet,
-            // quoted anyway.
-            let payload = change.payload(self.instance_id()).replace('\'', "''");
-            sqlx::raw_sql(AssertSqlSafe(format!("NOTIFY {CHANNEL}, '{payload}'")))
-                .execute(&mut *tx)
-                .await?;
-        }
+        self.announce(&mut tx, &change).await?;
         let committed = tx.commit().await;
         self.forget_locally(&change);
         Ok(committed?)
+    }
+
+    /// Runs a staff write, a piece of work that calls [`Langcamp::announce`] for `change`
+    /// itself, through [`crate::db::Db::write`] (on SQLite, inside the group commit, so it
+    /// shares the writer's transaction and its pages with the writes waiting beside it),
+    /// then drops what it made stale in this process, whatever the outcome (a failed
+    /// commit may still have been applied).
+    pub(crate) async fn write_change<W: Write>(
+        &self,
+        work: W,
+        change: Change,
+    ) -> Result<W::Output> {
+        let outcome = self.db().write(Undo::Savepoint, work).await;
+        self.forget_locally(&change);
+        outcome
+    }
+
+    /// Tells the other instances about `change` from inside the transaction that makes it:
+    /// on PostgreSQL a notification on [`CHANNEL`], delivered when, and only if, the
+    /// transaction commits. SQLite's other writers hear through the signal file instead.
+    pub(crate) async fn announce<C: WriteConn>(&self, conn: &mut C, change: &Change) -> Result<()> {
+        if conn.backend() == Backend::Postgres {
+            let payload = change.payload(self.instance_id());
+            // `::text`: sqlx's Any driver reads no `void` column.
+            conn.exec(
+                "SELECT pg_notify($1, $2)::text",
+                &[Arg::Text(CHANNEL), Arg::Text(&payload)],
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     /// Drops what `change` made stale in this process.

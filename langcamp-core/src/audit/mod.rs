@@ -18,9 +18,9 @@ pub(crate) use self::store::about_user;
 
 use std::sync::OnceLock;
 
+use crate::db::WriteConn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 pub use self::input::{AuditFilter, AuditQuery, time};
@@ -129,11 +129,13 @@ pub fn changes(before: &impl Serialize, after: &impl Serialize) -> Value {
     Value::Object(changed)
 }
 
-/// Writes `entry` as done by `actor`, on `conn`: the transaction of the write it records.
-/// The only way an entry is written. Anonymous callers never write staff actions; asked
-/// to record one, this refuses (a bug), failing the write with it.
-pub async fn record(
-    conn: &mut AnyConnection,
+/// Writes `entry` as done by `actor`, on `conn`: the transaction of the write it records
+/// (an open transaction, or the connection a [`crate::db::Write`] piece is given, which on
+/// SQLite is inside the group commit). The only way an entry is written. Anonymous callers
+/// never write staff actions; asked to record one, this refuses (a bug), failing the
+/// write with it.
+pub async fn record<C: WriteConn>(
+    conn: &mut C,
     app: &Langcamp,
     actor: &Actor,
     entry: Entry,

@@ -5,13 +5,14 @@ use sqlx::{AnyConnection, Row};
 
 use super::{AuditActor, AuditEntry, AuditQuery, AuditTarget, DELETED_USER, Entry, Who};
 use crate::actor::Role;
+use crate::db::{Arg, WriteConn};
 use crate::error::Result;
 use crate::listing::ListSql;
 use crate::page::PageRequest;
 use crate::time::Timestamp;
 
-pub(super) async fn insert(
-    conn: &mut AnyConnection,
+pub(super) async fn insert<C: WriteConn>(
+    conn: &mut C,
     id: &str,
     at: i64,
     who: &Who<'_>,
@@ -22,25 +23,26 @@ pub(super) async fn insert(
         .as_ref()
         .map(serde_json::to_string)
         .transpose()?;
-    sqlx::query(
+    conn.exec(
         "INSERT INTO audit_events (id, at, action, actor_type, actor_id, actor_email, actor_role,
              target_type, target_id, target_label, changes, request_id, client_address)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        &[
+            Arg::Text(id),
+            Arg::Int(at),
+            Arg::Text(entry.action),
+            Arg::Text(who.kind),
+            Arg::OptText(who.id),
+            Arg::Text(who.email),
+            Arg::OptText(who.role.map(Role::as_str)),
+            Arg::Text(entry.target.kind),
+            Arg::OptText(entry.target.id.as_deref()),
+            Arg::OptText(entry.target.label.as_deref()),
+            Arg::OptText(changes.as_deref()),
+            Arg::OptText(who.request_id),
+            Arg::OptText(who.client_address.as_deref()),
+        ],
     )
-    .bind(id)
-    .bind(at)
-    .bind(entry.action)
-    .bind(who.kind)
-    .bind(who.id)
-    .bind(who.email)
-    .bind(who.role.map(Role::as_str))
-    .bind(entry.target.kind)
-    .bind(entry.target.id.as_deref())
-    .bind(entry.target.label.as_deref())
-    .bind(changes)
-    .bind(who.request_id)
-    .bind(who.client_address.as_deref())
-    .execute(conn)
     .await?;
     Ok(())
 }

@@ -121,6 +121,24 @@ impl WriteConn for AnyConnection {
     }
 }
 
+/// An open transaction is its connection: a [`Write`]'s statements, or an audit entry's,
+/// run in it as they would on the connection.
+impl WriteConn for sqlx::Transaction<'_, sqlx::Any> {
+    type Row = AnyRow;
+
+    fn backend(&self) -> Backend {
+        super::backend_of(self)
+    }
+
+    async fn exec(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64> {
+        (**self).exec(sql, args).await
+    }
+
+    async fn fetch_first(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Option<AnyRow>> {
+        (**self).fetch_first(sql, args).await
+    }
+}
+
 /// Polls a future that must be ready at once (a [`Write`] on the synchronous SQLite
 /// connection); one that is not is a bug, answered as such rather than blocking the
 /// writer thread.

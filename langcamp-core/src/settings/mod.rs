@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 pub use self::input::{KEY_MAX, NewSetting, SettingInput, SettingKey};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
-use crate::audit::{self, Entry, Target};
+use crate::changes::Change;
 use crate::error::{Error, Result};
 use crate::time::Timestamp;
 
@@ -56,13 +56,6 @@ pub(crate) async fn text_setting(
 }
 
 impl Langcamp {
-    /// Commits a settings change and drops the cached settings, whatever the outcome of
-    /// the commit (a failed commit may still have been applied).
-    async fn commit_settings(&self, tx: crate::db::Tx) -> Result<()> {
-        self.commit_change(tx, crate::changes::Change::Settings)
-            .await
-    }
-
     /// `GET /settings/{key}`: public; served from the cache.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_setting(&self, _actor: &Actor, key: &SettingKey) -> Result<Setting> {
@@ -71,7 +64,7 @@ impl Langcamp {
             .settings
             .get_or_load(key.as_str().to_owned(), now, || async {
                 let mut conn = self.db().reader().acquire().await?;
-                store::find(&mut conn, key).await
+                store::find(&mut *conn, key).await
             })
             .await?
             .ok_or_else(|| Error::not_found("setting"))
@@ -90,30 +83,26 @@ impl Langcamp {
     pub async fn put_setting(&self, actor: &Actor, setting: NewSetting) -> Result<Setting> {
         actor.require(Role::Admin)?;
         let NewSetting { key, value } = setting;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let before = store::find(&mut tx, &key).await?.map(|s| s.value);
-        let setting = store::upsert(&mut tx, &key, &value, now).await?;
-        let entry = Entry::new("setting.put", Target::named("setting", key.as_str()))
-            .with_change_map(
-                serde_json::json!({ "value": { "from": before, "to": &setting.value } }),
-            );
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_settings(tx).await?;
-        Ok(setting)
+        let put = store::Put {
+            app: self.clone(),
+            actor: actor.clone(),
+            key,
+            value,
+            now: self.clock().now_ms(),
+        };
+        self.write_change(put, Change::Settings).await
     }
 
     /// `DELETE /settings/{key}` (admin).
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_setting(&self, actor: &Actor, key: &SettingKey) -> Result<DeletedSetting> {
         actor.require(Role::Admin)?;
-        let mut tx = self.db().begin().await?;
-        if !store::delete(&mut tx, key).await? {
-            return Err(Error::not_found("setting"));
-        }
-        let target = Target::named("setting", key.as_str());
-        audit::record(&mut tx, self, actor, Entry::new("setting.deleted", target)).await?;
-        self.commit_settings(tx).await?;
+        let delete = store::Delete {
+            app: self.clone(),
+            actor: actor.clone(),
+            key: key.clone(),
+        };
+        self.write_change(delete, Change::Settings).await?;
         Ok(DeletedSetting {
             key: key.as_str().to_owned(),
             deleted: true,

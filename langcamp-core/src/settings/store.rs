@@ -1,27 +1,36 @@
 //! The SQL of settings: one row per key, the value as JSON text.
+//!
+//! The two writes ([`Put`], [`Delete`]) are pieces of work for [`Langcamp::write_change`]:
+//! the change, its audit entry and its announcement to the other instances in one piece,
+//! so on SQLite they share the group commit's transaction with the writes beside them.
 
 use serde_json::Value;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
 use super::{Setting, SettingKey};
+use crate::Langcamp;
+use crate::actor::Actor;
+use crate::audit::{self, Entry, Target};
+use crate::changes::Change;
+use crate::db::{Arg, Row, Write, WriteConn};
 use crate::error::{Error, Result};
 use crate::page::UNPAGED_CAP;
 use crate::time::Timestamp;
 
-fn from_row(row: &AnyRow) -> Result<Setting> {
-    let text: String = row.try_get("value")?;
+fn from_row(row: &impl Row) -> Result<Setting> {
     Ok(Setting {
-        key: row.try_get("key")?,
-        value: serde_json::from_str(&text)?,
-        updated_at: Timestamp::from_millis(row.try_get("updated_at")?),
+        key: row.text("key")?,
+        value: serde_json::from_str(&row.text("value")?)?,
+        updated_at: Timestamp::from_millis(row.int("updated_at")?),
     })
 }
 
-pub(super) async fn find(conn: &mut AnyConnection, key: &SettingKey) -> Result<Option<Setting>> {
-    let row = sqlx::query("SELECT key, value, updated_at FROM settings WHERE key = $1")
-        .bind(key.as_str())
-        .fetch_optional(conn)
+pub(super) async fn find<C: WriteConn>(conn: &mut C, key: &SettingKey) -> Result<Option<Setting>> {
+    let row = conn
+        .fetch_first(
+            "SELECT key, value, updated_at FROM settings WHERE key = $1",
+            &[Arg::Text(key.as_str())],
+        )
         .await?;
     row.as_ref().map(from_row).transpose()
 }
@@ -35,38 +44,65 @@ pub(super) async fn all(conn: &mut AnyConnection) -> Result<Vec<Setting>> {
     rows.iter().map(from_row).collect()
 }
 
-/// Creates or replaces the setting `key`; the row as stored.
-pub(super) async fn upsert(
-    conn: &mut AnyConnection,
-    key: &SettingKey,
-    value: &Value,
-    now: i64,
-) -> Result<Setting> {
-    let text = serde_json::to_string(value)?;
-    // Read with fetch_all: RETURNING read with fetch_one would leave the statement open and
-    // hold SQLite's write lock (ARCHITECTURE, SQLite write rule b).
-    let rows = sqlx::query(
-        "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
-         RETURNING key, value, updated_at",
-    )
-    .bind(key.as_str())
-    .bind(&text)
-    .bind(now)
-    .fetch_all(conn)
-    .await?;
-    rows.first()
-        .map(from_row)
-        .transpose()?
-        .ok_or_else(|| Error::internal("the upsert returned no row"))
+/// `PUT /settings/{key}`: creates or replaces the setting; the row as stored.
+pub(super) struct Put {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub key: SettingKey,
+    pub value: Value,
+    pub now: i64,
 }
 
-/// Whether a setting `key` was there to delete.
-pub(super) async fn delete(conn: &mut AnyConnection, key: &SettingKey) -> Result<bool> {
-    let deleted = sqlx::query("DELETE FROM settings WHERE key = $1")
-        .bind(key.as_str())
-        .execute(conn)
-        .await?
-        .rows_affected();
-    Ok(deleted > 0)
+impl Write for Put {
+    type Output = Setting;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Setting> {
+        let key = self.key.as_str();
+        // The value it replaces, for the entry's changes.
+        let before = find(conn, &self.key).await?.map(|s| s.value);
+        let text = serde_json::to_string(&self.value)?;
+        let setting = conn
+            .fetch_first(
+                "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (key) DO UPDATE
+                     SET value = excluded.value, updated_at = excluded.updated_at
+                 RETURNING key, value, updated_at",
+                &[Arg::Text(key), Arg::Text(&text), Arg::Int(self.now)],
+            )
+            .await?
+            .as_ref()
+            .map(from_row)
+            .transpose()?
+            .ok_or_else(|| Error::internal("the upsert returned no row"))?;
+        let entry = Entry::new("setting.put", Target::named("setting", key)).with_change_map(
+            serde_json::json!({ "value": { "from": before, "to": &setting.value } }),
+        );
+        audit::record(conn, &self.app, &self.actor, entry).await?;
+        self.app.announce(conn, &Change::Settings).await?;
+        Ok(setting)
+    }
+}
+
+/// `DELETE /settings/{key}`: 404 when there is no such setting (nothing recorded).
+pub(super) struct Delete {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub key: SettingKey,
+}
+
+impl Write for Delete {
+    type Output = ();
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+        let key = self.key.as_str();
+        let deleted = conn
+            .exec("DELETE FROM settings WHERE key = $1", &[Arg::Text(key)])
+            .await?;
+        if deleted == 0 {
+            return Err(Error::not_found("setting"));
+        }
+        let entry = Entry::new("setting.deleted", Target::named("setting", key));
+        audit::record(conn, &self.app, &self.actor, entry).await?;
+        self.app.announce(conn, &Change::Settings).await
+    }
 }
