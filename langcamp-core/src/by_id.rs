@@ -8,6 +8,7 @@ use crate::Langcamp;
 use crate::actor::Actor;
 use crate::audit::{self, Entry, Target};
 use crate::changes::Change;
+use crate::db::{Arg, Row as _, Write, WriteConn};
 use crate::error::{Error, Result};
 use crate::id::looks_like_id;
 use crate::users::Deleted;
@@ -26,9 +27,9 @@ pub(crate) async fn find(
 
 impl Langcamp {
     /// Deletes the row of `id` with `delete` (`DELETE FROM ... WHERE id = $1 RETURNING
-    /// <a label>`) in a write transaction of its own, recording `action` on a `target` of
-    /// that kind by `actor` in the audit trail; `not_found` when there is no such row.
-    /// `change` names what the caches must forget, for rows that a cache holds.
+    /// <a name of the row> AS label`) as one piece of write work with its audit entry:
+    /// `action` on a `target` of that kind by `actor`; `not_found` when there is no such
+    /// row. `change` names what the caches must forget, for rows that a cache holds.
     pub(crate) async fn delete_by_id(
         &self,
         actor: &Actor,
@@ -41,26 +42,52 @@ impl Langcamp {
         if !looks_like_id(id) {
             return Err(not_found());
         }
-        let mut tx = self.db().begin().await?;
-        // Read with fetch_optional: RETURNING read with fetch_one would leave the
-        // statement open and hold SQLite's write lock (ARCHITECTURE, SQLite write rule b).
-        let Some(row) = sqlx::query(delete)
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?
-        else {
-            return Err(not_found());
+        let work = DeleteById {
+            app: self.clone(),
+            actor: actor.clone(),
+            action,
+            target,
+            id: id.to_owned(),
+            delete,
+            not_found,
+            change: change.clone(),
         };
-        let label: String = sqlx::Row::try_get(&row, 0)?;
-        let entry = Entry::new(action, Target::record(target, id, label));
-        audit::record(&mut tx, self, actor, entry).await?;
-        match change {
-            Some(change) => self.commit_change(tx, change).await?,
-            None => tx.commit().await?,
-        }
+        self.write_change(work, change).await?;
         Ok(Deleted {
             id: id.to_owned(),
             deleted: true,
         })
+    }
+}
+
+/// The piece of work of [`Langcamp::delete_by_id`].
+struct DeleteById {
+    app: Langcamp,
+    actor: Actor,
+    action: &'static str,
+    target: &'static str,
+    id: String,
+    delete: &'static str,
+    not_found: fn() -> Error,
+    change: Option<Change>,
+}
+
+impl Write for DeleteById {
+    type Output = ();
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+        let Some(row) = conn
+            .fetch_first(self.delete, &[Arg::Text(&self.id)])
+            .await?
+        else {
+            return Err((self.not_found)());
+        };
+        let target = Target::record(self.target, &self.id, row.text("label")?);
+        let entry = Entry::new(self.action, target);
+        audit::record(conn, &self.app, &self.actor, entry).await?;
+        if let Some(change) = &self.change {
+            self.app.announce(conn, change).await?;
+        }
+        Ok(())
     }
 }

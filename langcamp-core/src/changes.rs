@@ -98,18 +98,20 @@ impl Langcamp {
         Ok(committed?)
     }
 
-    /// Runs a staff write, a piece of work that calls [`Langcamp::announce`] for `change`
-    /// itself, through [`crate::db::Db::write`] (on SQLite, inside the group commit, so it
-    /// shares the writer's transaction and its pages with the writes waiting beside it),
-    /// then drops what it made stale in this process, whatever the outcome (a failed
-    /// commit may still have been applied).
+    /// Runs a staff write (a piece of work that records its audit entry, and calls
+    /// [`Langcamp::announce`] for `change` itself) through [`crate::db::Db::write`]: on
+    /// SQLite inside the group commit, so it shares the writer's transaction and its pages
+    /// with the writes waiting beside it. Then drops what `change` made stale in this
+    /// process, whatever the outcome (a failed commit may still have been applied).
     pub(crate) async fn write_change<W: Write>(
         &self,
         work: W,
-        change: Change,
+        change: Option<Change>,
     ) -> Result<W::Output> {
         let outcome = self.db().write(Undo::Savepoint, work).await;
-        self.forget_locally(&change);
+        if let Some(change) = &change {
+            self.forget_locally(change);
+        }
         outcome
     }
 

@@ -176,7 +176,8 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let delete = "DELETE FROM contacts WHERE id = $1 RETURNING first_name || ' ' || last_name";
+        let delete =
+            "DELETE FROM contacts WHERE id = $1 RETURNING first_name || ' ' || last_name AS label";
         let audit = ("contact.deleted", "contact");
         self.delete_by_id(actor, audit, id.as_str(), delete, store::not_found, None)
             .await

@@ -189,7 +189,7 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let delete = "DELETE FROM courses WHERE id = $1 RETURNING title";
+        let delete = "DELETE FROM courses WHERE id = $1 RETURNING title AS label";
         let audit = ("course.deleted", "course");
         let change = Some(Change::Courses);
         self.delete_by_id(actor, audit, id.as_str(), delete, store::not_found, change)

@@ -90,7 +90,7 @@ impl Langcamp {
             value,
             now: self.clock().now_ms(),
         };
-        self.write_change(put, Change::Settings).await
+        self.write_change(put, Some(Change::Settings)).await
     }
 
     /// `DELETE /settings/{key}` (admin).
@@ -102,7 +102,7 @@ impl Langcamp {
             actor: actor.clone(),
             key: key.clone(),
         };
-        self.write_change(delete, Change::Settings).await?;
+        self.write_change(delete, Some(Change::Settings)).await?;
         Ok(DeletedSetting {
             key: key.as_str().to_owned(),
             deleted: true,

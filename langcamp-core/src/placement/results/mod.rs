@@ -403,7 +403,7 @@ impl Langcamp {
         result_id: &Id<TestResult>,
     ) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let delete = "DELETE FROM test_results WHERE id = $1 RETURNING test_title";
+        let delete = "DELETE FROM test_results WHERE id = $1 RETURNING test_title AS label";
         let not_found = || Error::not_found("test result");
         let audit = ("result.deleted", "result");
         self.delete_by_id(actor, audit, result_id.as_str(), delete, not_found, None)
