@@ -264,6 +264,44 @@ async fn a_write_that_fails_after_its_change_leaves_neither_change_nor_entry() {
     assert_eq!(stored["replyMessage"], Value::Null);
 }
 
+/// A settings write runs with its entry as one piece of the SQLite group commit (its own
+/// transaction on PostgreSQL): when the entry cannot be written, the change is undone too,
+/// and the writes beside it are not.
+#[tokio::test]
+async fn a_grouped_write_whose_entry_fails_leaves_neither_change_nor_entry() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    let refuse = if is_postgres(&app) {
+        "CREATE FUNCTION refuse_entry() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+             IF NEW.target_label = 'refused.key' THEN RAISE EXCEPTION 'no entry'; END IF;
+             RETURN NEW; END $$;
+         CREATE TRIGGER refuse_entry BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION refuse_entry();"
+    } else {
+        "CREATE TRIGGER refuse_entry BEFORE INSERT ON audit_events WHEN NEW.target_label = 'refused.key'
+         BEGIN SELECT RAISE(ABORT, 'no entry'); END;"
+    };
+    execute(&app, refuse).await.expect("install the fault");
+    let before = entries(&root, "").await.len();
+    let (refused, kept) = tokio::join!(
+        admin
+            .put("/settings", &json!({ "key": "refused.key", "value": "x" }))
+            .send(),
+        admin
+            .put("/settings", &json!({ "key": "kept.key", "value": "y" }))
+            .send(),
+    );
+    assert!(refused.status >= 500, "{}", refused.text());
+    assert_eq!(kept.status, 200, "{}", kept.text());
+    admin
+        .get("/settings/refused.key")
+        .fails(404, "NOT_FOUND")
+        .await;
+    assert_eq!(admin.get("/settings/kept.key").await["value"], "y");
+    let after = entries(&root, "").await;
+    assert_eq!(after.len(), before + 1, "only the kept write's entry");
+    assert_eq!(after[0]["target"]["label"], "kept.key");
+}
+
 #[tokio::test]
 async fn the_trail_refuses_updates_and_deletes_from_sql() {
     let (app, admin) = TestApp::with_admin().await;
