@@ -58,28 +58,28 @@ impl Write for Put {
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Setting> {
         let key = self.key.as_str();
-        // The value it replaces, for the entry's changes.
+        // The upsert comes last: on PostgreSQL it locks the setting's row until the
+        // commit, and concurrent writes of one key queue on that lock, so nothing else of
+        // this write should happen while it is held. The entry is written first, with the
+        // value it replaces and the value being written.
         let before = find(conn, &self.key).await?.map(|s| s.value);
-        let text = serde_json::to_string(&self.value)?;
-        let setting = conn
-            .fetch_first(
-                "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
-                 ON CONFLICT (key) DO UPDATE
-                     SET value = excluded.value, updated_at = excluded.updated_at
-                 RETURNING key, value, updated_at",
-                &[Arg::Text(key), Arg::Text(&text), Arg::Int(self.now)],
-            )
-            .await?
-            .as_ref()
-            .map(from_row)
-            .transpose()?
-            .ok_or_else(|| Error::internal("the upsert returned no row"))?;
-        let entry = Entry::new("setting.put", Target::named("setting", key)).with_change_map(
-            serde_json::json!({ "value": { "from": before, "to": &setting.value } }),
-        );
+        let entry = Entry::new("setting.put", Target::named("setting", key))
+            .with_change_map(serde_json::json!({ "value": { "from": before, "to": &self.value } }));
         audit::record(conn, &self.app, &self.actor, entry).await?;
         self.app.announce(conn, &Change::Settings).await?;
-        Ok(setting)
+        let text = serde_json::to_string(&self.value)?;
+        conn.fetch_first(
+            "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
+             ON CONFLICT (key) DO UPDATE
+                 SET value = excluded.value, updated_at = excluded.updated_at
+             RETURNING key, value, updated_at",
+            &[Arg::Text(key), Arg::Text(&text), Arg::Int(self.now)],
+        )
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()?
+        .ok_or_else(|| Error::internal("the upsert returned no row"))
     }
 }
 

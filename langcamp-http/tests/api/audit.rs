@@ -265,20 +265,20 @@ async fn a_write_that_fails_after_its_change_leaves_neither_change_nor_entry() {
 }
 
 /// A settings write runs with its entry as one piece of the SQLite group commit (its own
-/// transaction on PostgreSQL): when the entry cannot be written, the change is undone too,
-/// and the writes beside it are not.
+/// transaction on PostgreSQL): when its change fails after the entry was written, the entry
+/// is undone too, and the write beside it is kept.
 #[tokio::test]
-async fn a_grouped_write_whose_entry_fails_leaves_neither_change_nor_entry() {
+async fn a_grouped_write_that_fails_after_its_entry_leaves_neither_change_nor_entry() {
     let (app, admin) = TestApp::with_admin().await;
     let root = app.superadmin().await;
     let refuse = if is_postgres(&app) {
-        "CREATE FUNCTION refuse_entry() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-             IF NEW.target_label = 'refused.key' THEN RAISE EXCEPTION 'no entry'; END IF;
+        "CREATE FUNCTION refuse_setting() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+             IF NEW.key = 'refused.key' THEN RAISE EXCEPTION 'no setting'; END IF;
              RETURN NEW; END $$;
-         CREATE TRIGGER refuse_entry BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION refuse_entry();"
+         CREATE TRIGGER refuse_setting BEFORE INSERT ON settings FOR EACH ROW EXECUTE FUNCTION refuse_setting();"
     } else {
-        "CREATE TRIGGER refuse_entry BEFORE INSERT ON audit_events WHEN NEW.target_label = 'refused.key'
-         BEGIN SELECT RAISE(ABORT, 'no entry'); END;"
+        "CREATE TRIGGER refuse_setting BEFORE INSERT ON settings WHEN NEW.key = 'refused.key'
+         BEGIN SELECT RAISE(ABORT, 'no setting'); END;"
     };
     execute(&app, refuse).await.expect("install the fault");
     let before = entries(&root, "").await.len();
