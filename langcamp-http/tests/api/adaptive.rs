@@ -571,3 +571,51 @@ async fn calibration_moves_a_question_everybody_gets_right_to_an_easier_difficul
             < before - 1.0
     );
 }
+
+#[tokio::test]
+async fn the_time_limit_counts_from_the_start_and_finishes_the_attempt_with_the_answers_given() {
+    let start = crate::helpers::utc(2026, 11, 22, 10, 0, 0);
+    let (app, admin) = TestApp::with_admin_at(start).await;
+    let mut body = adaptive(10, 20);
+    body["timeLimitMinutes"] = json!(10);
+    let bank = bank(&admin, &body).await;
+    let student = app.student("student@langcamp.test").await;
+    let mut view = student
+        .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
+        .expect(201)
+        .await
+        .data();
+    assert_eq!(view["expiresAt"], "2026-11-22T10:10:00.000Z");
+    for _ in 0..2 {
+        view = student
+            .post(&answer_path(&view), &answer_body(&view, 0))
+            .await;
+    }
+    app.clock.advance(chrono::TimeDelta::minutes(11));
+    let path = format!(
+        "/proficiency-tests/attempts/{}",
+        view["attemptId"].as_str().expect("id")
+    );
+    let finished = student.get(&path).await;
+    assert_eq!(finished["finished"], true, "{finished}");
+    assert_eq!(finished["question"], Value::Null);
+    // The two answers and the question left unanswered.
+    assert_eq!(finished["result"]["maxScore"], 3);
+    assert_eq!(
+        finished["result"]["answers"][2]["selectedOptionId"],
+        Value::Null
+    );
+    assert_eq!(student.get(&path).await, finished);
+    student
+        .post(&answer_path(&view), &answer_body(&view, 0))
+        .fails(409, "CONFLICT")
+        .await;
+    assert_eq!(app.rows("test_results").await, 1);
+    // Starting again starts a new attempt.
+    let again = student
+        .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
+        .expect(201)
+        .await
+        .data();
+    assert_ne!(again["attemptId"], view["attemptId"]);
+}

@@ -48,6 +48,10 @@ pub struct ResultAnswer {
     pub question_id: String,
     pub selected_option_id: Option<String>,
     pub is_correct: bool,
+    /// Adaptive results: the question's CEFR level (the path of levels asked, in order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "B1")]
+    pub level: Option<String>,
 }
 
 /// One question of a detailed result; `correctOptionId` and `correctOptionText` only for admins.

@@ -117,6 +117,7 @@ impl ResultRecord {
             question_id: q.question_id.clone(),
             selected_option_id: q.selected_option_id.clone(),
             is_correct: q.is_correct,
+            level: q.level.clone(),
         })
     }
 
