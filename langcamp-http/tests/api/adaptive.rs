@@ -619,3 +619,22 @@ async fn the_time_limit_counts_from_the_start_and_finishes_the_attempt_with_the_
         .data();
     assert_ne!(again["attemptId"], view["attemptId"]);
 }
+
+#[tokio::test]
+async fn two_starts_at_once_open_one_attempt() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let bank = bank(&admin, &adaptive(10, 20)).await;
+    let student = app.student("student@langcamp.test").await;
+    let path = format!("/proficiency-tests/{}/attempts", bank.id);
+    let (a, b) = tokio::join!(
+        student.post_empty(&path).send(),
+        student.post_empty(&path).send()
+    );
+    let mut statuses = [a.status, b.status];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 201], "{} / {}", a.text(), b.text());
+    assert_eq!(a.data()["attemptId"], b.data()["attemptId"]);
+    assert_eq!(a.data()["question"], b.data()["question"]);
+    assert_eq!(app.rows("placement_attempts").await, 1);
+}

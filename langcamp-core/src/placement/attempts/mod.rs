@@ -436,7 +436,23 @@ impl Langcamp {
             finished: false,
             result_id: None,
         };
-        store::insert(&mut tx, &attempt).await?;
+        match store::insert(&mut tx, &attempt).await {
+            Ok(()) => {}
+            // Another start by the same user won the race to the one open attempt
+            // (PostgreSQL; SQLite's writer runs the two one after the other): that one.
+            Err(Error::Conflict(_)) => {
+                drop(tx);
+                let mut conn = self.db().reader().acquire().await?;
+                let open = store::open_of(&mut conn, &caller.user_id, &test.id)
+                    .await?
+                    .ok_or_else(conflict_answered)?;
+                return Ok(Attempt {
+                    view: open_view(&test, &open),
+                    created: false,
+                });
+            }
+            Err(e) => return Err(e),
+        }
         tx.commit().await?;
         Ok(Attempt {
             view: open_view(&test, &attempt),
