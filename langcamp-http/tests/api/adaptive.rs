@@ -638,3 +638,32 @@ async fn two_starts_at_once_open_one_attempt() {
     assert_eq!(a.data()["question"], b.data()["question"]);
     assert_eq!(app.rows("placement_attempts").await, 1);
 }
+
+#[tokio::test]
+async fn an_attempt_whose_current_question_was_edited_away_ends_with_the_answers_given() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let bank = bank(&admin, &adaptive(2, 5)).await;
+    let student = app.student("student@langcamp.test").await;
+    let view = student
+        .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
+        .expect(201)
+        .await
+        .data();
+    // New questions, none of them kept.
+    let replacement = adaptive(2, 5)["questions"].clone();
+    admin
+        .patch(
+            &format!("/proficiency-tests/{}", bank.id),
+            &json!({"questions": replacement}),
+        )
+        .await;
+    let path = format!(
+        "/proficiency-tests/attempts/{}",
+        view["attemptId"].as_str().expect("id")
+    );
+    let read = student.get(&path).await;
+    assert_eq!(read["finished"], true, "{read}");
+    assert_eq!(read["result"]["maxScore"], 1);
+    assert_eq!(read["result"]["totalScore"], 0);
+}

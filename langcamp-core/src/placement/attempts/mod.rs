@@ -369,8 +369,15 @@ fn finished_view(
     }
 }
 
-fn expired(attempt: &StoredAttempt, now: i64) -> bool {
-    attempt.expires_at.is_some_and(|at| now >= at)
+/// Whether the attempt is over though still open: its time is up, or its current question
+/// is no longer in the test (an admin edited it away), so it cannot go on.
+fn expired(attempt: &StoredAttempt, test: &StoredTest, now: i64) -> bool {
+    let current_gone = attempt
+        .sequence
+        .last()
+        .filter(|asked| asked.correct.is_none())
+        .is_some_and(|asked| !test.questions.iter().any(|q| q.id == asked.question_id));
+    current_gone || attempt.expires_at.is_some_and(|at| now >= at)
 }
 
 fn conflict_answered() -> Error {
@@ -407,14 +414,15 @@ impl Langcamp {
         }
         let mut tx = self.db().begin().await?;
         if let Some(open) = store::open_of(&mut tx, &caller.user_id, &test.id).await? {
-            if !expired(&open, now) {
+            if !expired(&open, &test, now) {
                 tx.commit().await?;
                 return Ok(Attempt {
                     view: open_view(&test, &open),
                     created: false,
                 });
             }
-            // Its time is up: it becomes a result, and a new attempt starts.
+            // It is over (its time is up, or its question was edited away): it becomes a
+            // result, and a new attempt starts.
             self.finish(&mut tx, &test, open, Stop::TimeLimit, now)
                 .await?;
         }
@@ -475,7 +483,7 @@ impl Langcamp {
         if attempt.finished {
             return self.finished_attempt(&attempt, &test).await;
         }
-        if expired(&attempt, now) {
+        if expired(&attempt, &test, now) {
             return self.finish_expired(attempt, &test, now).await;
         }
         Ok(open_view(&test, &attempt))
@@ -497,7 +505,7 @@ impl Langcamp {
         if attempt.finished {
             return Err(Error::Conflict("this attempt is finished".into()));
         }
-        if expired(&attempt, now) {
+        if expired(&attempt, &test, now) {
             return self.finish_expired(attempt, &test, now).await;
         }
         let Some(current) = attempt.sequence.last().filter(|a| a.correct.is_none()) else {
