@@ -575,6 +575,12 @@ async fn placement_calibrate_reports_every_adaptive_question_and_keeps_those_wit
             .all(|q| q["calibrated"] == false && q["answers"] == 0)
     );
     assert!(questions.iter().all(|q| q["difficulty"] == q["previous"]));
+    let trail = env.json(&["audit", "list", "--action", "test.calibrated", "--json"]);
+    assert_eq!(trail["list"][0]["action"], "test.calibrated", "{trail}");
+    assert_eq!(
+        trail["list"][0]["target"]["label"],
+        "English placement (adaptive)"
+    );
     let missing = env.run(&["placement", "calibrate", "--test", "no-such-test"]);
     assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
 }

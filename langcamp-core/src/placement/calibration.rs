@@ -10,7 +10,8 @@
 //! admins see how far each one is from being calibrated. Questions asked but left
 //! unanswered when the time ran out are not observations.
 //!
-//! Each test is one transaction; running it again after more answers refines the
+//! Each test is one transaction, recorded in the audit trail as `test.calibrated` with the
+//! number of questions calibrated; running it again after more answers refines the
 //! difficulties (attempts under way keep the difficulties their questions were asked
 //! with).
 
@@ -26,6 +27,7 @@ use super::results::Snapshot;
 use super::{ProficiencyTest, TestMode};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::audit::{self, Entry, Target};
 use crate::domain::{CefrLevel, Id};
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -96,7 +98,7 @@ impl Langcamp {
         progress.start(ids.len() as u64);
         let mut questions = Vec::new();
         for id in &ids {
-            questions.extend(self.calibrate_test(id).await?);
+            questions.extend(self.calibrate_test(actor, id).await?);
             progress.advance(1);
         }
         Ok(Calibration {
@@ -106,7 +108,12 @@ impl Langcamp {
         })
     }
 
-    async fn calibrate_test(&self, test_id: &str) -> Result<Vec<CalibratedQuestion>> {
+    /// One test, in one transaction, recorded in the audit trail (`test.calibrated`).
+    async fn calibrate_test(
+        &self,
+        actor: &Actor,
+        test_id: &str,
+    ) -> Result<Vec<CalibratedQuestion>> {
         let mut tx = self.db().begin().await?;
         let Some(test) = super::store::find_test(&mut tx, test_id).await? else {
             return Ok(Vec::new());
@@ -160,6 +167,12 @@ impl Langcamp {
                 standard_error: calibrated.map(|c| c.standard_error),
             });
         }
+        let calibrated = report.iter().filter(|q| q.calibrated).count();
+        let target = Target::record("test", &test.id, &test.title);
+        let entry = Entry::new("test.calibrated", target).with_change_map(serde_json::json!({
+            "calibratedQuestions": {"from": null, "to": calibrated}
+        }));
+        audit::record(&mut tx, self, actor, entry).await?;
         self.commit_test_change(tx).await?;
         Ok(report)
     }
