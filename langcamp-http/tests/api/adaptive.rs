@@ -667,3 +667,61 @@ async fn an_attempt_whose_current_question_was_edited_away_ends_with_the_answers
     assert_eq!(read["result"]["maxScore"], 1);
     assert_eq!(read["result"]["totalScore"], 0);
 }
+
+#[tokio::test]
+async fn a_test_switches_between_fixed_and_adaptive_with_what_each_mode_needs() {
+    let app = TestApp::spawn().await;
+    let admin = app.admin().await;
+    let fixed = admin
+        .post(
+            "/proficiency-tests",
+            &json!({
+                "title": "Switching",
+                "questions": [
+                    {"text": "Q1", "options": [{"text": "a"}, {"text": "b"}], "correctOptionIndex": 0},
+                    {"text": "Q2", "options": [{"text": "a"}, {"text": "b"}], "correctOptionIndex": 1}
+                ],
+                "levelRanges": [{"level": "A1", "minScore": 0, "maxScore": 2}]
+            }),
+        )
+        .created()
+        .await;
+    let path = format!("/proficiency-tests/{}", fixed["id"].as_str().expect("id"));
+    // Adaptive needs a level on every question.
+    let errors = admin
+        .patch(&path, &json!({"mode": "adaptive"}))
+        .invalid()
+        .await;
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    let mut questions = fixed["questions"].clone();
+    for (question, level) in questions
+        .as_array_mut()
+        .expect("questions")
+        .iter_mut()
+        .zip(["A2", "C1"])
+    {
+        question["level"] = json!(level);
+    }
+    let adaptive = admin
+        .patch(&path, &json!({"mode": "adaptive", "questions": questions}))
+        .await;
+    assert_eq!(adaptive["mode"], "adaptive");
+    assert_eq!(adaptive["levelRanges"], json!([]));
+    assert_eq!(adaptive["maxQuestions"], 20);
+    assert_eq!(adaptive["questions"][1]["level"], "C1");
+    assert_eq!(adaptive["questions"][0]["id"], fixed["questions"][0]["id"]);
+    let reset = admin.patch(&path, &json!({"maxQuestions": null})).await;
+    assert_eq!(reset["maxQuestions"], 20);
+    // Back to fixed: level ranges again, and the levels, maxQuestions and messages go.
+    let back = admin
+        .patch(
+            &path,
+            &json!({"mode": "fixed", "levelRanges": [{"level": "A1", "minScore": 0, "maxScore": 2}]}),
+        )
+        .await;
+    assert_eq!(back["mode"], "fixed");
+    assert_eq!(back["maxQuestions"], Value::Null);
+    assert_eq!(back["levelMessages"], Value::Null);
+    assert!(back["questions"][1].get("level").is_none(), "{back}");
+    assert_eq!(back["levelRanges"][0]["level"], "A1");
+}
