@@ -336,12 +336,13 @@ fn levels(t: &ProficiencyTest) -> Vec<Line<'static>> {
     lines
 }
 
-/// An adaptive test: its bound, and per level the questions, how many are calibrated,
-/// their answers and the level's message.
+/// An adaptive test: its bound, and per level the questions (`q`), their difficulties (`b`,
+/// in logits: the level's default until calibrated), how many are calibrated (`cal.`),
+/// their answers (`ans.`) and the level's message.
 fn adaptive_levels(t: &ProficiencyTest) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(Span::styled(
         format!(
-            "adaptive · {} questions · asks at most {} · {}",
+            "adaptive · {} q · at most {} asked · {}",
             t.question_count,
             t.max_questions.unwrap_or_default(),
             t.time_limit_minutes
@@ -365,10 +366,23 @@ fn adaptive_levels(t: &ProficiencyTest) -> Vec<Line<'static>> {
             .as_ref()
             .and_then(|m| m.get(level).cloned())
             .unwrap_or_default();
+        let difficulties: Vec<f64> = of_level.iter().filter_map(|q| q.difficulty).collect();
+        let low = difficulties.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = difficulties
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let range = if difficulties.is_empty() {
+            "–".to_owned()
+        } else if (high - low).abs() < 0.005 {
+            format!("{low:.2}")
+        } else {
+            format!("{low:.2}…{high:.2}")
+        };
         lines.push(Line::from(vec![
             Span::styled(format!("{level:<4}"), ui::key_style()),
             Span::raw(format!(
-                "{:>3} qs · {calibrated} calibrated · {answers} answers ",
+                "{:>3} q · b {range} · {calibrated} cal. · {answers} ans. ",
                 of_level.len()
             )),
             Span::styled(message, ui::dim()),

@@ -550,7 +550,8 @@ async fn an_adaptive_test_shows_its_mode_and_its_result_the_ability_error_and_le
     let tests = console.screen(120, 30);
     assert!(tests.contains("Adaptive English"), "{tests}");
     assert!(tests.contains("adaptive"), "{tests}");
-    assert!(tests.contains("asks at most 5"), "{tests}");
+    assert!(tests.contains("at most 5 asked"), "{tests}");
+    assert!(tests.contains("b 3.75"), "{tests}");
     assert!(tests.contains("Mastery."), "{tests}");
     console.press(KeyCode::Enter).await;
     let result = console.screen(120, 30);
