@@ -14,6 +14,7 @@ mod mail_templates;
 mod man;
 mod migrate;
 mod openapi;
+mod placement;
 mod progress;
 mod seed;
 mod serve;
@@ -74,6 +75,9 @@ enum Command {
     /// streamed to stdout or to a new file.
     #[command(subcommand)]
     Export(export::ExportCommand),
+    /// Adaptive placement tests: calibrate the questions' difficulties from real answers.
+    #[command(subcommand)]
+    Placement(placement::PlacementCommand),
     /// Check or rebuild the dashboard's rollup tables.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
@@ -132,6 +136,7 @@ async fn main() -> ExitCode {
             Command::MailTemplates(command) => mail_templates::run(&cli, command).await,
             Command::Audit(command) => audit::run(&cli, command).await,
             Command::Export(command) => export::run(&cli, command).await,
+            Command::Placement(command) => placement::run(&cli, command).await,
             Command::Stats(command) => stats::run(&cli, command).await,
             Command::Storage(command) => storage::run(&cli, command).await,
             Command::Console => console::run(&cli).await,

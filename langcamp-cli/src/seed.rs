@@ -206,6 +206,7 @@ impl Seeder {
         self.courses(demo.courses).await?;
         let tests = self.tests(demo.placement_tests, demo.level_ranges).await?;
         self.results(&students, &tests).await?;
+        self.adaptive_test().await?;
         self.materials(demo.materials, &students).await?;
         self.contacts(demo.contacts).await?;
         self.at(0, 0);
@@ -339,6 +340,37 @@ impl Seeder {
             seeded.push(SeededTest { id, answer_key });
         }
         Ok(seeded)
+    }
+
+    /// One adaptive test (CONTRACT §19), from `seed/adaptive_test.json`: 60 questions, 10
+    /// at each CEFR level. Nobody has taken it: its attempts are for the visitor to try.
+    async fn adaptive_test(&mut self) -> Result<(), Error> {
+        let input: TestInput = serde_json::from_str(include_str!("seed/adaptive_test.json"))
+            .map_err(|e| Error::internal(format!("demo data does not fit its input type: {e}")))?;
+        let existing = self
+            .app
+            .list_tests(
+                &OP,
+                &LanguageFilter::default(),
+                PageRequest {
+                    page: 1,
+                    limit: 100,
+                },
+            )
+            .await?
+            .list;
+        if existing
+            .iter()
+            .any(|t| Some(&t.title) == input.title.as_ref())
+        {
+            return Ok(());
+        }
+        self.at(220, 0);
+        self.app
+            .create_test(&OP, valid(NewTest::try_from(input))?)
+            .await?;
+        self.created.tests += 1;
+        Ok(())
     }
 
     /// Students who completed registration take one or two tests over the past months.

@@ -559,3 +559,28 @@ async fn a_role_change_by_the_command_is_recorded_as_the_operator() {
     let bad = env.run(&["audit", "list", "--since", "last week"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
+
+#[tokio::test]
+async fn placement_calibrate_reports_every_adaptive_question_and_keeps_those_with_few_answers() {
+    let env = Env::new().await;
+    env.json(&["seed", "--demo", "--json"]);
+    let report = env.json(&["placement", "calibrate", "--json"]);
+    assert_eq!(report["tests"], 1, "{report}");
+    assert_eq!(report["minAnswers"], 50);
+    let questions = report["questions"].as_array().expect("questions");
+    assert_eq!(questions.len(), 60);
+    assert!(
+        questions
+            .iter()
+            .all(|q| q["calibrated"] == false && q["answers"] == 0)
+    );
+    assert!(questions.iter().all(|q| q["difficulty"] == q["previous"]));
+    let trail = env.json(&["audit", "list", "--action", "test.calibrated", "--json"]);
+    assert_eq!(trail["list"][0]["action"], "test.calibrated", "{trail}");
+    assert_eq!(
+        trail["list"][0]["target"]["label"],
+        "English placement (adaptive)"
+    );
+    let missing = env.run(&["placement", "calibrate", "--test", "no-such-test"]);
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+}

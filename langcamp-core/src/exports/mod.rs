@@ -139,6 +139,11 @@ fn text(value: &Option<String>) -> Cow<'_, str> {
     Cow::Borrowed(value.as_deref().unwrap_or(""))
 }
 
+/// A number with its decimals as JSON writes it; an absent one is an empty cell.
+fn number(value: Option<f64>) -> Cow<'static, str> {
+    Cow::Owned(value.map(|v| v.to_string()).unwrap_or_default())
+}
+
 fn time(value: &Timestamp) -> Cow<'static, str> {
     Cow::Owned(value.to_string())
 }
@@ -201,6 +206,8 @@ impl CsvRow for TestResult {
         "level",
         "message",
         "completedAt",
+        "ability",
+        "standardError",
         "user.id",
         "user.name",
         "user.email",
@@ -222,6 +229,8 @@ impl CsvRow for TestResult {
             Cow::Borrowed(&self.level),
             Cow::Borrowed(&self.message),
             time(&self.completed_at),
+            number(self.ability),
+            number(self.standard_error),
             Cow::Borrowed(&self.user.id),
             text(&self.user.name),
             Cow::Borrowed(&self.user.email),

@@ -15,6 +15,8 @@
 //! result's `questionId` still names the same question after the test was edited.
 
 pub mod adaptive;
+mod attempts;
+mod calibration;
 mod draft;
 mod results;
 mod store;
@@ -25,6 +27,7 @@ mod store;
 #[derive(Clone)]
 pub struct HeldTest(Option<Arc<store::StoredTest>>);
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +45,8 @@ use crate::time::Timestamp;
 use crate::users::Deleted;
 use crate::validate::Patch;
 
+pub use attempts::{AnswerInput, Attempt, AttemptAnswer, AttemptQuestion, AttemptView};
+pub use calibration::{CalibratedQuestion, Calibration};
 pub use results::{
     DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList,
     ResultQuery, ResultTest, ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,
@@ -55,6 +60,35 @@ pub const MAX_OPTIONS: usize = 20;
 pub const MAX_POINTS: i64 = 1000;
 pub const MAX_LEVEL_RANGES: usize = 50;
 pub const TITLE_MAX: usize = 200;
+
+/// How a test is taken (CONTRACT §19): `fixed`, every question answered and scored by
+/// level ranges; `adaptive`, one question at a time through attempts, each answer choosing
+/// the next, the level from the final ability.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TestMode {
+    #[default]
+    Fixed,
+    Adaptive,
+}
+
+impl TestMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TestMode::Fixed => "fixed",
+            TestMode::Adaptive => "adaptive",
+        }
+    }
+
+    /// The stored value; anything unknown is `fixed`.
+    pub(crate) fn from_stored(raw: &str) -> TestMode {
+        if raw == "adaptive" {
+            TestMode::Adaptive
+        } else {
+            TestMode::Fixed
+        }
+    }
+}
 
 /// A placement test. `correctOptionIndex` of each question is present for admins only.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -81,7 +115,14 @@ pub struct ProficiencyTest {
     pub time_limit_minutes: Option<i64>,
     pub is_active: bool,
     pub questions: Vec<Question>,
+    /// Empty on adaptive tests, which use `levelMessages`.
     pub level_ranges: Vec<LevelRange>,
+    /// `fixed` (the default) or `adaptive` (taken through attempts, CONTRACT §19).
+    pub mode: TestMode,
+    /// Adaptive tests: the most questions an attempt asks (5 to 100); null on fixed tests.
+    pub max_questions: Option<i64>,
+    /// Adaptive tests: the message of each level (`{"A1": "..."}`); null on fixed tests.
+    pub level_messages: Option<BTreeMap<String, String>>,
     pub question_count: i64,
     /// The sum of the points of all questions.
     pub max_score: i64,
@@ -106,6 +147,21 @@ pub struct Question {
     /// Zero-based index of the correct option; only in responses to admins.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub correct_option_index: Option<i64>,
+    /// Adaptive tests, admins only: the question's CEFR level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "B1")]
+    pub level: Option<String>,
+    /// Adaptive tests, admins only: the difficulty in use (logits), calibrated or the
+    /// level's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<f64>,
+    /// Adaptive tests, admins only: whether `difficulty` was calibrated from answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibrated: Option<bool>,
+    /// Adaptive tests, admins only: the answers of finished attempts counted by the last
+    /// calibration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_count: Option<i64>,
 }
 
 /// One answer option of a question.
@@ -153,9 +209,17 @@ pub struct TestInput {
     /// 1 to 200 questions.
     #[schema(value_type = Vec<QuestionInput>, required = true, min_items = 1, max_items = 200)]
     pub questions: Option<Vec<QuestionInput>>,
-    /// 1 to 50 ranges.
-    #[schema(value_type = Vec<LevelRangeInput>, required = true, min_items = 1, max_items = 50)]
+    /// 1 to 50 ranges; required on fixed tests, refused on adaptive ones.
+    #[schema(value_type = Vec<LevelRangeInput>, min_items = 1, max_items = 50)]
     pub level_ranges: Option<Vec<LevelRangeInput>>,
+    /// `fixed` (default) or `adaptive`.
+    pub mode: Option<TestMode>,
+    /// Adaptive tests only: 5 to 100, default 20.
+    #[schema(minimum = 5, maximum = 100)]
+    pub max_questions: Option<i64>,
+    /// Adaptive tests only: a message per CEFR level (keys `A1`..`C2`, up to 2000
+    /// characters each).
+    pub level_messages: Option<BTreeMap<String, String>>,
 }
 
 /// A change to a test: absent fields stay. `questions` and `levelRanges`, when present,
@@ -188,6 +252,17 @@ pub struct TestPatch {
     #[serde(default)]
     #[schema(value_type = Option<Vec<LevelRangeInput>>)]
     pub level_ranges: Patch<Vec<LevelRangeInput>>,
+    #[serde(default)]
+    #[schema(value_type = Option<TestMode>)]
+    pub mode: Patch<TestMode>,
+    /// Adaptive tests only: 5 to 100; null sets the default, 20.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 5, maximum = 100)]
+    pub max_questions: Patch<i64>,
+    /// Adaptive tests only; null clears them.
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, String>>)]
+    pub level_messages: Patch<BTreeMap<String, String>>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, ToSchema)]
@@ -208,6 +283,9 @@ pub struct QuestionInput {
     /// Zero-based index of the correct option.
     #[schema(value_type = i64, required = true, minimum = 0)]
     pub correct_option_index: Option<i64>,
+    /// Adaptive tests (required there, refused on fixed tests): the CEFR level.
+    #[schema(example = "B1")]
+    pub level: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, ToSchema)]

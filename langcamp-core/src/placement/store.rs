@@ -2,15 +2,17 @@
 //! and writes. Children are loaded for a whole page in three queries (one per table), not
 //! per test; a page is read in one snapshot so a concurrent edit is seen whole or not at all.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
+use super::adaptive::levels::default_difficulty;
 use super::draft::TestDraft;
-use super::{AnswerOption, LevelRange, ProficiencyTest, Question};
+use super::{AnswerOption, LevelRange, ProficiencyTest, Question, TestMode};
 use crate::by_id;
 use crate::db::{bit, flag};
+use crate::domain::CefrLevel;
 use crate::error::{Error, Result};
 use crate::id::{looks_like_id, new_id};
 use crate::listing::{Bound, ListSql};
@@ -31,9 +33,22 @@ pub(super) struct StoredQuestion {
     pub points: i64,
     pub correct_option_id: String,
     pub options: Vec<StoredOption>,
+    /// Adaptive tests: the question's level.
+    pub level: Option<CefrLevel>,
+    /// The calibrated difficulty, if calibration gave it one.
+    pub difficulty: Option<f64>,
+    /// The answers the last calibration counted.
+    pub answer_count: i64,
 }
 
 impl StoredQuestion {
+    /// The difficulty the model uses: the calibrated one, else the level's default (B1's
+    /// for a question without a level, which only a fixed test has).
+    pub fn effective_difficulty(&self) -> f64 {
+        self.difficulty
+            .unwrap_or_else(|| default_difficulty(self.level.unwrap_or(CefrLevel::B1)))
+    }
+
     pub fn correct_index(&self) -> Option<usize> {
         self.options
             .iter()
@@ -65,11 +80,15 @@ pub(super) struct StoredTest {
     pub updated_at: i64,
     pub questions: Vec<StoredQuestion>,
     pub level_ranges: Vec<StoredRange>,
+    pub mode: TestMode,
+    pub max_questions: Option<i64>,
+    pub level_messages: Option<BTreeMap<String, String>>,
 }
 
 impl StoredTest {
     /// The wire form; the answer key only when `admin`.
     pub fn view(&self, admin: bool) -> ProficiencyTest {
+        let adaptive = self.mode == TestMode::Adaptive;
         ProficiencyTest {
             id: self.id.clone(),
             title: self.title.clone(),
@@ -98,6 +117,12 @@ impl StoredTest {
                     } else {
                         None
                     },
+                    level: (admin && adaptive)
+                        .then(|| q.level.map(|l| l.as_str().to_owned()))
+                        .flatten(),
+                    difficulty: (admin && adaptive).then(|| q.effective_difficulty()),
+                    calibrated: (admin && adaptive).then_some(q.difficulty.is_some()),
+                    answer_count: (admin && adaptive).then_some(q.answer_count),
                 })
                 .collect(),
             level_ranges: self
@@ -110,6 +135,9 @@ impl StoredTest {
                     message: r.message.clone(),
                 })
                 .collect(),
+            mode: self.mode,
+            max_questions: self.max_questions,
+            level_messages: self.level_messages.clone(),
             question_count: self.question_count,
             max_score: self.max_score,
             created_at: Timestamp::from_millis(self.created_at),
@@ -128,7 +156,7 @@ impl StoredTest {
 macro_rules! test_columns {
     () => {
         "id, title, description, locale, target_language, time_limit_minutes, is_active, \
-         question_count, max_score, created_at, updated_at"
+         question_count, max_score, created_at, updated_at, mode, max_questions, level_messages"
     };
 }
 
@@ -156,7 +184,8 @@ macro_rules! newest_page {
 macro_rules! questions_where {
     ($($cond:tt)+) => {
         concat!(
-            "SELECT q.id, q.test_id, q.text, q.points, q.correct_option_id FROM test_questions q \
+            "SELECT q.id, q.test_id, q.text, q.points, q.correct_option_id, q.level, \
+             q.difficulty, q.answer_count FROM test_questions q \
              WHERE q.test_id ", $($cond)+, " ORDER BY q.test_id, q.position"
         )
     };
@@ -222,7 +251,12 @@ pub(super) async fn lock_test(conn: &mut AnyConnection, id: &str) -> Result<bool
 }
 
 fn test_from_row(row: &AnyRow) -> std::result::Result<StoredTest, sqlx::Error> {
+    let mode: String = row.try_get("mode")?;
+    let messages: Option<String> = row.try_get("level_messages")?;
     Ok(StoredTest {
+        mode: TestMode::from_stored(&mode),
+        max_questions: row.try_get("max_questions")?,
+        level_messages: messages.and_then(|m| serde_json::from_str(&m).ok()),
         id: row.try_get("id")?,
         title: row.try_get("title")?,
         description: row.try_get("description")?,
@@ -271,6 +305,11 @@ fn assemble(
                 points: row.try_get("points")?,
                 correct_option_id: row.try_get("correct_option_id")?,
                 options,
+                level: row
+                    .try_get::<Option<String>, _>("level")?
+                    .and_then(|l| CefrLevel::parse("level", &l).ok()),
+                difficulty: row.try_get("difficulty")?,
+                answer_count: row.try_get("answer_count")?,
             });
     }
     let mut ranges_of: HashMap<String, Vec<StoredRange>> = HashMap::new();
@@ -376,8 +415,9 @@ pub(super) async fn insert_test(
 ) -> Result<()> {
     let query = sqlx::query(
         "INSERT INTO proficiency_tests (id, title, description, locale, target_language,
-             time_limit_minutes, is_active, question_count, max_score, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)",
+             time_limit_minutes, is_active, question_count, max_score, mode, max_questions,
+             level_messages, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)",
     );
     bind_draft(query.bind(id), draft)
         .bind(now)
@@ -386,9 +426,13 @@ pub(super) async fn insert_test(
     insert_children(conn, id, draft).await
 }
 
-/// Binds the test's own columns, `title` to `max_score`, in the order INSERT and UPDATE
-/// list them.
+/// Binds the test's own columns, `title` to `level_messages`, in the order INSERT and
+/// UPDATE list them.
 fn bind_draft<'q>(query: Bound<'q>, draft: &'q TestDraft) -> Bound<'q> {
+    let messages = draft
+        .level_messages
+        .as_ref()
+        .and_then(|m| serde_json::to_string(m).ok());
     query
         .bind(&draft.title)
         .bind(draft.description.as_deref())
@@ -398,6 +442,9 @@ fn bind_draft<'q>(query: Bound<'q>, draft: &'q TestDraft) -> Bound<'q> {
         .bind(bit(draft.is_active))
         .bind(question_count(draft))
         .bind(draft.max_score())
+        .bind(draft.mode.as_str())
+        .bind(draft.max_questions)
+        .bind(messages)
 }
 
 fn question_count(draft: &TestDraft) -> i64 {
@@ -411,8 +458,9 @@ async fn insert_children(conn: &mut AnyConnection, test_id: &str, draft: &TestDr
             .get(question.correct_index)
             .ok_or_else(|| Error::internal("correct option index out of range after validation"))?;
         sqlx::query(
-            "INSERT INTO test_questions (id, test_id, position, text, points, correct_option_id)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO test_questions (id, test_id, position, text, points, correct_option_id,
+                 level, answer_count)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(&question.id)
         .bind(test_id)
@@ -420,8 +468,15 @@ async fn insert_children(conn: &mut AnyConnection, test_id: &str, draft: &TestDr
         .bind(&question.text)
         .bind(question.points)
         .bind(&correct.id)
+        .bind(question.level.map(CefrLevel::as_str))
+        .bind(question.answer_count)
         .execute(&mut *conn)
         .await?;
+        // A separate statement: a NULL bound as `Option<f64>` would poison PostgreSQL's
+        // cached statement for real values (ARCHITECTURE.md, sqlx's `Any` trap).
+        if let Some(difficulty) = question.difficulty {
+            set_difficulty(conn, &question.id, difficulty, question.answer_count).await?;
+        }
         for (option_position, option) in (0i64..).zip(&question.options) {
             sqlx::query(
                 "INSERT INTO test_options (id, question_id, position, text) VALUES ($1, $2, $3, $4)",
@@ -483,8 +538,9 @@ pub(super) async fn update_test(
     let query = sqlx::query(
         "UPDATE proficiency_tests SET title = $1, description = $2, locale = $3,
              target_language = $4, time_limit_minutes = $5, is_active = $6,
-             question_count = $7, max_score = $8, updated_at = $9
-         WHERE id = $10",
+             question_count = $7, max_score = $8, mode = $9, max_questions = $10,
+             level_messages = $11, updated_at = $12
+         WHERE id = $13",
     );
     bind_draft(query, draft)
         .bind(now)
@@ -514,4 +570,34 @@ pub(super) async fn delete_test(conn: &mut AnyConnection, id: &str) -> Result<bo
         .execute(&mut *conn)
         .await?;
     Ok(deleted.rows_affected() > 0)
+}
+
+/// Stores a question's calibrated difficulty and the answers it rests on.
+pub(super) async fn set_difficulty(
+    conn: &mut AnyConnection,
+    question_id: &str,
+    difficulty: f64,
+    answer_count: i64,
+) -> Result<()> {
+    sqlx::query("UPDATE test_questions SET difficulty = $1, answer_count = $2 WHERE id = $3")
+        .bind(difficulty)
+        .bind(answer_count)
+        .bind(question_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Stores the number of answers a question had at calibration, its difficulty unchanged.
+pub(super) async fn set_answer_count(
+    conn: &mut AnyConnection,
+    question_id: &str,
+    answer_count: i64,
+) -> Result<()> {
+    sqlx::query("UPDATE test_questions SET answer_count = $1 WHERE id = $2")
+        .bind(answer_count)
+        .bind(question_id)
+        .execute(conn)
+        .await?;
+    Ok(())
 }

@@ -5,11 +5,14 @@
 
 use langcamp_core::domain::LanguageFilter;
 use langcamp_core::placement::{
-    DetailedResult, NewTest, ProficiencyTest, ResultFilter, ResultList, ResultQuery, SubmitInput,
-    TestFilter, TestInput, TestPatch, TestResult, TestStatus,
+    AnswerInput, AttemptAnswer, AttemptView, DetailedResult, NewTest, ProficiencyTest,
+    ResultFilter, ResultList, ResultQuery, SubmitInput, TestFilter, TestInput, TestPatch,
+    TestResult, TestStatus,
 };
 use langcamp_core::users::Deleted;
 use langcamp_core::{Page, Result};
+use serde::Deserialize;
+use utoipa::ToSchema;
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};
@@ -25,6 +28,9 @@ pub fn routes(r: &mut Routes) {
     r.add::<__path_delete_test>(RateRule::Default, Access::Admin, delete_test);
     r.add::<__path_duplicate_test>(RateRule::Default, Access::Admin, duplicate_test);
     r.add::<__path_submit_test>(RateRule::Default, Access::SignedIn, submit_test);
+    r.add::<__path_start_attempt>(RateRule::Default, Access::SignedIn, start_attempt);
+    r.add::<__path_get_attempt>(RateRule::Default, Access::SignedIn, get_attempt);
+    r.add::<__path_answer_attempt>(RateRule::Default, Access::SignedIn, answer_attempt);
     r.add::<__path_test_status>(RateRule::Default, Access::SignedIn, test_status);
     r.add::<__path_my_results>(RateRule::Default, Access::SignedIn, my_results);
     r.add::<__path_my_result>(RateRule::Default, Access::SignedIn, my_result);
@@ -154,7 +160,7 @@ pub async fn delete_test(ctx: Ctx) -> Result<Reply> {
     params(("id" = String, Path, description = "Test id")),
     responses(
         (status = 201, description = "The result", body = Envelope<TestResult>),
-        (status = 400, description = "answers missing, not an array or empty; an index out of range or negative; a question answered twice", body = ErrorEnvelope),
+        (status = 400, description = "answers missing, not an array or empty; an index out of range or negative; a question answered twice; the test is adaptive (use attempts)", body = ErrorEnvelope),
         (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
         (status = 413, description = "Body too large", body = ErrorEnvelope),
     ))]
@@ -163,6 +169,73 @@ pub async fn submit_test(mut ctx: Ctx) -> Result<Reply> {
     let input = ctx.json().await?;
     Ok(Reply::created(
         &ctx.app.submit_test(&actor, &ctx.id("id"), input).await?,
+    ))
+}
+
+/// The body of starting an attempt: nothing, or an empty object.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartAttemptInput {}
+
+/// Start an attempt at an adaptive test (CONTRACT §19), or resume the caller's open one
+/// (200, the same current question). The question carries no level and no answer key.
+#[utoipa::path(post, path = "/proficiency-tests/{id}/attempts", tag = "placement",
+    operation_id = "startProficiencyTestAttempt",
+    request_body(content = Option<StartAttemptInput>, description = "No body, or an empty object"),
+    params(("id" = String, Path, description = "Test id")),
+    responses(
+        (status = 201, description = "A new attempt with its first question", body = Envelope<AttemptView>),
+        (status = 200, description = "The caller's open attempt at this test", body = Envelope<AttemptView>),
+        (status = 400, description = "The test is not adaptive, or the body is not empty", body = ErrorEnvelope),
+        (status = 404, description = "No such test, or inactive", body = ErrorEnvelope),
+    ))]
+pub async fn start_attempt(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let _: Option<StartAttemptInput> = ctx.optional_json().await?;
+    let attempt = ctx.app.start_attempt(&actor, &ctx.id("id")).await?;
+    Ok(if attempt.created {
+        Reply::created(&attempt.view)
+    } else {
+        Reply::ok(&attempt.view)
+    })
+}
+
+/// One of the caller's attempts, to resume it: the current question, or once finished
+/// the result. An attempt whose time limit passed is finished with the answers given.
+#[utoipa::path(get, path = "/proficiency-tests/attempts/{attemptId}", tag = "placement",
+    operation_id = "getProficiencyTestAttempt",
+    params(("attemptId" = String, Path, description = "Attempt id")),
+    responses(
+        (status = 200, description = "The attempt", body = Envelope<AttemptView>),
+        (status = 404, description = "No such attempt of the caller", body = ErrorEnvelope),
+    ))]
+pub async fn get_attempt(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.get_attempt(&actor, &ctx.id("attemptId")).await?,
+    ))
+}
+
+/// Answer the current question of an attempt: the next question, or the result when the
+/// test is over. Nothing says whether the answer was right until the end.
+#[utoipa::path(post, path = "/proficiency-tests/attempts/{attemptId}/answer", tag = "placement",
+    operation_id = "answerProficiencyTestAttempt",
+    request_body = AnswerInput,
+    params(("attemptId" = String, Path, description = "Attempt id")),
+    responses(
+        (status = 200, description = "The attempt after the answer", body = Envelope<AttemptView>),
+        (status = 400, description = "questionId or selectedOptionIndex missing or invalid; the index out of range", body = ErrorEnvelope),
+        (status = 404, description = "No such attempt of the caller", body = ErrorEnvelope),
+        (status = 409, description = "Not the current question (or it was answered meanwhile), or the attempt is finished", body = ErrorEnvelope),
+        (status = 413, description = "Body too large", body = ErrorEnvelope),
+    ))]
+pub async fn answer_attempt(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let answer = ctx.command::<AnswerInput, AttemptAnswer>().await?;
+    Ok(Reply::ok(
+        &ctx.app
+            .answer_attempt(&actor, &ctx.id("attemptId"), answer)
+            .await?,
     ))
 }
 

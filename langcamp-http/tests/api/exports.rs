@@ -274,7 +274,7 @@ async fn a_csv_export_is_an_attachment_with_its_header_row_even_when_empty() {
         (
             "results",
             "",
-            "id,testId,userId,totalScore,maxScore,level,message,completedAt,user.id,user.name,user.email,test.id,test.title,test.targetLanguage,answers",
+            "id,testId,userId,totalScore,maxScore,level,message,completedAt,ability,standardError,user.id,user.name,user.email,test.id,test.title,test.targetLanguage,answers",
         ),
         (
             "contacts",

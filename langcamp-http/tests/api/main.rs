@@ -4,6 +4,7 @@
 mod helpers;
 mod smtp;
 
+mod adaptive;
 mod audit;
 mod auth;
 mod contacts;

@@ -3,7 +3,7 @@
 
 use langcamp_core::Page;
 use langcamp_core::domain::Email;
-use langcamp_core::placement::{ProficiencyTest, TestResult};
+use langcamp_core::placement::{ProficiencyTest, TestMode, TestResult};
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -221,11 +221,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [tests_area, levels_area] = ui::list_and_detail(top, 60);
 
     TESTS.render_named(frame, tests_area, &s.tests, TESTS.name, !s.results_focused);
-    let levels = s.tests.selected().map(levels).unwrap_or_default();
-    frame.render_widget(
-        Paragraph::new(levels).block(ui::block(" Level ranges ")),
-        levels_area,
-    );
+    let selected = s.tests.selected();
+    let levels = selected.map(levels).unwrap_or_default();
+    let title = match selected.map(|t| t.mode) {
+        Some(TestMode::Adaptive) => " Levels ",
+        _ => " Level ranges ",
+    };
+    frame.render_widget(Paragraph::new(levels).block(ui::block(title)), levels_area);
 
     let whose = match &s.scope {
         Some(ResultScope::Test { title, .. }) => format!("\"{title}\""),
@@ -233,7 +235,50 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         None => "…".into(),
     };
     let name = format!("Results of {whose}");
-    RESULTS.render_named(frame, bottom, &s.results, &name, s.results_focused);
+    // An adaptive result, selected: its ability, error and the path of levels asked.
+    match s.results.selected().filter(|r| r.ability.is_some()) {
+        Some(result) if s.results_focused => {
+            let [list_area, detail_area] = ui::list_and_detail(bottom, 60);
+            RESULTS.render_named(frame, list_area, &s.results, &name, true);
+            ui::render_detail(
+                frame,
+                detail_area,
+                " Adaptive result ",
+                adaptive_detail(result),
+            );
+        }
+        _ => RESULTS.render_named(frame, bottom, &s.results, &name, s.results_focused),
+    }
+}
+
+/// The detail of an adaptive result.
+fn adaptive_detail(r: &TestResult) -> Vec<Line<'static>> {
+    let logits = |x: Option<f64>| x.map_or("–".to_owned(), |x| format!("{x:.2}"));
+    let path: Vec<&str> = r
+        .answers
+        .iter()
+        .map(|a| a.level.as_deref().unwrap_or("?"))
+        .collect();
+    vec![
+        Line::from(vec![
+            Span::styled("Level     ", ui::dim()),
+            Span::styled(r.level.clone(), ui::key_style()),
+        ]),
+        Line::from(vec![
+            Span::styled("Ability   ", ui::dim()),
+            Span::raw(format!(
+                "{} ± {} logits",
+                logits(r.ability),
+                logits(r.standard_error)
+            )),
+        ]),
+        Line::from(vec![
+            Span::styled("Right     ", ui::dim()),
+            Span::raw(format!("{} of {} asked", r.total_score, r.max_score)),
+        ]),
+        Line::from(Span::styled("Levels asked, in order:", ui::dim())),
+        Line::from(path.join(" → ")),
+    ]
 }
 
 const TESTS: ListTable<ProficiencyTest> = ListTable {
@@ -244,6 +289,7 @@ const TESTS: ListTable<ProficiencyTest> = ListTable {
         Column::new("LANG", Length(5), |t| optional(&t.target_language)),
         Column::new("QS", Length(3), |t| t.question_count.to_string().into()),
         Column::new("MAX", Length(4), |t| t.max_score.to_string().into()),
+        Column::new("MODE", Length(8), |t| t.mode.as_str().into()),
         Column::new("ACTIVE", Length(6), |t| ui::yes_no(t.is_active).into()),
     ],
     empty: "No tests yet.",
@@ -267,6 +313,9 @@ const RESULTS: ListTable<TestResult> = ListTable {
 };
 
 fn levels(t: &ProficiencyTest) -> Vec<Line<'static>> {
+    if t.mode == TestMode::Adaptive {
+        return adaptive_levels(t);
+    }
     let mut lines = vec![Line::from(Span::styled(
         format!(
             "{} questions · max {} · {}",
@@ -282,6 +331,61 @@ fn levels(t: &ProficiencyTest) -> Vec<Line<'static>> {
             Span::styled(format!("{:<4}", r.level), ui::key_style()),
             Span::raw(format!("{:>3}–{:<3} ", r.min_score, r.max_score)),
             Span::styled(r.message.clone(), ui::dim()),
+        ]));
+    }
+    lines
+}
+
+/// An adaptive test: its bound, and per level the questions (`q`), their difficulties (`b`,
+/// in logits: the level's default until calibrated), how many are calibrated (`cal.`),
+/// their answers (`ans.`) and the level's message.
+fn adaptive_levels(t: &ProficiencyTest) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "adaptive · {} q · at most {} asked · {}",
+            t.question_count,
+            t.max_questions.unwrap_or_default(),
+            t.time_limit_minutes
+                .map_or("no time limit".into(), |m| format!("{m} min"))
+        ),
+        ui::dim(),
+    ))];
+    for level in ["A1", "A2", "B1", "B2", "C1", "C2"] {
+        let of_level: Vec<_> = t
+            .questions
+            .iter()
+            .filter(|q| q.level.as_deref() == Some(level))
+            .collect();
+        let calibrated = of_level
+            .iter()
+            .filter(|q| q.calibrated == Some(true))
+            .count();
+        let answers: i64 = of_level.iter().filter_map(|q| q.answer_count).sum();
+        let message = t
+            .level_messages
+            .as_ref()
+            .and_then(|m| m.get(level).cloned())
+            .unwrap_or_default();
+        let difficulties: Vec<f64> = of_level.iter().filter_map(|q| q.difficulty).collect();
+        let low = difficulties.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = difficulties
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let range = if difficulties.is_empty() {
+            "–".to_owned()
+        } else if (high - low).abs() < 0.005 {
+            format!("{low:.2}")
+        } else {
+            format!("{low:.2}…{high:.2}")
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{level:<4}"), ui::key_style()),
+            Span::raw(format!(
+                "{:>3} q · b {range} · {calibrated} cal. · {answers} ans. ",
+                of_level.len()
+            )),
+            Span::styled(message, ui::dim()),
         ]));
     }
     lines

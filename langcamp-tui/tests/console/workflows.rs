@@ -489,3 +489,74 @@ async fn x_exports_the_current_filter_as_csv_under_the_data_folder() {
     assert!(folder.join(format!("users-{day}-2.csv")).exists());
     assert_eq!(console.app.view, View::Users, "the view stays as it was");
 }
+
+#[tokio::test]
+async fn an_adaptive_test_shows_its_mode_and_its_result_the_ability_error_and_levels_asked() {
+    use langcamp_core::placement::{AttemptAnswer, NewTest, TestInput};
+    let mut console = open(View::Placement).await;
+    let op = &Actor::Operator;
+    let questions: Vec<_> = ["A1", "A2", "B1", "B2", "C1", "C2"]
+        .iter()
+        .flat_map(|level| {
+            (0..2).map(move |k| {
+                serde_json::json!({
+                    "text": format!("{level} question {k}"), "level": level,
+                    "options": [{"text": "yes"}, {"text": "no"}], "correctOptionIndex": 0
+                })
+            })
+        })
+        .collect();
+    let input: TestInput = serde_json::from_value(serde_json::json!({
+        "title": "Adaptive English", "targetLanguage": "en", "mode": "adaptive",
+        "maxQuestions": 5, "levelMessages": {"C2": "Mastery."}, "questions": questions
+    }))
+    .expect("test");
+    let test = console
+        .core
+        .create_test(op, NewTest::try_from(input).expect("a valid test"))
+        .await
+        .expect("create test");
+    let user = console
+        .core
+        .get_user_by_email(op, &address("ana.silva@example.com"))
+        .await
+        .expect("user");
+    let taker = console
+        .core
+        .act_as(op, &user.typed_id())
+        .await
+        .expect("act as");
+    let mut attempt = console
+        .core
+        .start_attempt(&taker, &test.typed_id())
+        .await
+        .expect("start")
+        .view;
+    while let Some(question) = attempt.question.clone() {
+        let answer = AttemptAnswer {
+            question_id: question.id,
+            option: 0,
+        };
+        attempt = console
+            .core
+            .answer_attempt(&taker, &attempt.typed_id(), answer)
+            .await
+            .expect("answer");
+    }
+    assert!(attempt.finished);
+
+    console.press(KeyCode::Char('r')).await;
+    console.press_all(&[KeyCode::Down, KeyCode::Up]).await;
+    let tests = console.screen(120, 30);
+    assert!(tests.contains("Adaptive English"), "{tests}");
+    assert!(tests.contains("adaptive"), "{tests}");
+    assert!(tests.contains("at most 5 asked"), "{tests}");
+    assert!(tests.contains("b 3.75"), "{tests}");
+    assert!(tests.contains("Mastery."), "{tests}");
+    console.press(KeyCode::Enter).await;
+    let result = console.screen(120, 30);
+    assert!(result.contains("Adaptive result"), "{result}");
+    assert!(result.contains("logits"), "{result}");
+    assert!(result.contains("Levels asked"), "{result}");
+    assert!(result.contains(" → "), "{result}");
+}

@@ -206,6 +206,33 @@ mod tests {
     }
 
     #[test]
+    fn a_mid_level_student_answering_by_chance_lands_within_one_level_in_most_runs() {
+        // A true B1/B2 student (ability 0.2) answers each question right with the model's
+        // probability; 100 seeded runs of a 20-question maximum.
+        let bank = bank();
+        let truth = levels::level_rank(levels::level_for(0.2));
+        let mut within_one = 0;
+        for seed in 0..100 {
+            let mut session = Session::new(&bank, StopRule::with_max(20));
+            let mut rng = StdRng::seed_from_u64(seed);
+            let outcome = loop {
+                match session.next(&mut rng) {
+                    Step::Ask(index) => {
+                        let right = rand::RngExt::random::<f64>(&mut rng)
+                            < model::p_correct(0.2, bank[index]);
+                        session.answer(index, right);
+                    }
+                    Step::Finished(outcome) => break outcome,
+                }
+            };
+            if levels::level_rank(outcome.level).abs_diff(truth) <= 1 {
+                within_one += 1;
+            }
+        }
+        assert!(within_one >= 70, "{within_one} of 100 within one level");
+    }
+
+    #[test]
     fn max_questions_bounds_the_test() {
         let bank = bank();
         let mut session = Session::new(&bank, StopRule::with_max(5));

@@ -97,6 +97,8 @@ pub enum Stop {
     MaxQuestions,
     /// Every question of the bank was asked.
     BankExhausted,
+    /// The test's time limit passed (decided by the attempt, not by this rule).
+    TimeLimit,
 }
 
 #[cfg(test)]

@@ -5,15 +5,17 @@
 //! maximum must fall in a range. Scores nobody can reach (3 when every question is worth
 //! 2 points) may stay uncovered.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::store::{StoredOption, StoredQuestion, StoredRange, StoredTest};
 use super::{
     LevelRangeInput, MAX_LEVEL_RANGES, MAX_OPTIONS, MAX_POINTS, MAX_QUESTIONS, OptionInput,
-    QuestionInput, TITLE_MAX, TestInput, TestPatch,
+    QuestionInput, TITLE_MAX, TestInput, TestMode, TestPatch,
 };
+use crate::domain::CefrLevel;
 use crate::error::Result;
 use crate::id::new_id;
+use crate::placement::adaptive::stop::DEFAULT_MAX_QUESTIONS;
 use crate::validate::{self, Field, Patch, Problems, passed};
 
 const DESCRIPTION_MAX: usize = 5000;
@@ -22,6 +24,8 @@ const OPTION_TEXT_MAX: usize = 500;
 const LEVEL_MAX: usize = 50;
 const MESSAGE_MAX: usize = 2000;
 const TIME_LIMIT_MAX: i64 = 1440;
+/// The bounds of an adaptive test's `maxQuestions` (CONTRACT §19).
+const MAX_QUESTIONS_RANGE: std::ops::RangeInclusive<i64> = 5..=100;
 
 mod ranges;
 use ranges::*;
@@ -37,6 +41,11 @@ pub(super) struct TestDraft {
     pub is_active: bool,
     pub questions: Vec<QuestionDraft>,
     pub level_ranges: Vec<StoredRange>,
+    pub mode: TestMode,
+    /// Adaptive tests only.
+    pub max_questions: Option<i64>,
+    /// Adaptive tests only.
+    pub level_messages: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +56,12 @@ pub(super) struct QuestionDraft {
     pub points: i64,
     pub options: Vec<StoredOption>,
     pub correct_index: usize,
+    /// Adaptive tests: the question's level.
+    pub level: Option<CefrLevel>,
+    /// Kept from the stored question: its calibrated difficulty.
+    pub difficulty: Option<f64>,
+    /// Kept from the stored question: the answers its calibration counted.
+    pub answer_count: i64,
 }
 
 impl TestDraft {
@@ -96,16 +111,44 @@ pub(super) fn from_input(input: TestInput) -> Result<TestDraft> {
         }
         Some(list) => parse_questions(&mut problems, list, &[]),
     };
-    let level_ranges = match input.level_ranges {
-        None => {
+    let mode = input.mode.unwrap_or_default();
+    let level_ranges = match (mode, input.level_ranges) {
+        (TestMode::Fixed, None) => {
             problems.add("levelRanges is required");
             None
         }
-        Some(list) => parse_ranges(&mut problems, list),
+        (TestMode::Fixed, Some(list)) => parse_ranges(&mut problems, list),
+        (TestMode::Adaptive, None) => Some(Vec::new()),
+        (TestMode::Adaptive, Some(_)) => {
+            problems.add(ADAPTIVE_RANGES);
+            None
+        }
     };
-    if let Some(ranges) = &level_ranges {
+    if mode == TestMode::Fixed
+        && let Some(ranges) = &level_ranges
+    {
         check_ranges(&mut problems, ranges, questions.as_deref());
     }
+    if let Some(questions) = &questions {
+        check_levels(&mut problems, mode, questions);
+    }
+    let max_questions = match (mode, input.max_questions) {
+        (TestMode::Adaptive, None) => Some(Some(default_max_questions())),
+        (TestMode::Adaptive, Some(max)) => problems.take(max_questions(max)).map(Some),
+        (TestMode::Fixed, None) => Some(None),
+        (TestMode::Fixed, Some(_)) => {
+            problems.add("maxQuestions is only for adaptive tests");
+            None
+        }
+    };
+    let level_messages = match (mode, input.level_messages) {
+        (_, None) => Some(None),
+        (TestMode::Adaptive, Some(messages)) => problems.take(level_messages(messages)).map(Some),
+        (TestMode::Fixed, Some(_)) => {
+            problems.add("levelMessages is only for adaptive tests");
+            None
+        }
+    };
     problems.finish()?;
     Ok(TestDraft {
         title: passed(title)?,
@@ -116,7 +159,60 @@ pub(super) fn from_input(input: TestInput) -> Result<TestDraft> {
         is_active: input.is_active.unwrap_or(true),
         questions: passed(questions)?,
         level_ranges: passed(level_ranges)?,
+        mode,
+        max_questions: passed(max_questions)?,
+        level_messages: passed(level_messages)?,
     })
+}
+
+/// Why an adaptive test refuses level ranges.
+const ADAPTIVE_RANGES: &str = "levelRanges is not used by adaptive tests (the level comes from the ability): use levelMessages";
+
+fn default_max_questions() -> i64 {
+    i64::try_from(DEFAULT_MAX_QUESTIONS).unwrap_or(20)
+}
+
+fn max_questions(max: i64) -> std::result::Result<i64, String> {
+    if MAX_QUESTIONS_RANGE.contains(&max) {
+        Ok(max)
+    } else {
+        Err(format!(
+            "maxQuestions must be a whole number from {} to {}",
+            MAX_QUESTIONS_RANGE.start(),
+            MAX_QUESTIONS_RANGE.end()
+        ))
+    }
+}
+
+/// An adaptive test's messages per level: keys are CEFR levels (stored as `A1`..`C2`),
+/// values multi-line text.
+fn level_messages(
+    messages: BTreeMap<String, String>,
+) -> std::result::Result<BTreeMap<String, String>, String> {
+    let mut parsed = BTreeMap::new();
+    for (key, message) in messages {
+        let level = CefrLevel::parse(&format!("levelMessages key {key:?}"), &key)?;
+        let field = format!("levelMessages.{}", level.as_str());
+        let text = validate::optional_multiline_text(&field, Some(&message), MESSAGE_MAX)?;
+        parsed.insert(level.as_str().to_owned(), text.unwrap_or_default());
+    }
+    Ok(parsed)
+}
+
+/// Every question of an adaptive test has a level; no question of a fixed test has one.
+fn check_levels(problems: &mut Problems, mode: TestMode, questions: &[QuestionDraft]) {
+    for (i, question) in questions.iter().enumerate() {
+        match (mode, question.level) {
+            (TestMode::Adaptive, None) => problems.add(format!(
+                "questions[{i}].level is required in an adaptive test (one of {})",
+                CefrLevel::list()
+            )),
+            (TestMode::Fixed, Some(_)) => {
+                problems.add(format!("questions[{i}].level is only for adaptive tests"))
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The stored test as a draft, ids kept.
@@ -137,9 +233,15 @@ pub(super) fn from_stored(test: &StoredTest) -> TestDraft {
                 points: q.points,
                 options: q.options.clone(),
                 correct_index: q.correct_index().unwrap_or(0),
+                level: q.level,
+                difficulty: q.difficulty,
+                answer_count: q.answer_count,
             })
             .collect(),
         level_ranges: test.level_ranges.clone(),
+        mode: test.mode,
+        max_questions: test.max_questions,
+        level_messages: test.level_messages.clone(),
     }
 }
 
@@ -178,21 +280,77 @@ pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(Tes
     if let Some(active) = patch.is_active.non_null(&mut problems, "isActive", Ok) {
         draft.is_active = active;
     }
+    if let Some(mode) = patch.mode.non_null(&mut problems, "mode", Ok) {
+        draft.mode = mode;
+    }
+    let mode = draft.mode;
     let questions = patch_list(&mut problems, "questions", patch.questions, |p, list| {
         parse_questions(p, list, &existing.questions)
     });
-    let ranges = patch_list(
-        &mut problems,
-        "levelRanges",
-        patch.level_ranges,
-        parse_ranges,
-    );
-    let children_changed = questions.is_set() || ranges.is_set();
+    let ranges = match (mode, patch.level_ranges) {
+        (TestMode::Adaptive, Patch::Value(_)) => {
+            problems.add(ADAPTIVE_RANGES);
+            Field::Invalid
+        }
+        (_, ranges) => patch_list(&mut problems, "levelRanges", ranges, parse_ranges),
+    };
+    let questions_set = questions.is_set();
+    let mut children_changed = questions_set || ranges.is_set();
     let questions_ok = questions.apply(&mut draft.questions);
     let ranges_ok = ranges.apply(&mut draft.level_ranges);
-    if ranges_ok {
-        let questions = questions_ok.then_some(draft.questions.as_slice());
-        check_ranges(&mut problems, &draft.level_ranges, questions);
+    match mode {
+        TestMode::Fixed => {
+            if !questions_set && draft.questions.iter().any(|q| q.level.is_some()) {
+                // Turned fixed: the kept questions' levels no longer apply.
+                for question in &mut draft.questions {
+                    question.level = None;
+                }
+                children_changed = true;
+            }
+            if ranges_ok && draft.level_ranges.is_empty() {
+                problems.add("levelRanges is required on a fixed test");
+            } else if ranges_ok {
+                let questions = questions_ok.then_some(draft.questions.as_slice());
+                check_ranges(&mut problems, &draft.level_ranges, questions);
+            }
+            if matches!(patch.max_questions, Patch::Value(_)) {
+                problems.add("maxQuestions is only for adaptive tests");
+            }
+            if matches!(patch.level_messages, Patch::Value(_)) {
+                problems.add("levelMessages is only for adaptive tests");
+            }
+            draft.max_questions = None;
+            draft.level_messages = None;
+        }
+        TestMode::Adaptive => {
+            if !draft.level_ranges.is_empty() {
+                // Turned adaptive: level ranges are not used.
+                draft.level_ranges.clear();
+                children_changed = true;
+            }
+            match patch.max_questions {
+                Patch::Absent => {}
+                Patch::Null => draft.max_questions = None,
+                Patch::Value(max) => {
+                    if let Some(max) = problems.take(max_questions(max)) {
+                        draft.max_questions = Some(max);
+                    }
+                }
+            }
+            draft.max_questions = draft.max_questions.or(Some(default_max_questions()));
+            match patch.level_messages {
+                Patch::Absent => {}
+                Patch::Null => draft.level_messages = None,
+                Patch::Value(messages) => {
+                    if let Some(messages) = problems.take(level_messages(messages)) {
+                        draft.level_messages = Some(messages);
+                    }
+                }
+            }
+        }
+    }
+    if questions_ok {
+        check_levels(&mut problems, mode, &draft.questions);
     }
     problems.finish()?;
     Ok((draft, children_changed))
@@ -321,6 +479,12 @@ fn parse_questions(
             }
             Some(options) => parse_options(problems, &path, options, kept),
         };
+        let level = match input.level.as_deref() {
+            None => Some(None),
+            Some(raw) => problems
+                .take(CefrLevel::parse(&format!("{path}.level"), raw))
+                .map(Some),
+        };
         match (input.correct_option_index, &options) {
             (None, _) => problems.add(format!("{path}.correctOptionIndex is required")),
             (Some(index), Some(options))
@@ -336,8 +500,8 @@ fn parse_questions(
             ok = false;
             continue;
         }
-        if let (Some(text), Some(points), Some(options), Some(index)) =
-            (text, points, options, input.correct_option_index)
+        if let (Some(text), Some(points), Some(options), Some(index), Some(level)) =
+            (text, points, options, input.correct_option_index, level)
         {
             drafts.push(QuestionDraft {
                 id: kept.map_or_else(new_id, |q| q.id.clone()),
@@ -345,6 +509,9 @@ fn parse_questions(
                 points,
                 options,
                 correct_index: usize::try_from(index).unwrap_or(0),
+                level,
+                difficulty: kept.and_then(|q| q.difficulty),
+                answer_count: kept.map_or(0, |q| q.answer_count),
             });
         }
     }

@@ -24,8 +24,9 @@ use utoipa::ToSchema;
 
 use self::input::{check_against, parse_answers};
 use self::score::scored;
+pub(in crate::placement) use self::store::find_result;
 pub(crate) use self::store::{chunk_after as export_chunk, detailed_results_of};
-use self::store::{find_result, insert_result, results_of};
+use self::store::{insert_result, results_of};
 use super::store::StoredTest;
 use super::{HeldTest, ProficiencyTest};
 use crate::Langcamp;
@@ -47,6 +48,10 @@ pub struct ResultAnswer {
     pub question_id: String,
     pub selected_option_id: Option<String>,
     pub is_correct: bool,
+    /// Adaptive results: the question's CEFR level (the path of levels asked, in order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "B1")]
+    pub level: Option<String>,
 }
 
 /// One question of a detailed result; `correctOptionId` and `correctOptionText` only for admins.
@@ -59,6 +64,10 @@ pub struct DetailedAnswer {
     pub selected_option_id: Option<String>,
     pub selected_option_text: Option<String>,
     pub is_correct: bool,
+    /// Adaptive results: the question's CEFR level (the path of levels asked, in order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "B1")]
+    pub level: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub correct_option_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +108,11 @@ pub struct TestResult {
     pub level: String,
     pub message: String,
     pub completed_at: Timestamp,
+    /// Adaptive tests: the final ability estimate in logits (2 decimals); null on fixed tests.
+    pub ability: Option<f64>,
+    /// Adaptive tests: the ability's standard error in logits (2 decimals); null on fixed tests.
+    pub standard_error: Option<f64>,
+    /// In question order; on adaptive tests in the order asked.
     pub answers: Vec<ResultAnswer>,
     pub user: ResultUser,
     pub test: ResultTest,
@@ -128,6 +142,11 @@ pub struct DetailedResult {
     pub level: String,
     pub message: String,
     pub completed_at: Timestamp,
+    /// Adaptive tests: the final ability estimate in logits (2 decimals); null on fixed tests.
+    pub ability: Option<f64>,
+    /// Adaptive tests: the ability's standard error in logits (2 decimals); null on fixed tests.
+    pub standard_error: Option<f64>,
+    /// In question order; on adaptive tests in the order asked.
     pub answers: Vec<DetailedAnswer>,
     pub user: ResultUser,
     pub test: ResultTest,
@@ -158,38 +177,44 @@ pub struct ResultList {
 /// What is stored in `test_results.answers`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Snapshot {
-    test_id: String,
-    questions: Vec<SnapshotItem>,
+pub(in crate::placement) struct Snapshot {
+    pub(in crate::placement) test_id: String,
+    pub(in crate::placement) questions: Vec<SnapshotItem>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct SnapshotItem {
-    question_id: String,
-    question_text: String,
-    points: i64,
-    selected_option_id: Option<String>,
-    selected_option_text: Option<String>,
-    correct_option_id: String,
-    correct_option_text: String,
-    is_correct: bool,
+pub(in crate::placement) struct SnapshotItem {
+    pub(in crate::placement) question_id: String,
+    pub(in crate::placement) question_text: String,
+    pub(in crate::placement) points: i64,
+    pub(in crate::placement) selected_option_id: Option<String>,
+    pub(in crate::placement) selected_option_text: Option<String>,
+    pub(in crate::placement) correct_option_id: String,
+    pub(in crate::placement) correct_option_text: String,
+    pub(in crate::placement) is_correct: bool,
+    /// Adaptive tests: the question's level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(in crate::placement) level: Option<String>,
 }
 
 /// A stored result with its snapshot read back.
-struct ResultRecord {
-    id: String,
-    user_id: String,
-    test_title: String,
-    target_language: Option<String>,
-    total_score: i64,
-    max_score: i64,
-    level: String,
-    message: String,
-    snapshot: Snapshot,
-    completed_at: i64,
-    user_name: Option<String>,
-    user_email: String,
+pub(in crate::placement) struct ResultRecord {
+    pub(in crate::placement) id: String,
+    pub(in crate::placement) user_id: String,
+    pub(in crate::placement) test_title: String,
+    pub(in crate::placement) target_language: Option<String>,
+    pub(in crate::placement) total_score: i64,
+    pub(in crate::placement) max_score: i64,
+    pub(in crate::placement) level: String,
+    pub(in crate::placement) message: String,
+    pub(in crate::placement) snapshot: Snapshot,
+    pub(in crate::placement) completed_at: i64,
+    pub(in crate::placement) user_name: Option<String>,
+    pub(in crate::placement) user_email: String,
+    /// Adaptive tests: the final ability and its standard error, 2 decimals.
+    pub(in crate::placement) ability: Option<f64>,
+    pub(in crate::placement) standard_error: Option<f64>,
 }
 
 /// The write of a submission whose test and user came from memory: the result, if the
@@ -198,6 +223,16 @@ struct Submission {
     record: Arc<ResultRecord>,
     snapshot: String,
     test_version: i64,
+}
+
+/// `submit` on an adaptive test: 400, it is taken through attempts (CONTRACT §19).
+fn refuse_adaptive(test: &StoredTest) -> Result<()> {
+    if test.mode == super::TestMode::Adaptive {
+        return Err(Error::invalid(
+            "this test is adaptive: take it through POST /proficiency-tests/{id}/attempts",
+        ));
+    }
+    Ok(())
 }
 
 /// The test a user may see: an inactive one only for admins.
@@ -232,6 +267,7 @@ impl Langcamp {
         if let Some(test) = self.held_test(test_id, now).await?
             && test.is_active
         {
+            refuse_adaptive(&test)?;
             check_against(&test, &answers)?;
             let user = match self
                 .sessions()
@@ -267,6 +303,7 @@ impl Langcamp {
             Some(test) if test.is_active => test,
             _ => return Err(Error::not_found("test")),
         };
+        refuse_adaptive(&test)?;
         check_against(&test, &answers)?;
         let user = users::find_user(&mut tx, &caller.user_id)
             .await?

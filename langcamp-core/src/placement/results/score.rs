@@ -38,6 +38,7 @@ pub(super) fn score(test: &StoredTest, answers: &[Answer]) -> (i64, Vec<Snapshot
                 correct_option_id: question.correct_option_id.clone(),
                 correct_option_text: correct.map(|o| o.text.clone()).unwrap_or_default(),
                 is_correct,
+                level: None,
             }
         })
         .collect();
@@ -73,5 +74,7 @@ pub(super) fn scored(
         completed_at: now,
         user_name: user.name.clone(),
         user_email: user.email.clone(),
+        ability: None,
+        standard_error: None,
     }
 }

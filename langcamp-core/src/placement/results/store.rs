@@ -18,7 +18,8 @@ use crate::time::Timestamp;
 macro_rules! result_columns {
     () => {
         "SELECT r.id, r.user_id, r.test_title, r.target_language, r.total_score, \
-         r.max_score, r.level, r.message, r.answers, r.completed_at, \
+         r.max_score, r.level, r.message, r.answers, r.completed_at, r.ability, \
+         r.standard_error, \
          u.name AS user_name, u.email AS user_email "
     };
 }
@@ -65,6 +66,8 @@ macro_rules! result_form {
             level: $record.level.clone(),
             message: $record.message.clone(),
             completed_at: Timestamp::from_millis($record.completed_at),
+            ability: $record.ability,
+            standard_error: $record.standard_error,
             answers: $record.snapshot.questions.iter().map($answer).collect(),
             user: $record.user(),
             test: $record.test(),
@@ -88,6 +91,8 @@ impl ResultRecord {
             completed_at: row.try_get("completed_at")?,
             user_name: row.try_get("user_name")?,
             user_email: row.try_get("user_email")?,
+            ability: row.try_get("ability")?,
+            standard_error: row.try_get("standard_error")?,
         })
     }
 
@@ -107,16 +112,17 @@ impl ResultRecord {
         }
     }
 
-    pub(super) fn summary(&self) -> TestResult {
+    pub(in crate::placement) fn summary(&self) -> TestResult {
         result_form!(self, TestResult, |q| ResultAnswer {
             question_id: q.question_id.clone(),
             selected_option_id: q.selected_option_id.clone(),
             is_correct: q.is_correct,
+            level: q.level.clone(),
         })
     }
 
     /// The detailed form; the correct options only when `admin`.
-    pub(super) fn detailed(&self, admin: bool) -> DetailedResult {
+    pub(in crate::placement) fn detailed(&self, admin: bool) -> DetailedResult {
         result_form!(self, DetailedResult, |q| DetailedAnswer {
             question_id: q.question_id.clone(),
             question_text: q.question_text.clone(),
@@ -124,13 +130,14 @@ impl ResultRecord {
             selected_option_id: q.selected_option_id.clone(),
             selected_option_text: q.selected_option_text.clone(),
             is_correct: q.is_correct,
+            level: q.level.clone(),
             correct_option_id: admin.then(|| q.correct_option_id.clone()),
             correct_option_text: admin.then(|| q.correct_option_text.clone()),
         })
     }
 }
 
-pub(super) async fn find_result(
+pub(in crate::placement) async fn find_result(
     conn: &mut AnyConnection,
     id: &str,
 ) -> Result<Option<ResultRecord>> {

@@ -35,8 +35,14 @@ fn test_with(points: &[i64]) -> StoredTest {
                         text: format!("Option {j}"),
                     })
                     .collect(),
+                level: None,
+                difficulty: None,
+                answer_count: 0,
             })
             .collect(),
+        mode: crate::placement::TestMode::Fixed,
+        max_questions: None,
+        level_messages: None,
         level_ranges: vec![StoredRange {
             level: "A1".into(),
             min_score: 0,
