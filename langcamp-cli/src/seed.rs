@@ -294,24 +294,23 @@ impl Seeder {
         Ok(())
     }
 
+    /// The tests already there (a second seed finds its tests by title and adds none).
+    async fn existing_tests(&self) -> Result<Vec<ProficiencyTest>, Error> {
+        let first = PageRequest {
+            page: 1,
+            limit: 100,
+        };
+        let every_language = LanguageFilter::default();
+        Ok(self.app.list_tests(&OP, &every_language, first).await?.list)
+    }
+
     /// One placement test per language, with CEFR ranges covering every score.
     async fn tests(
         &mut self,
         tests: Vec<TestInput>,
         ranges: Vec<LevelRangeInput>,
     ) -> Result<Vec<SeededTest>, Error> {
-        let existing: Vec<ProficiencyTest> = self
-            .app
-            .list_tests(
-                &OP,
-                &LanguageFilter::default(),
-                PageRequest {
-                    page: 1,
-                    limit: 100,
-                },
-            )
-            .await?
-            .list;
+        let existing = self.existing_tests().await?;
         let mut seeded = Vec::new();
         for mut test in tests {
             let answer_key = test
@@ -347,18 +346,7 @@ impl Seeder {
     async fn adaptive_test(&mut self) -> Result<(), Error> {
         let input: TestInput = serde_json::from_str(include_str!("seed/adaptive_test.json"))
             .map_err(|e| Error::internal(format!("demo data does not fit its input type: {e}")))?;
-        let existing = self
-            .app
-            .list_tests(
-                &OP,
-                &LanguageFilter::default(),
-                PageRequest {
-                    page: 1,
-                    limit: 100,
-                },
-            )
-            .await?
-            .list;
+        let existing = self.existing_tests().await?;
         if existing
             .iter()
             .any(|t| Some(&t.title) == input.title.as_ref())

@@ -42,6 +42,19 @@ pub(super) struct StoredQuestion {
 }
 
 impl StoredQuestion {
+    /// The options as anyone may see them: without the answer key.
+    pub fn public_options(&self) -> Vec<AnswerOption> {
+        self.options
+            .iter()
+            .map(|o| AnswerOption {
+                id: o.id.clone(),
+                text: o.text.clone(),
+            })
+            .collect()
+    }
+}
+
+impl StoredQuestion {
     /// The difficulty the model uses: the calibrated one, else the level's default (B1's
     /// for a question without a level, which only a fixed test has).
     pub fn effective_difficulty(&self) -> f64 {
@@ -104,14 +117,7 @@ impl StoredTest {
                     id: q.id.clone(),
                     text: q.text.clone(),
                     points: q.points,
-                    options: q
-                        .options
-                        .iter()
-                        .map(|o| AnswerOption {
-                            id: o.id.clone(),
-                            text: o.text.clone(),
-                        })
-                        .collect(),
+                    options: q.public_options(),
                     correct_option_index: if admin {
                         q.correct_index().and_then(|i| i64::try_from(i).ok())
                     } else {

@@ -330,14 +330,7 @@ fn open_view(test: &StoredTest, attempt: &StoredAttempt) -> AttemptView {
         .map(|q| AttemptQuestion {
             id: q.id.clone(),
             text: q.text.clone(),
-            options: q
-                .options
-                .iter()
-                .map(|o| AnswerOption {
-                    id: o.id.clone(),
-                    text: o.text.clone(),
-                })
-                .collect(),
+            options: q.public_options(),
             number: i64::try_from(attempt.sequence.len()).unwrap_or(i64::MAX),
         });
     AttemptView {
