@@ -298,11 +298,15 @@ def main():
         sys.exit(f"rolling-load: only {len(tokens)} of {args.users} users signed in: "
                  f"{record.failures[:5]}")
 
-    # The active placement tests and the number of options of each question.
+    # The active fixed placement tests (an adaptive one is taken through attempts, not
+    # submitted; a release before adaptive tests sends no `mode`) and the number of options
+    # of each question.
     client = Client(args.port, record)
     status, body = client.call("GET /proficiency-tests", "GET", "/proficiency-tests?limit=50")
     tests = []
     for test in (body or {}).get("data", {}).get("list", []) if status == 200 else []:
+        if test.get("mode", "fixed") != "fixed":
+            continue
         status, detail = client.call("GET /proficiency-tests/{id}", "GET",
                                      f"/proficiency-tests/{test['id']}")
         if status == 200:
