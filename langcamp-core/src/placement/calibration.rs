@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 
+use futures_util::TryStreamExt;
 use serde::Serialize;
 use sqlx::Row;
 use utoipa::ToSchema;
@@ -108,41 +109,20 @@ impl Langcamp {
         })
     }
 
-    /// One test, in one transaction, recorded in the audit trail (`test.calibrated`).
+    /// One test, in one transaction, recorded in the audit trail (`test.calibrated`). The
+    /// answers are read before it, from the reader pool, one result at a time: the write
+    /// transaction (SQLite's single writer) is held only for the difficulties' updates,
+    /// and memory holds the observations, not the results.
     async fn calibrate_test(
         &self,
         actor: &Actor,
         test_id: &str,
     ) -> Result<Vec<CalibratedQuestion>> {
+        let mut observed = self.observations(test_id).await?;
         let mut tx = self.db().begin().await?;
         let Some(test) = super::store::find_test(&mut tx, test_id).await? else {
             return Ok(Vec::new());
         };
-        let rows = sqlx::query(
-            "SELECT answers, ability FROM test_results WHERE test_id = $1 AND ability IS NOT NULL",
-        )
-        .bind(test_id)
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut observed: HashMap<String, Vec<Observation>> = HashMap::new();
-        for row in &rows {
-            let answers: String = row.try_get("answers")?;
-            let ability: f64 = row.try_get("ability")?;
-            let Ok(snapshot) = serde_json::from_str::<Snapshot>(&answers) else {
-                continue;
-            };
-            for item in snapshot.questions {
-                if item.selected_option_id.is_some() {
-                    observed
-                        .entry(item.question_id)
-                        .or_default()
-                        .push(Observation {
-                            ability,
-                            correct: item.is_correct,
-                        });
-                }
-            }
-        }
         let mut report = Vec::with_capacity(test.questions.len());
         for question in &test.questions {
             let observations = observed.remove(&question.id).unwrap_or_default();
@@ -175,5 +155,37 @@ impl Langcamp {
         audit::record(&mut tx, self, actor, entry).await?;
         self.commit_test_change(tx).await?;
         Ok(report)
+    }
+
+    /// Each answered question of the test's finished adaptive attempts, by question id:
+    /// the student's final ability and whether the answer was right. Questions left
+    /// unanswered when the time ran out are not observations.
+    async fn observations(&self, test_id: &str) -> Result<HashMap<String, Vec<Observation>>> {
+        let mut conn = self.db().reader().acquire().await?;
+        let mut rows = sqlx::query(
+            "SELECT answers, ability FROM test_results WHERE test_id = $1 AND ability IS NOT NULL",
+        )
+        .bind(test_id)
+        .fetch(&mut *conn);
+        let mut observed: HashMap<String, Vec<Observation>> = HashMap::new();
+        while let Some(row) = rows.try_next().await? {
+            let answers: String = row.try_get("answers")?;
+            let ability: f64 = row.try_get("ability")?;
+            let Ok(snapshot) = serde_json::from_str::<Snapshot>(&answers) else {
+                continue;
+            };
+            for item in snapshot.questions {
+                if item.selected_option_id.is_some() {
+                    observed
+                        .entry(item.question_id)
+                        .or_default()
+                        .push(Observation {
+                            ability,
+                            correct: item.is_correct,
+                        });
+                }
+            }
+        }
+        Ok(observed)
     }
 }
