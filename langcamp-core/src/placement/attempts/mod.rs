@@ -12,7 +12,8 @@
 //!   [`Session`] in memory, adds this answer, and asks the model for the next question or
 //!   the end. The one write is an `UPDATE` of the attempt conditional on its answered count
 //!   being what was read: of two answers to the same question, one is stored and the
-//!   other gets 409.
+//!   other gets 409. Like a submission, it is a piece of the group commit on SQLite
+//!   ([`store::Advance`]).
 //! * **The end** (the model's stop rule, or the time limit counted from the start) turns
 //!   the attempt into a normal result: `level` from the final ability, `totalScore` the
 //!   right answers, `maxScore` the questions asked, `answers` in the order asked, with
@@ -36,6 +37,7 @@ use super::store::StoredTest;
 use super::{AnswerOption, ProficiencyTest, TestMode, TestResult};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
+use crate::db::Undo;
 use crate::domain::Id;
 use crate::error::{Error, Result};
 use crate::id::new_id;
@@ -533,12 +535,16 @@ impl Langcamp {
                 if let Some(next) = Asked::of(&test, index) {
                     attempt.sequence.push(next);
                 }
-                let mut tx = self.db().begin().await?;
-                if !store::advance(&mut tx, &attempt, before).await? {
+                let view = open_view(&test, &attempt);
+                let advance = store::Advance {
+                    attempt,
+                    answered_before: before,
+                };
+                // The update is the piece's one statement: a failure changed nothing.
+                if !self.db().write(Undo::SingleStatement, advance).await? {
                     return Err(conflict_answered());
                 }
-                tx.commit().await?;
-                Ok(open_view(&test, &attempt))
+                Ok(view)
             }
             Step::Finished(outcome) => {
                 let mut tx = self.db().begin().await?;

@@ -7,6 +7,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::Asked;
 use crate::by_id;
+use crate::db::{Arg, Write, WriteConn};
 use crate::error::Result;
 use crate::placement::results::ResultRecord;
 
@@ -90,27 +91,46 @@ pub(super) async fn insert(conn: &mut AnyConnection, attempt: &StoredAttempt) ->
 }
 
 /// Stores the attempt's new sequence if nobody answered since it was read (its answered
-/// count is still `answered_before` and it is still open): whether it was stored. The
-/// one write of an answer; two answers to the same question store one.
-pub(super) async fn advance(
-    conn: &mut AnyConnection,
+/// count is still `answered_before` and it is still open): whether it was stored. Two
+/// answers to the same question store one.
+pub(super) async fn advance<C: WriteConn>(
+    conn: &mut C,
     attempt: &StoredAttempt,
     answered_before: i64,
 ) -> Result<bool> {
-    let done = sqlx::query(
-        "UPDATE placement_attempts SET sequence = $1, answered = $2, finished = $3,
-             result_id = $4
-         WHERE id = $5 AND answered = $6 AND finished = 0",
-    )
-    .bind(serde_json::to_string(&attempt.sequence)?)
-    .bind(attempt.answered)
-    .bind(i64::from(attempt.finished))
-    .bind(attempt.result_id.as_deref())
-    .bind(&attempt.id)
-    .bind(answered_before)
-    .execute(conn)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    let sequence = serde_json::to_string(&attempt.sequence)?;
+    let changed = conn
+        .exec(
+            "UPDATE placement_attempts SET sequence = $1, answered = $2, finished = $3,
+                 result_id = $4
+             WHERE id = $5 AND answered = $6 AND finished = 0",
+            &[
+                Arg::Text(&sequence),
+                Arg::Int(attempt.answered),
+                Arg::Int(i64::from(attempt.finished)),
+                Arg::OptText(attempt.result_id.as_deref()),
+                Arg::Text(&attempt.id),
+                Arg::Int(answered_before),
+            ],
+        )
+        .await?;
+    Ok(changed == 1)
+}
+
+/// An answer that does not end the attempt: its one write, [`advance`], as a piece of the
+/// group commit (on SQLite it shares the writer's transaction with the answers, sign-ins
+/// and submissions waiting beside it).
+pub(super) struct Advance {
+    pub attempt: StoredAttempt,
+    pub answered_before: i64,
+}
+
+impl Write for Advance {
+    type Output = bool;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<bool> {
+        advance(conn, &self.attempt, self.answered_before).await
+    }
 }
 
 /// Inserts the result of a finished attempt (with its ability and standard error).
