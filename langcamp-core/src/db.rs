@@ -37,6 +37,7 @@ pub use write::{Arg, Row, Write, WriteConn};
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -50,8 +51,29 @@ use crate::error::{Error, Result, storage_faults};
 use self::circuit::Circuit;
 use self::group::GroupCommit;
 
-pub(crate) static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
-pub(crate) static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+static SQLITE_MIGRATIONS: LazyLock<Migrator> =
+    LazyLock::new(|| beside_newer(sqlx::migrate!("../migrations/sqlite")));
+static POSTGRES_MIGRATIONS: LazyLock<Migrator> =
+    LazyLock::new(|| beside_newer(sqlx::migrate!("../migrations/postgres")));
+
+/// The migrations this build knows, for `backend`.
+pub(crate) fn migrations(backend: Backend) -> &'static Migrator {
+    match backend {
+        Backend::Sqlite => &SQLITE_MIGRATIONS,
+        Backend::Postgres => &POSTGRES_MIGRATIONS,
+    }
+}
+
+/// A migrator that accepts a database a newer release has migrated further: during a
+/// rolling upgrade an instance of the previous release may restart (a crash, its
+/// supervisor) after the new release applied its migrations, which are expand-only
+/// beside it (docs/OPERATIONS.md, "Migrations during a rolling upgrade"). Without this,
+/// sqlx refuses to run with an applied migration it does not know. Whether such a
+/// database is current for this build is `Langcamp::migrations_current`'s rule.
+fn beside_newer(mut migrator: Migrator) -> Migrator {
+    migrator.set_ignore_missing(true);
+    migrator
+}
 
 /// How long a request waits for a pooled connection before answering 503.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -260,10 +282,7 @@ impl Db {
 
     /// Applies pending migrations and returns those applied now.
     pub async fn migrate(&self) -> Result<Vec<AppliedMigration>> {
-        let migrator = match self.backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
+        let migrator = migrations(self.backend);
         let before = self.applied_versions().await;
         migrator.run(&self.writer).await.map_err(|e| match e {
             sqlx::migrate::MigrateError::Execute(inner) => Error::from(inner),
@@ -290,10 +309,7 @@ impl Db {
     /// Versions of the migrations this build knows but the database has not applied
     /// (readiness: an instance must not serve a schema older than its code).
     pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
-        let migrator = match self.backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
+        let migrator = migrations(self.backend);
         let applied: Vec<i64> =
             sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = TRUE")
                 .fetch_all(&self.reader)

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use sqlx::{AnyConnection, Row};
 
 use crate::Langcamp;
-use crate::db::{Backend, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
+use crate::db::migrations;
 use crate::error::Error;
 
 /// Why `langcamp serve` may not start.
@@ -53,10 +53,7 @@ impl Langcamp {
     }
 
     async fn migrations_current_on(&self, conn: &mut AnyConnection) -> bool {
-        let migrator = match self.db().backend() {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
+        let migrator = migrations(self.db().backend());
         let Ok(rows) =
             sqlx::query("SELECT version, checksum FROM _sqlx_migrations WHERE success = TRUE")
                 .fetch_all(&mut *conn)
@@ -79,9 +76,15 @@ impl Langcamp {
             .iter()
             .filter(|m| m.migration_type.is_up_migration())
             .collect();
-        embedded.len() == applied.len()
-            && embedded
-                .iter()
-                .all(|m| applied.get(&m.version).is_some_and(|c| *c == *m.checksum))
+        let newest = embedded.iter().map(|m| m.version).max().unwrap_or(0);
+        // Every migration of this build applied as written; any other applied one is a
+        // newer release's (a rolling upgrade: expand-only beside this build), never one
+        // in between, which would be a schema this build was not made for.
+        embedded
+            .iter()
+            .all(|m| applied.get(&m.version).is_some_and(|c| *c == *m.checksum))
+            && applied
+                .keys()
+                .all(|version| *version > newest || embedded.iter().any(|m| m.version == *version))
     }
 }

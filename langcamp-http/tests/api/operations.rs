@@ -73,6 +73,45 @@ async fn ready_is_503_when_a_migration_is_pending() {
     assert_eq!(body["checks"]["database"]["ok"], true, "{body}");
 }
 
+/// During a rolling upgrade the new release migrates first; an instance of the previous
+/// release that restarts then (a crash, its supervisor) must start and serve beside the
+/// newer, expand-only schema rather than refuse an applied migration it does not know.
+#[tokio::test]
+async fn an_instance_starts_and_is_ready_beside_a_newer_releases_migration() {
+    let app = TestApp::spawn().await;
+    let mut tx = app.core.db().begin().await.expect("begin");
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
+         VALUES ($1, 'a newer release', TRUE, $2, 0)",
+    )
+    .bind(99_990_101_i64)
+    .bind(vec![7_u8; 48])
+    .execute(&mut *tx)
+    .await
+    .expect("apply a migration of a newer release");
+    tx.commit().await.expect("commit");
+
+    // What `langcamp serve` does on start: check, then migrate when not current; sqlx's
+    // own run of the migrations accepts the newer one too.
+    assert_eq!(app.core.check_before_serving().await.ok(), Some(true));
+    let applied = app.core.db().migrate().await.expect("migrate beside it");
+    assert!(applied.is_empty(), "{applied:?}");
+    app.get("/ready").expect(200).await;
+
+    // An unknown migration older than this build's newest is not a newer release's.
+    let mut tx = app.core.db().begin().await.expect("begin");
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
+         VALUES (89, 'not ours', TRUE, $1, 0)",
+    )
+    .bind(vec![7_u8; 48])
+    .execute(&mut *tx)
+    .await
+    .expect("apply an unknown older migration");
+    tx.commit().await.expect("commit");
+    assert_eq!(app.core.check_before_serving().await.ok(), Some(false));
+}
+
 #[tokio::test]
 async fn ready_is_503_when_the_file_store_refuses_writes() {
     // The local disk's fault (an unreachable object store: `s3_store::`).
