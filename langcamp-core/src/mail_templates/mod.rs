@@ -232,12 +232,15 @@ impl Langcamp {
             locale,
             source,
         } = template;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let stored = store::upsert(&mut tx, kind, &locale, &source, now).await?;
-        let entry = Entry::new("mail_template.put", template_target(kind, &locale));
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_change(tx, Change::MailTemplates).await?;
+        let put = store::Put {
+            app: self.clone(),
+            actor: actor.clone(),
+            kind,
+            locale,
+            source,
+            now: self.clock().now_ms(),
+        };
+        let stored = self.write_change(put, Some(Change::MailTemplates)).await?;
         Ok(stored_template(stored))
     }
 
@@ -299,13 +302,14 @@ impl Langcamp {
         locale: &LanguageTag,
     ) -> Result<DeletedMailTemplate> {
         actor.require(Role::Admin)?;
-        let mut tx = self.db().begin().await?;
-        if !store::delete(&mut tx, kind, locale).await? {
-            return Err(Error::not_found("stored mail template"));
-        }
-        let entry = Entry::new("mail_template.deleted", template_target(kind, locale));
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_change(tx, Change::MailTemplates).await?;
+        let delete = store::Delete {
+            app: self.clone(),
+            actor: actor.clone(),
+            kind,
+            locale: locale.clone(),
+        };
+        self.write_change(delete, Some(Change::MailTemplates))
+            .await?;
         Ok(DeletedMailTemplate {
             kind,
             locale: locale.as_str().to_owned(),

@@ -1,12 +1,16 @@
 //! The SQL of stored templates: one row per kind and locale (the locale in its normalized
 //! form, so `pt-br` and `pt-BR` are one row).
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
-use super::{TemplateKind, TemplateSource};
+use super::{TemplateKind, TemplateSource, template_target};
+use crate::Langcamp;
+use crate::actor::Actor;
+use crate::audit::{self, Entry};
+use crate::changes::Change;
+use crate::db::{Arg, Row, Write, WriteConn};
 use crate::domain::LanguageTag;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::page::UNPAGED_CAP;
 
 /// A stored template as read.
@@ -21,8 +25,8 @@ pub(super) struct StoredTemplate {
 const COLUMNS: &str = "kind, locale, subject, text_body, html_body, updated_at";
 
 /// The row, or `None` for a kind this build does not know (a newer release's).
-fn from_row(row: &AnyRow) -> Result<Option<StoredTemplate>> {
-    let kind: String = row.try_get("kind")?;
+fn from_row(row: &impl Row) -> Result<Option<StoredTemplate>> {
+    let kind = row.text("kind")?;
     let Ok(kind) = TemplateKind::parse(&kind) else {
         tracing::warn!(
             kind,
@@ -32,13 +36,13 @@ fn from_row(row: &AnyRow) -> Result<Option<StoredTemplate>> {
     };
     Ok(Some(StoredTemplate {
         kind,
-        locale: row.try_get("locale")?,
+        locale: row.text("locale")?,
         source: TemplateSource {
-            subject: row.try_get("subject")?,
-            text: row.try_get("text_body")?,
-            html: row.try_get("html_body")?,
+            subject: row.text("subject")?,
+            text: row.text("text_body")?,
+            html: row.opt_text("html_body")?,
         },
-        updated_at: row.try_get("updated_at")?,
+        updated_at: row.int("updated_at")?,
     }))
 }
 
@@ -60,31 +64,32 @@ pub(super) async fn all(conn: &mut AnyConnection) -> Result<Vec<StoredTemplate>>
 }
 
 /// Creates or replaces the template of `kind` in `locale`; the row as stored.
-pub(super) async fn upsert(
-    conn: &mut AnyConnection,
+pub(super) async fn upsert<C: WriteConn>(
+    conn: &mut C,
     kind: TemplateKind,
     locale: &LanguageTag,
     source: &TemplateSource,
     now: i64,
 ) -> Result<StoredTemplate> {
-    // Read with fetch_all: RETURNING read with fetch_one would leave the statement open and
-    // hold SQLite's write lock (ARCHITECTURE, SQLite write rule b).
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO mail_templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (kind, locale) DO UPDATE SET subject = excluded.subject,
-             text_body = excluded.text_body, html_body = excluded.html_body,
-             updated_at = excluded.updated_at
-         RETURNING {COLUMNS}"
-    )))
-    .bind(kind.as_str())
-    .bind(locale.as_str())
-    .bind(&source.subject)
-    .bind(&source.text)
-    .bind(source.html.as_deref())
-    .bind(now)
-    .fetch_all(conn)
-    .await?;
-    rows.first()
+    let row = conn
+        .fetch_first(
+            "INSERT INTO mail_templates (kind, locale, subject, text_body, html_body, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (kind, locale) DO UPDATE SET subject = excluded.subject,
+                 text_body = excluded.text_body, html_body = excluded.html_body,
+                 updated_at = excluded.updated_at
+             RETURNING kind, locale, subject, text_body, html_body, updated_at",
+            &[
+                Arg::Text(kind.as_str()),
+                Arg::Text(locale.as_str()),
+                Arg::Text(&source.subject),
+                Arg::Text(&source.text),
+                Arg::OptText(source.html.as_deref()),
+                Arg::Int(now),
+            ],
+        )
+        .await?;
+    row.as_ref()
         .map(from_row)
         .transpose()?
         .flatten()
@@ -92,15 +97,65 @@ pub(super) async fn upsert(
 }
 
 /// Deletes the stored template of `kind` in `locale`; false when there was none.
-pub(super) async fn delete(
-    conn: &mut AnyConnection,
+pub(super) async fn delete<C: WriteConn>(
+    conn: &mut C,
     kind: TemplateKind,
     locale: &LanguageTag,
 ) -> Result<bool> {
-    let done = sqlx::query("DELETE FROM mail_templates WHERE kind = $1 AND locale = $2")
-        .bind(kind.as_str())
-        .bind(locale.as_str())
-        .execute(conn)
+    let deleted = conn
+        .exec(
+            "DELETE FROM mail_templates WHERE kind = $1 AND locale = $2",
+            &[Arg::Text(kind.as_str()), Arg::Text(locale.as_str())],
+        )
         .await?;
-    Ok(done.rows_affected() > 0)
+    Ok(deleted > 0)
+}
+
+/// `PUT /admin/mail-templates/{kind}/{locale}`: the template, its audit entry and its
+/// announcement, as one piece of write work ([`Langcamp::write_change`]).
+pub(super) struct Put {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub kind: TemplateKind,
+    pub locale: LanguageTag,
+    pub source: TemplateSource,
+    pub now: i64,
+}
+
+impl Write for Put {
+    type Output = StoredTemplate;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<StoredTemplate> {
+        let stored = upsert(conn, self.kind, &self.locale, &self.source, self.now).await?;
+        let entry = Entry::new(
+            "mail_template.put",
+            template_target(self.kind, &self.locale),
+        );
+        audit::record(conn, &self.app, &self.actor, entry).await?;
+        self.app.announce(conn, &Change::MailTemplates).await?;
+        Ok(stored)
+    }
+}
+
+/// `DELETE /admin/mail-templates/{kind}/{locale}`: 404 when none is stored (nothing
+/// recorded).
+pub(super) struct Delete {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub kind: TemplateKind,
+    pub locale: LanguageTag,
+}
+
+impl Write for Delete {
+    type Output = ();
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+        if !delete(conn, self.kind, &self.locale).await? {
+            return Err(Error::not_found("stored mail template"));
+        }
+        let target = template_target(self.kind, &self.locale);
+        let entry = Entry::new("mail_template.deleted", target);
+        audit::record(conn, &self.app, &self.actor, entry).await?;
+        self.app.announce(conn, &Change::MailTemplates).await
+    }
 }
