@@ -43,6 +43,22 @@ struct Bank {
     key: HashMap<String, i64>,
 }
 
+impl Bank {
+    /// Where attempts at this test start.
+    fn attempts(&self) -> String {
+        format!("/proficiency-tests/{}/attempts", self.id)
+    }
+
+    /// A new attempt of `student` at this test (201), as it is answered.
+    async fn start(&self, student: &Session) -> Value {
+        student
+            .post_empty(&self.attempts())
+            .expect(201)
+            .await
+            .data()
+    }
+}
+
 async fn bank(admin: &Session, body: &Value) -> Bank {
     let test = admin.post("/proficiency-tests", body).created().await;
     let key = test["questions"]
@@ -107,7 +123,7 @@ fn answer_path(view: &Value) -> String {
 async fn take(who: &Session, bank: &Bank, right: impl Fn(&str) -> bool) -> Value {
     let client = fresh_client();
     let started = who
-        .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
+        .post_empty(&bank.attempts())
         .header("x-forwarded-for", &client)
         .send()
         .await;
@@ -173,7 +189,7 @@ async fn starting_again_resumes_the_open_attempt_at_the_same_question() {
     let admin = app.admin().await;
     let bank = bank(&admin, &adaptive(10, 20)).await;
     let student = app.student("student@langcamp.test").await;
-    let path = format!("/proficiency-tests/{}/attempts", bank.id);
+    let path = bank.attempts();
     let first = student.post_empty(&path).expect(201).await.data();
     let answered = student
         .post(&answer_path(&first), &answer_body(&first, 0))
@@ -199,11 +215,7 @@ async fn bad_answers_get_their_statuses_and_change_nothing() {
     let admin = app.admin().await;
     let bank = bank(&admin, &adaptive(2, 5)).await;
     let student = app.student("student@langcamp.test").await;
-    let view = student
-        .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
-        .expect(201)
-        .await
-        .data();
+    let view = bank.start(&student).await;
     let path = answer_path(&view);
     let current = view["question"]["id"].as_str().expect("id").to_owned();
     let other = bank
@@ -313,11 +325,7 @@ async fn two_answers_to_the_same_question_at_once_store_one() {
     let bank = bank(&admin, &adaptive(10, 20)).await;
     let student = app.student("student@langcamp.test").await;
     for _ in 0..3 {
-        let view = student
-            .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
-            .send()
-            .await
-            .data();
+        let view = student.post_empty(&bank.attempts()).send().await.data();
         let before = view["answered"].as_i64().expect("answered");
         let path = answer_path(&view);
         let (a, b) = tokio::join!(
@@ -580,11 +588,7 @@ async fn the_time_limit_counts_from_the_start_and_finishes_the_attempt_with_the_
     body["timeLimitMinutes"] = json!(10);
     let bank = bank(&admin, &body).await;
     let student = app.student("student@langcamp.test").await;
-    let mut view = student
-        .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
-        .expect(201)
-        .await
-        .data();
+    let mut view = bank.start(&student).await;
     assert_eq!(view["expiresAt"], "2026-11-22T10:10:00.000Z");
     for _ in 0..2 {
         view = student
@@ -612,11 +616,7 @@ async fn the_time_limit_counts_from_the_start_and_finishes_the_attempt_with_the_
         .await;
     assert_eq!(app.rows("test_results").await, 1);
     // Starting again starts a new attempt.
-    let again = student
-        .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
-        .expect(201)
-        .await
-        .data();
+    let again = bank.start(&student).await;
     assert_ne!(again["attemptId"], view["attemptId"]);
 }
 
@@ -626,7 +626,7 @@ async fn two_starts_at_once_open_one_attempt() {
     let admin = app.admin().await;
     let bank = bank(&admin, &adaptive(10, 20)).await;
     let student = app.student("student@langcamp.test").await;
-    let path = format!("/proficiency-tests/{}/attempts", bank.id);
+    let path = bank.attempts();
     let (a, b) = tokio::join!(
         student.post_empty(&path).send(),
         student.post_empty(&path).send()
@@ -645,11 +645,7 @@ async fn an_attempt_whose_current_question_was_edited_away_ends_with_the_answers
     let admin = app.admin().await;
     let bank = bank(&admin, &adaptive(2, 5)).await;
     let student = app.student("student@langcamp.test").await;
-    let view = student
-        .post_empty(&format!("/proficiency-tests/{}/attempts", bank.id))
-        .expect(201)
-        .await
-        .data();
+    let view = bank.start(&student).await;
     // New questions, none of them kept.
     let replacement = adaptive(2, 5)["questions"].clone();
     admin
