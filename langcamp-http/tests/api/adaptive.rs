@@ -37,6 +37,15 @@ fn adaptive(per_level: usize, max_questions: i64) -> Value {
     })
 }
 
+/// A fixed test of one question.
+fn fixed_test() -> Value {
+    json!({
+        "title": "Fixed",
+        "questions": [{"text": "Q", "options": [{"text": "a"}, {"text": "b"}], "correctOptionIndex": 0}],
+        "levelRanges": [{"level": "A1", "minScore": 0, "maxScore": 1}]
+    })
+}
+
 /// A test and its answer key (question id to the right option's index), as the admin sees it.
 struct Bank {
     id: String,
@@ -281,14 +290,7 @@ async fn bad_answers_get_their_statuses_and_change_nothing() {
         .await;
     // An attempt at a fixed test: 400.
     let fixed = admin
-        .post(
-            "/proficiency-tests",
-            &json!({
-                "title": "Fixed",
-                "questions": [{"text": "Q", "options": [{"text": "a"}, {"text": "b"}], "correctOptionIndex": 0}],
-                "levelRanges": [{"level": "A1", "minScore": 0, "maxScore": 1}]
-            }),
-        )
+        .post("/proficiency-tests", &fixed_test())
         .created()
         .await;
     assert_eq!(fixed["mode"], "fixed");
@@ -390,14 +392,7 @@ async fn the_finished_attempt_is_a_result_in_own_results_admin_lists_status_and_
     );
     // Fixed tests' results carry null ability.
     let fixed = admin
-        .post(
-            "/proficiency-tests",
-            &json!({
-                "title": "Fixed",
-                "questions": [{"text": "Q", "options": [{"text": "a"}, {"text": "b"}], "correctOptionIndex": 0}],
-                "levelRanges": [{"level": "A1", "minScore": 0, "maxScore": 1}]
-            }),
-        )
+        .post("/proficiency-tests", &fixed_test())
         .created()
         .await;
     let submitted = student
