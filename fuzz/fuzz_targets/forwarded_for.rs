@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use hyper::header::{HeaderMap, HeaderValue};
-use langcamp_core::net::{self, parse_forwarded_item};
+use langcamp_core::platform::net::{self, parse_forwarded_item};
 use langcamp_http::limits::client_ip;
 use libfuzzer_sys::fuzz_target;
 

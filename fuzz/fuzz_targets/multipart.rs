@@ -19,7 +19,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use langcamp_core::Error;
 use langcamp_core::materials::{MaterialChange, MaterialInput, MaterialUpdate, NewMaterial};
-use langcamp_core::storage::{SNIFF_LEN, sniff};
+use langcamp_core::platform::file_store::{SNIFF_LEN, sniff};
 use langcamp_http::material_form::{TEXT_PART_LIMIT, TextFields};
 use langcamp_http::multipart::Form;
 use langcamp_http::request::body_from_chunks;

@@ -4,8 +4,8 @@
 #![no_main]
 
 use langcamp_core::PageRequest;
-use langcamp_core::id::looks_like_id;
-use langcamp_core::validate::{
+use langcamp_core::domain::id::looks_like_id;
+use langcamp_core::domain::validate::{
     Email, bounded, first_accept_language, http_url, language_tag, optional_text, text,
 };
 use libfuzzer_sys::fuzz_target;

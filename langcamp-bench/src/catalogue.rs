@@ -2,7 +2,7 @@
 //! the sizes of issue 10 (60 courses, 50 tests) and gives the added tests real questions,
 //! options and level bands, so `POST /proficiency-tests/{id}/submit` scores against them.
 
-use langcamp_core::db::Db;
+use langcamp_core::platform::db::Db;
 
 use crate::{COURSES, LANGUAGES, id, insert_all, optional, text};
 
@@ -141,7 +141,7 @@ pub const OTP_CODE: &str = "123456";
 /// `keys` as `POST /auth/otp/verify` expects, valid until `expires_at` (epoch ms).
 pub async fn otp_codes(
     db: &Db,
-    keys: &langcamp_core::crypto::Keys,
+    keys: &langcamp_core::platform::crypto::Keys,
     count: u64,
     now: i64,
     expires_at: i64,

@@ -8,7 +8,7 @@ use std::time::Duration;
 pub mod catalogue;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use langcamp_core::db::{Db, Tx};
+use langcamp_core::platform::db::{Db, Tx};
 use sqlx::{AssertSqlSafe, Executor};
 
 /// How many rows of each kind to generate.

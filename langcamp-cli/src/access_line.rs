@@ -227,7 +227,7 @@ mod tests {
             request_id = %request_id, method = %"GET", route = "/health", path = "/health",
             status = 200u16, latency_ms = 0.5, %client,
         );
-        tracing::warn!(target: "langcamp_core::mail", attempt = 2, "the mail server did not answer");
+        tracing::warn!(target: "langcamp_core::platform::mail", attempt = 2, "the mail server did not answer");
     }
 
     fn logged(text_lines: bool, ansi: bool) -> String {

@@ -75,7 +75,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
             let message = format!(
                 "backup to {} failed: {}",
                 args.file.display(),
-                langcamp_core::health::describe_error(&e)
+                langcamp_core::platform::health::describe_error(&e)
             );
             CliError::from(e).with_message(message)
         })

@@ -1,11 +1,11 @@
 //! `langcamp doctor`: checks everything a deployment depends on, one line per check with
 //! what to do when it fails. Exit 0 only when every check passes, so it can gate a
 //! deployment script. The database, migration and file-store checks are the readiness
-//! report of `GET /ready` (`langcamp_core::health`), so both always agree.
+//! report of `GET /ready` (`langcamp_core::platform::health`), so both always agree.
 
 use std::time::Duration;
 
-use langcamp_core::health::{self, Check};
+use langcamp_core::platform::health::{self, Check};
 use langcamp_core::{Clock, Config, Langcamp};
 use serde::Serialize;
 
@@ -94,29 +94,31 @@ async fn checks(config: Config) -> Vec<Line> {
             fix: None,
         }
     });
-    lines.push(match langcamp_core::mail::check_smtp(&config.mail).await {
-        Ok(detail) => Line {
-            name: "mail",
-            ok: true,
-            detail,
-            fix: None,
+    lines.push(
+        match langcamp_core::platform::mail::check_smtp(&config.mail).await {
+            Ok(detail) => Line {
+                name: "mail",
+                ok: true,
+                detail,
+                fix: None,
+            },
+            Err(detail) => Line {
+                name: "mail",
+                ok: false,
+                detail,
+                fix: Some("check MAIL_HOST, MAIL_PORT, MAIL_SECURE, MAIL_USER and MAIL_PASS"),
+            },
         },
-        Err(detail) => Line {
-            name: "mail",
-            ok: false,
-            detail,
-            fix: Some("check MAIL_HOST, MAIL_PORT, MAIL_SECURE, MAIL_USER and MAIL_PASS"),
-        },
-    });
+    );
 
     let url = config.database_url.expose().to_owned();
     let location = health::database_location(&url);
-    let store = langcamp_core::storage::default_store(&config);
+    let store = langcamp_core::platform::file_store::default_store(&config);
     let store_fix = match &config.file_store {
-        langcamp_core::config::FileStoreConfig::Local => {
+        langcamp_core::platform::config::FileStoreConfig::Local => {
             "make DATA_DIR/files writable by this user, with free space"
         }
-        langcamp_core::config::FileStoreConfig::S3(_) => {
+        langcamp_core::platform::config::FileStoreConfig::S3(_) => {
             "check FILE_STORE, S3_ENDPOINT, S3_REGION and the S3 credentials, and that the bucket exists and is reachable"
         }
     };

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use langcamp_core::Error;
-use langcamp_core::health::describe_error;
+use langcamp_core::platform::health::describe_error;
 
 #[derive(Debug)]
 pub enum CliError {

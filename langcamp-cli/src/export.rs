@@ -10,13 +10,14 @@ use std::path::{Path, PathBuf};
 
 use clap::{Subcommand, ValueEnum};
 use futures_util::StreamExt;
+use langcamp_core::Actor;
 use langcamp_core::contacts::{ContactSearch, ContactStatus};
+use langcamp_core::domain::validate;
 use langcamp_core::domain::{Id, LanguageTag};
 use langcamp_core::exports::{CsvExport, ExportQuery};
 use langcamp_core::placement::ResultQuery;
-use langcamp_core::progress::Progress;
+use langcamp_core::platform::progress::Progress;
 use langcamp_core::users::UserQuery;
-use langcamp_core::{Actor, validate};
 use std::io::Write;
 
 use crate::interrupt::unless_interrupted;

@@ -259,7 +259,7 @@ async fn open_with_clock(config: Config, clock: Clock) -> Result<Langcamp, CliEr
     match connected {
         Ok(app) => Ok(app),
         Err(e) => {
-            let message = langcamp_core::health::connect_error(&url, &e).await;
+            let message = langcamp_core::platform::health::connect_error(&url, &e).await;
             Err(CliError::from(e).with_message(message))
         }
     }

@@ -6,7 +6,7 @@
 //! redrawn line or an escape code. Where the size of the work is known the bar shows
 //! counts, the rate and the time left; until then (or for good, as for `VACUUM INTO`) a
 //! spinner with the time elapsed. The core reports through
-//! [`langcamp_core::progress::Progress`], which [`Bar`] implements; it never sees a
+//! [`langcamp_core::platform::progress::Progress`], which [`Bar`] implements; it never sees a
 //! terminal.
 //!
 //! Log lines written while a bar is shown go through [`suspend`] (`logbuf` calls it), so
@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use langcamp_core::progress::Progress;
+use langcamp_core::platform::progress::Progress;
 
 use crate::Cli;
 

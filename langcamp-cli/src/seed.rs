@@ -15,6 +15,7 @@ use langcamp_core::contacts::{
     ContactInput, ContactSearch, ContactStatus, NewContact, ReplyInput, ReplyText,
 };
 use langcamp_core::courses::{CourseFilter, CourseInput, NewCourse};
+use langcamp_core::domain::validate::Patch;
 use langcamp_core::domain::{Id, LanguageFilter};
 use langcamp_core::materials::{Assignment, MaterialInput, NewMaterial};
 use langcamp_core::placement::{
@@ -22,7 +23,6 @@ use langcamp_core::placement::{
 };
 use langcamp_core::settings::NewSetting;
 use langcamp_core::users::{AdminProfileInput, NewUser, ProfileChange, User};
-use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Clock, Error, Langcamp, PageRequest, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -33,8 +33,8 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     }
     let addr = SocketAddr::new(config.host, config.port);
     let url = config.database_url.expose();
-    if let Some(reason) = langcamp_core::db::sqlite_file_unwritable(url) {
-        let file = langcamp_core::db::sqlite_file(url).unwrap_or(url);
+    if let Some(reason) = langcamp_core::platform::db::sqlite_file_unwritable(url) {
+        let file = langcamp_core::platform::db::sqlite_file(url).unwrap_or(url);
         return Err(CliError::failed(format!(
             "the database {file} cannot be written, refusing to start: {reason}"
         )));
@@ -45,7 +45,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     let app = match Langcamp::connect(config, Clock::System).await {
         Ok(app) => app,
         Err(e) => {
-            let message = langcamp_core::health::connect_error(&url, &e).await;
+            let message = langcamp_core::platform::health::connect_error(&url, &e).await;
             return Err(CliError::from(e).with_message(message));
         }
     };
@@ -54,18 +54,18 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     let current = match app.check_before_serving().await {
         Ok(current) => current,
         Err(StartupProblem::Unreachable(e)) => {
-            let message = langcamp_core::health::connect_error(&url, &e).await;
+            let message = langcamp_core::platform::health::connect_error(&url, &e).await;
             return Err(CliError::from(e).with_message(message));
         }
         // Exit 1, not 75, even though core calls a read-only database unavailable: it
         // stays read-only until someone acts, so a supervisor retrying the start would
         // only loop.
         Err(StartupProblem::NotWritable(e)) => {
-            let database = langcamp_core::db::sqlite_file(&url)
+            let database = langcamp_core::platform::db::sqlite_file(&url)
                 .map_or_else(|| "on the PostgreSQL server".to_owned(), |f| f.to_owned());
             return Err(CliError::failed(format!(
                 "the database {database} cannot be written, refusing to start: {}",
-                langcamp_core::health::describe_error(&e)
+                langcamp_core::platform::health::describe_error(&e)
             )));
         }
     };

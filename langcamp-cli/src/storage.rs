@@ -5,8 +5,9 @@
 
 use clap::Subcommand;
 use langcamp_core::Actor;
-use langcamp_core::config::FileStoreConfig;
-use langcamp_core::storage::{LocalDisk, migrate::MigrationReport, store_for};
+use langcamp_core::platform::config::FileStoreConfig;
+use langcamp_core::platform::file_store::{LocalDisk, store_for};
+use langcamp_core::storage::migrate::MigrationReport;
 
 use crate::interrupt::unless_interrupted;
 use crate::{Cli, CliError, progress};

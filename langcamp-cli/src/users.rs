@@ -1,9 +1,9 @@
 //! `langcamp users`: list, create, promote and delete users, as the operator.
 
 use clap::{Subcommand, ValueEnum};
+use langcamp_core::domain::validate;
 use langcamp_core::domain::{Email, Id};
 use langcamp_core::users::{NewUser, User, UserQuery};
-use langcamp_core::validate;
 use langcamp_core::{Actor, PageRequest, Role};
 
 use crate::{Cli, CliError, confirm};

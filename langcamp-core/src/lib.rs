@@ -4,58 +4,49 @@
 //! into these calls and the results into their output. Nothing here knows about HTTP,
 //! command lines or terminals.
 
-pub mod actor;
+// The three floors (ARCHITECTURE.md, CONTRIBUTING.md "The three floors"): each imports
+// only the floors below it, and `tests/floors.rs` fails when one does not.
+
+/// The values every area shares: ids, text, money, language, CEFR, time, pages,
+/// validation, the error type, the actor.
+pub mod domain;
+/// What the school runs on: the database and its group commit, the mail outbox, the file
+/// store, configuration, keys, client addresses, the clock, caches and change notices as
+/// mechanisms, health, start-up, progress. It never names an area's type.
+pub mod platform;
+
+// The areas of the school, one folder each (`mod.rs` operations, `input.rs` parsing,
+// `store.rs` SQL). An area uses another area's operations, never its `store`.
 pub mod audit;
 pub mod auth;
-mod by_id;
-pub mod cache;
-pub mod changes;
-pub mod clock;
-pub mod config;
 pub mod contacts;
 pub mod courses;
-pub mod crypto;
 pub mod dashboard;
-pub mod db;
-pub mod domain;
-pub mod error;
 pub mod exports;
-pub mod health;
-pub mod id;
-mod listing;
-pub mod mail;
 pub mod mail_templates;
 pub mod materials;
-pub mod money;
-pub mod net;
-pub mod operator;
-pub mod page;
 pub mod placement;
-pub mod progress;
-pub mod sessions;
 pub mod settings;
-mod startup;
-pub use startup::StartupProblem;
 pub mod storage;
-pub mod time;
 pub mod users;
-pub mod validate;
-pub mod verified;
 
 use std::sync::Arc;
 
 use tokio::sync::Notify;
 
-pub use actor::{Actor, Caller, Origin, Role};
-pub use clock::Clock;
-pub use config::Config;
-pub use error::{Error, Result};
-pub use page::{Page, PageRequest, Pagination};
-pub use time::Timestamp;
+pub use domain::actor::{Actor, Caller, Origin, Role};
+pub use domain::error::{Error, Result};
+pub use domain::page::{Page, PageRequest, Pagination};
+pub use domain::time::Timestamp;
+pub use platform::clock::Clock;
+pub use platform::config::Config;
+pub use platform::startup::StartupProblem;
 
-use crate::crypto::Keys;
-use crate::db::Db;
-use crate::storage::FileStore;
+use crate::platform::cache::{Cache, PUBLIC_TTL};
+use crate::platform::changes::Change;
+use crate::platform::crypto::Keys;
+use crate::platform::db::Db;
+use crate::platform::file_store::FileStore;
 
 /// The handle every operation goes through. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -74,14 +65,14 @@ struct Inner {
     /// Wakes the mail worker when a transaction queued mail.
     mail_wakeup: Notify,
     /// Read caches of public data; every write of that data invalidates them.
-    caches: cache::Caches,
+    caches: Caches,
     /// What this process's mail worker is doing (readiness report, metrics).
-    mail_status: health::MailStatus,
-    /// Live sign-ins, so token checks need no round trip (see [`sessions`]).
-    sessions: sessions::Sessions,
+    mail_status: platform::health::MailStatus,
+    /// Live sign-ins, so token checks need no round trip (see [`auth::sessions`]).
+    sessions: auth::sessions::Sessions,
     /// Access tokens already verified, so a request skips the signature check.
-    verified_tokens: verified::VerifiedTokens,
-    /// Names this handle in change notifications, so it skips its own (see [`changes`]).
+    verified_tokens: auth::verified::VerifiedTokens,
+    /// Names this handle in change notifications, so it skips its own (see [`platform::changes`]).
     instance_id: String,
     /// Dropped with the handle, which ends its change listener (PostgreSQL).
     _stop_listener: Option<tokio::sync::oneshot::Sender<()>>,
@@ -92,17 +83,17 @@ impl Langcamp {
     pub async fn connect(config: Config, clock: Clock) -> Result<Langcamp> {
         let db = Db::connect(&config).await?;
         let keys = Keys::derive(config.jwt_secret.expose());
-        let files = storage::default_store(&config)?;
+        let files = platform::file_store::default_store(&config)?;
         let sessions = match db.backend() {
-            db::Backend::Sqlite => sessions::Sessions::new(
-                db::sqlite_file(config.database_url.expose())
+            platform::db::Backend::Sqlite => auth::sessions::Sessions::new(
+                platform::db::sqlite_file(config.database_url.expose())
                     .map(|file| std::path::PathBuf::from(format!("{file}-signal"))),
             ),
             // Off until every instance's writes are heard (see `sessions`).
-            db::Backend::Postgres => sessions::Sessions::disabled(),
+            platform::db::Backend::Postgres => auth::sessions::Sessions::disabled(),
         };
         let (stop, stopped) = tokio::sync::oneshot::channel();
-        let is_postgres = db.backend() == db::Backend::Postgres;
+        let is_postgres = db.backend() == platform::db::Backend::Postgres;
         let url = config.database_url.expose().to_owned();
         let app = Langcamp {
             inner: Arc::new(Inner {
@@ -112,16 +103,16 @@ impl Langcamp {
                 keys,
                 files,
                 mail_wakeup: Notify::new(),
-                caches: cache::Caches::default(),
-                mail_status: health::MailStatus::default(),
+                caches: Caches::default(),
+                mail_status: platform::health::MailStatus::default(),
                 sessions,
-                verified_tokens: verified::VerifiedTokens::default(),
-                instance_id: id::new_id(),
+                verified_tokens: auth::verified::VerifiedTokens::default(),
+                instance_id: domain::id::new_id(),
                 _stop_listener: is_postgres.then_some(stop),
             }),
         };
         if is_postgres {
-            changes::spawn_listener(Arc::downgrade(&app.inner), url, stopped);
+            platform::changes::spawn_listener(Arc::downgrade(&app.inner), url, stopped);
         }
         Ok(app)
     }
@@ -136,7 +127,7 @@ impl Langcamp {
     }
 
     /// Applies pending migrations; returns those applied now.
-    pub async fn migrate(&self) -> Result<Vec<db::AppliedMigration>> {
+    pub async fn migrate(&self) -> Result<Vec<platform::db::AppliedMigration>> {
         if self.migrations_current().await {
             return Ok(Vec::new());
         }
@@ -159,13 +150,13 @@ impl Langcamp {
         &self.inner.keys
     }
 
-    /// The read caches of public data (see [`cache`]).
-    pub fn caches(&self) -> &cache::Caches {
+    /// The read caches of public data (see [`Caches`]).
+    pub fn caches(&self) -> &Caches {
         &self.inner.caches
     }
 
-    /// The live sign-ins held in memory (see [`sessions`]).
-    pub fn sessions(&self) -> &sessions::Sessions {
+    /// The live sign-ins held in memory (see [`auth::sessions`]).
+    pub fn sessions(&self) -> &auth::sessions::Sessions {
         &self.inner.sessions
     }
 
@@ -175,7 +166,7 @@ impl Langcamp {
     }
 
     /// What this process's mail worker is doing.
-    pub fn mail_status(&self) -> &health::MailStatus {
+    pub fn mail_status(&self) -> &platform::health::MailStatus {
         &self.inner.mail_status
     }
 
@@ -190,11 +181,86 @@ impl Langcamp {
 
     /// Delivers queued mail until `shutdown` resolves (run it beside the server).
     pub async fn run_mail_worker(&self, shutdown: impl std::future::Future<Output = ()>) {
-        mail::run_worker(self.clone(), shutdown).await;
+        platform::mail::run_worker(self.clone(), shutdown).await;
     }
 
     /// Whether the database answers.
     pub async fn health(&self) -> Result<()> {
         self.inner.db.ping().await
+    }
+}
+
+/// The read caches of the handle, one per kind of public data (the mechanism is
+/// [`platform::cache`]); every write of that data invalidates them.
+#[derive(Debug)]
+pub struct Caches {
+    /// Published courses by list filter.
+    pub courses: Cache<courses::CourseFilter, Arc<Vec<courses::Course>>>,
+    /// Settings by key; `None` remembers that a key is not set.
+    pub settings: Cache<String, Option<settings::Setting>>,
+    /// Pages of the public (active) placement-test list, by filter and page.
+    pub tests: Cache<TestListKey, Arc<Page<placement::ProficiencyTest>>>,
+    /// Whole tests by id, for scoring submissions outside the write transaction.
+    pub active_tests: Cache<String, placement::HeldTest>,
+    /// What mail is written from: stored templates and the school's mail settings.
+    pub mail: Cache<(), Arc<mail_templates::MailBook>>,
+}
+
+/// The key of a cached page of the public test list: locale, target language, page, limit.
+pub type TestListKey = (Option<String>, Option<String>, u32, u32);
+
+impl Default for Caches {
+    fn default() -> Caches {
+        Caches {
+            courses: Cache::new(PUBLIC_TTL, 64),
+            settings: Cache::new(PUBLIC_TTL, 256),
+            tests: Cache::new(PUBLIC_TTL, 256),
+            active_tests: Cache::new(PUBLIC_TTL, 256),
+            mail: Cache::new(PUBLIC_TTL, 1),
+        }
+    }
+}
+
+/// What each change notice ([`platform::changes`]) makes stale in this process: the
+/// handle knows which area holds what.
+impl Langcamp {
+    /// Drops what `change` made stale in this process.
+    pub(crate) fn forget_locally(&self, change: &Change) {
+        match change {
+            Change::Session(id) => self.sessions().forget_session(id),
+            Change::User(id) => self.sessions().forget_user(id),
+            Change::Courses => self.caches().courses.invalidate_all(),
+            Change::Tests => {
+                self.caches().tests.invalidate_all();
+                self.caches().active_tests.invalidate_all();
+            }
+            Change::Settings => {
+                self.caches().settings.invalidate_all();
+                self.caches().mail.invalidate_all();
+            }
+            Change::MailTemplates => self.caches().mail.invalidate_all(),
+            Change::Everything => self.forget_everything(),
+        }
+    }
+
+    fn forget_everything(&self) {
+        self.sessions().forget_all();
+        self.caches().courses.invalidate_all();
+        self.caches().tests.invalidate_all();
+        self.caches().active_tests.invalidate_all();
+        self.caches().settings.invalidate_all();
+        self.caches().mail.invalidate_all();
+    }
+
+    /// Whether this process hears every other instance's changes (PostgreSQL's listener
+    /// is connected). While it does not, the sign-in cache is off; when it starts hearing
+    /// again, whatever changed meanwhile is forgotten first.
+    pub(crate) fn hearing_changes(&self, hearing: bool) {
+        if hearing {
+            self.forget_everything();
+            self.sessions().enable();
+        } else {
+            self.sessions().disable();
+        }
     }
 }

@@ -65,7 +65,7 @@ impl Encoded {
         body.extend_from_slice(br#","errors":[],"timestamp":"#);
         body.extend_from_slice(timestamp.as_bytes());
         body.push(b'}');
-        let hash = langcamp_core::crypto::sha256_hex(&data);
+        let hash = langcamp_core::platform::crypto::sha256_hex(&data);
         let etag =
             HeaderValue::from_str(&format!("W/\"{}\"", &hash[..32])).map_err(Error::internal)?;
         let gzip = if body.len() >= GZIP_MIN_BYTES {

@@ -32,7 +32,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use langcamp_core::Langcamp;
-use langcamp_core::config::DEFAULT_SHUTDOWN_DRAIN;
+use langcamp_core::platform::config::DEFAULT_SHUTDOWN_DRAIN;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 
@@ -107,7 +107,7 @@ pub struct Server {
     routes: Routes,
     limits: RateLimits,
     /// `TRUSTED_PROXIES`: peers whose `X-Forwarded-For` is believed.
-    trusted_proxies: Vec<langcamp_core::net::IpNet>,
+    trusted_proxies: Vec<langcamp_core::platform::net::IpNet>,
     options: ServeOptions,
     /// Present when `METRICS_TOKEN` is set.
     metrics: Option<observe::Metrics>,

@@ -1,6 +1,6 @@
 //! Rate limits: one keyed limiter per rule of the specification's table.
 //!
-//! Clients are keyed by their address as [`langcamp_core::net::client_address`] finds it
+//! Clients are keyed by their address as [`langcamp_core::platform::net::client_address`] finds it
 //! (the peer, or behind a proxy in `TRUSTED_PROXIES` the right-most untrusted
 //! `X-Forwarded-For` entry), IPv6 per /64 network and IPv4-mapped addresses as IPv4, so
 //! neither a forged header nor a rotation through one's own /64 buys a fresh budget. The
@@ -13,7 +13,7 @@ use std::time::Duration;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use hyper::header::HeaderMap;
-use langcamp_core::net::{self, IpNet};
+use langcamp_core::platform::net::{self, IpNet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RateRule {

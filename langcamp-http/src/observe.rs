@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use langcamp_core::Langcamp;
-use langcamp_core::config::Secret;
+use langcamp_core::platform::config::Secret;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use serde_json::json;
 
@@ -38,7 +38,7 @@ tokio::task_local! {
 pub fn request_id(headers: &HeaderMap) -> Arc<str> {
     match headers.get(REQUEST_ID_HEADER).map(HeaderValue::as_bytes) {
         Some(id) if is_safe_id(id) => Arc::from(String::from_utf8_lossy(id).as_ref()),
-        _ => Arc::from(langcamp_core::id::new_unordered_id()),
+        _ => Arc::from(langcamp_core::domain::id::new_unordered_id()),
     }
 }
 
@@ -440,9 +440,9 @@ mod tests {
         for bad in ["a".repeat(65), "a b".into(), "<script>".into(), "é".into()] {
             let got = id(&bad);
             assert_ne!(got, bad);
-            assert!(langcamp_core::id::looks_like_id(&got), "{got}");
+            assert!(langcamp_core::domain::id::looks_like_id(&got), "{got}");
         }
-        assert!(langcamp_core::id::looks_like_id(&request_id(
+        assert!(langcamp_core::domain::id::looks_like_id(&request_id(
             &HeaderMap::new()
         )));
     }

@@ -6,6 +6,7 @@ use langcamp_core::audit::{AuditEntry, AuditQuery};
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
 use langcamp_core::dashboard::{Dashboard, TrendMonths};
+use langcamp_core::domain::validate::{self, Patch};
 use langcamp_core::domain::{Email, Id, LanguageFilter, LanguageTag};
 use langcamp_core::exports::{CsvExport, ExportQuery};
 use langcamp_core::mail_templates::{MailTemplate, NewMailTemplate, RenderedMail, TemplateKind};
@@ -13,7 +14,6 @@ use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};
 use langcamp_core::settings::{NewSetting, Setting};
 use langcamp_core::users::{User, UserQuery};
-use langcamp_core::validate::{self, Patch};
 use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
 use std::path::{Path, PathBuf};
 

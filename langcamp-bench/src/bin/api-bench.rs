@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use langcamp_bench::catalogue::{self, OTP_CODE};
 use langcamp_bench::{LANGUAGES_COUNT, Latency, Scale, generate};
 use langcamp_core::auth::{OtpSignIn, OtpVerifyInput};
-use langcamp_core::crypto::Keys;
+use langcamp_core::platform::crypto::Keys;
 use langcamp_core::{Clock, Config, Langcamp};
 use sqlx::{AssertSqlSafe, Connection, Executor};
 

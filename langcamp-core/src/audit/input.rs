@@ -3,9 +3,9 @@
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::error::Result;
-use crate::time::Timestamp;
-use crate::validate::{Problems, search_text};
+use crate::domain::error::Result;
+use crate::domain::time::Timestamp;
+use crate::domain::validate::{Problems, search_text};
 
 /// Query of `GET /admin/audit`; every filter is optional and they combine.
 #[derive(Clone, Debug, Default, Deserialize, IntoParams)]

@@ -3,7 +3,7 @@
 //! One entry per staff write, written by [`record`] inside the write's own transaction, so
 //! no change exists without its entry and no entry without its change: a refused or
 //! failed write rolls its entry back with it. `record` takes any [`WriteConn`]: an open
-//! transaction, or the connection of a [`crate::db::Write`] piece. The frequent admin
+//! transaction, or the connection of a [`crate::platform::db::Write`] piece. The frequent admin
 //! writes (settings, deletes by id) are such pieces, run by `Langcamp::write_change`: on
 //! SQLite they join the group commit in a savepoint of their own, so a burst of them
 //! shares the writer's transaction and the pages the entries touch (each entry adds a
@@ -16,6 +16,7 @@
 //! is read, and reads `deleted user` once the user is gone). An actor's e-mail is kept, so
 //! a staff member stays named after leaving.
 
+mod delete;
 mod input;
 mod store;
 
@@ -23,18 +24,18 @@ pub(crate) use self::store::about_user;
 
 use std::sync::OnceLock;
 
-use crate::db::WriteConn;
+use crate::platform::db::WriteConn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 pub use self::input::{AuditFilter, AuditQuery, time};
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::page::{Page, PageRequest};
-use crate::time::Timestamp;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::time::Timestamp;
 
 /// The label of a user target whose user is gone.
 pub const DELETED_USER: &str = "deleted user";
@@ -135,7 +136,7 @@ pub fn changes(before: &impl Serialize, after: &impl Serialize) -> Value {
 }
 
 /// Writes `entry` as done by `actor`, on `conn`: the transaction of the write it records
-/// (an open transaction, or the connection a [`crate::db::Write`] piece is given, which on
+/// (an open transaction, or the connection a [`crate::platform::db::Write`] piece is given, which on
 /// SQLite is inside the group commit). The only way an entry is written. Anonymous callers
 /// never write staff actions; asked to record one, this refuses (a bug), failing the
 /// write with it.
@@ -271,7 +272,7 @@ impl Langcamp {
         query: &AuditQuery,
         mut each: impl FnMut(AuditEntry) -> Result<()>,
     ) -> Result<u64> {
-        crate::operator::require_operator(actor)?;
+        crate::users::operator::require_operator(actor)?;
         let mut after: Option<(i64, String)> = None;
         let mut count = 0u64;
         loop {

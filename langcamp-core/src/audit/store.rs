@@ -4,12 +4,12 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::{AuditActor, AuditEntry, AuditQuery, AuditTarget, DELETED_USER, Entry, Who};
-use crate::actor::Role;
-use crate::db::{Arg, WriteConn};
-use crate::error::Result;
-use crate::listing::ListSql;
-use crate::page::PageRequest;
-use crate::time::Timestamp;
+use crate::domain::actor::Role;
+use crate::domain::error::Result;
+use crate::domain::page::PageRequest;
+use crate::domain::time::Timestamp;
+use crate::platform::db::listing::ListSql;
+use crate::platform::db::{Arg, WriteConn};
 
 pub(super) async fn insert<C: WriteConn>(
     conn: &mut C,
@@ -81,9 +81,9 @@ const LIST: ListSql = ListSql {
 };
 
 fn bind_filter<'q>(
-    query: crate::listing::Bound<'q>,
+    query: crate::platform::db::listing::Bound<'q>,
     q: &'q AuditQuery,
-) -> crate::listing::Bound<'q> {
+) -> crate::platform::db::listing::Bound<'q> {
     query
         .bind(q.actor_id.as_deref())
         .bind(q.actor_email.as_deref())
@@ -141,7 +141,7 @@ pub(crate) async fn about_user(conn: &mut AnyConnection, user_id: &str) -> Resul
          ORDER BY a.at, a.id LIMIT $2"
     ))
     .bind(user_id)
-    .bind(crate::page::UNPAGED_CAP)
+    .bind(crate::domain::page::UNPAGED_CAP)
     .fetch_all(conn)
     .await?;
     rows.iter().map(entry_from_row).collect()

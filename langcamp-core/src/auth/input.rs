@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::error::{Error, Result};
-use crate::validate::{self, Email, Problems, passed, required};
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::{self, Email, Problems, passed, required};
 
 #[derive(Clone, Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

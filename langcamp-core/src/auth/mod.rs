@@ -9,7 +9,7 @@
 //!   user's current role from the database.
 //! * Refresh tokens: random at sign-in, stored as SHA-256, rotated on every use. A sign-in
 //!   is one chain, never a tree: the token that follows `T` is a keyed hash of `T`
-//!   ([`crate::crypto::Keys::successor_token`]), so a rotated token presented again within
+//!   ([`crate::platform::crypto::Keys::successor_token`]), so a rotated token presented again within
 //!   [`REUSE_GRACE_MS`] (two tabs refreshing at once) answers the *same* successor with a
 //!   fresh access token, and costs no extra query. Later, it is treated as stolen and its
 //!   whole sign-in is revoked.
@@ -18,25 +18,27 @@
 //! access tokens and their check, `store` the writes of a sign-in, `mail` the code's mail.
 
 mod input;
+pub mod sessions;
 mod store;
 mod tokens;
+pub mod verified;
 
 use serde::Serialize;
 use sqlx::Row;
 use utoipa::ToSchema;
 
 use crate::Langcamp;
-use crate::actor::{Actor, Caller, Origin, Role};
 use crate::audit::{self, Entry, Target};
-use crate::changes::Change;
-use crate::crypto::{random_token, sha256_hex};
-use crate::db::Undo;
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::mail::MailKind;
+use crate::domain::actor::{Actor, Caller, Origin, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::domain::validate::{self, Email};
 use crate::mail_templates::MailValues;
+use crate::platform::changes::Change;
+use crate::platform::crypto::{random_token, sha256_hex};
+use crate::platform::db::Undo;
+use crate::platform::mail::MailKind;
 use crate::users::User;
-use crate::validate::{self, Email};
 
 pub const OTP_MAX_ATTEMPTS: i64 = 5;
 pub const OTP_MAX_PER_HOUR: i64 = 5;
@@ -171,7 +173,8 @@ impl Langcamp {
             minutes: ttl.as_secs().div_ceil(60),
         };
         let mail = book.compose(email.as_str(), locale.as_deref(), &values)?;
-        crate::mail::enqueue(&mut tx, self, MailKind::Otp, &mail, Some(expires_at)).await?;
+        crate::platform::mail::enqueue(&mut tx, self, MailKind::Otp, &mail, Some(expires_at))
+            .await?;
         tx.commit().await?;
         self.wake_mail_worker();
         Ok(answer)

@@ -2,8 +2,8 @@
 //! its refresh tokens.
 
 use super::{OTP_MAX_ATTEMPTS, SignIn};
-use crate::db::{Arg, Write, WriteConn};
-use crate::error::Result;
+use crate::domain::error::Result;
+use crate::platform::db::{Arg, Write, WriteConn};
 use crate::users::{self, User};
 
 impl Write for SignIn {

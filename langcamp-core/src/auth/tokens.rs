@@ -9,11 +9,11 @@ use sqlx::{AnyConnection, Row};
 use super::store::record_refresh_token;
 use super::{LEEWAY_MS, TokenPair};
 use crate::Langcamp;
-use crate::actor::{Caller, Role};
-use crate::crypto::sha256_hex;
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::sessions::LiveSession;
+use crate::auth::sessions::LiveSession;
+use crate::domain::actor::{Caller, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::platform::crypto::sha256_hex;
 use crate::users::User;
 
 /// The claims of an access token.
@@ -128,7 +128,7 @@ impl Langcamp {
     }
 
     /// The claims of `token` if its signature (HS256 with our key, the algorithm pinned)
-    /// and its form are valid; the clock is not consulted (see [`crate::verified`]).
+    /// and its form are valid; the clock is not consulted (see [`crate::auth::verified`]).
     pub(super) fn verify_signature(&self, token: &str) -> Result<Claims> {
         let mut validation = Validation::new(Algorithm::HS256);
         // Expiry is checked by the caller against the injectable clock.
@@ -143,7 +143,7 @@ impl Langcamp {
         .claims)
     }
 
-    /// The user of a live sign-in: from memory when held (see [`crate::sessions`]), else
+    /// The user of a live sign-in: from memory when held (see [`crate::auth::sessions`]), else
     /// one read that checks the sign-in, the blacklist and the user, and keeps the answer.
     pub(super) async fn live_session_user(&self, claims: &Claims, now: i64) -> Result<Arc<User>> {
         let sessions = self.sessions();

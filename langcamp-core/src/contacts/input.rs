@@ -5,9 +5,9 @@
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::{self, Problems, passed, required};
 use crate::domain::{ContactStatus, Email, LanguageTag, LongText, Text};
-use crate::error::{Error, Result};
-use crate::validate::{self, Problems, passed, required};
 
 pub const NAME_MAX: usize = 100;
 pub const MESSAGE_MAX: usize = 5000;

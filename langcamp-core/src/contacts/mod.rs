@@ -18,16 +18,16 @@ pub use self::input::{
     Source,
 };
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
 use crate::audit::{self, Entry, Target};
 pub use crate::domain::ContactStatus;
+use crate::domain::Deleted;
 use crate::domain::Id;
-use crate::error::Result;
-use crate::mail::MailKind;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::Result;
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::time::Timestamp;
 use crate::mail_templates::MailValues;
-use crate::page::{Page, PageRequest};
-use crate::time::Timestamp;
-use crate::users::Deleted;
+use crate::platform::mail::MailKind;
 
 /// A contact request. Unset optional fields are `null`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -133,7 +133,7 @@ impl Langcamp {
             original_message: contact.message.clone(),
         };
         let mail = book.compose(&contact.email, contact.locale.as_deref(), &values)?;
-        crate::mail::enqueue(&mut tx, self, MailKind::ContactReply, &mail, None).await?;
+        crate::platform::mail::enqueue(&mut tx, self, MailKind::ContactReply, &mail, None).await?;
         tx.commit().await?;
         self.wake_mail_worker();
         Ok(contact)
@@ -153,7 +153,7 @@ impl Langcamp {
         // The row is not read before the write: setting a status is also how an admin
         // repairs one this build cannot read (see `store::contact_from_row`). Its stored
         // status is read as text, for the trail.
-        let from: Option<String> = if crate::id::looks_like_id(id.as_str()) {
+        let from: Option<String> = if crate::domain::id::looks_like_id(id.as_str()) {
             sqlx::query_scalar("SELECT status FROM contacts WHERE id = $1")
                 .bind(id.as_str())
                 .fetch_optional(&mut *tx)

@@ -6,12 +6,12 @@ use sqlx::{AnyConnection, Row};
 
 use super::input::{NewContact, ReplyText};
 use super::{Contact, ContactSearch};
-use crate::by_id;
+use crate::domain::error::{Error, Result};
+use crate::domain::page::PageRequest;
+use crate::domain::time::Timestamp;
 use crate::domain::{ContactStatus, Id};
-use crate::error::{Error, Result};
-use crate::listing::ListSql;
-use crate::page::PageRequest;
-use crate::time::Timestamp;
+use crate::platform::db::by_id;
+use crate::platform::db::listing::ListSql;
 use crate::users::like_pattern;
 
 /// Every query that returns contacts selects these columns, in this order.

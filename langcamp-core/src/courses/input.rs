@@ -12,10 +12,10 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::{COPY_SUFFIX, Course, DESCRIPTION_MAX, LOCATION_MAX, SUMMARY_MAX, TITLE_MAX};
+use crate::domain::error::{Error, Result};
+use crate::domain::money::{self, Price, PriceError, PriceText};
+use crate::domain::validate::{self, Field, Patch, Problems};
 use crate::domain::{CefrLevel, LanguageFilter};
-use crate::error::{Error, Result};
-use crate::money::{self, Price, PriceError, PriceText};
-use crate::validate::{self, Field, Patch, Problems};
 
 /// The body of `POST /courses` and `PATCH /courses/{id}`.
 ///

@@ -1,6 +1,6 @@
 //! Courses (CONTRACT §5): the public catalogue and its administration.
 //!
-//! The public list of published courses is served from [`crate::cache`]; every write here
+//! The public list of published courses is served from [`crate::platform::cache`]; every write here
 //! invalidates it after its transaction commits, so a change is visible on the next read.
 //!
 //! Here: the operations and what they answer; [`input`] holds what clients send and the
@@ -18,15 +18,15 @@ pub use self::input::{
     CourseChange, CourseFilter, CourseInput, CourseQuery, NewCourse, copy_title,
 };
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
 use crate::audit::{self, Entry, Target};
-use crate::changes::Change;
+use crate::domain::Deleted;
 use crate::domain::Id;
-use crate::error::Result;
-use crate::money::Price;
-use crate::time::Timestamp;
-use crate::users::Deleted;
-use crate::validate::Problems;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::Result;
+use crate::domain::money::Price;
+use crate::domain::time::Timestamp;
+use crate::domain::validate::Problems;
+use crate::platform::changes::Change;
 
 /// The longest title; a duplicate's title is shortened to stay within it.
 pub const TITLE_MAX: usize = 200;
@@ -86,12 +86,12 @@ impl Course {
 impl Langcamp {
     /// Commits a course change and drops the cached lists, whatever the outcome of the
     /// commit (a failed commit may still have been applied).
-    async fn commit_courses(&self, tx: crate::db::Tx) -> Result<()> {
+    async fn commit_courses(&self, tx: crate::platform::db::Tx) -> Result<()> {
         self.commit_change(tx, Change::Courses).await
     }
 
     /// `GET /courses`: published courses (every course for admins), by `sortOrder` then
-    /// creation time, at most [`crate::page::UNPAGED_CAP`]. The public list comes from the
+    /// creation time, at most [`crate::domain::page::UNPAGED_CAP`]. The public list comes from the
     /// cache.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_courses(

@@ -5,14 +5,14 @@ use sqlx::{AnyConnection, Row};
 
 use super::input::CourseValues;
 use super::{Course, CourseFilter};
-use crate::by_id;
-use crate::db::{bit, flag};
+use crate::domain::error::{Error, Result};
+use crate::domain::money::{self, Price};
+use crate::domain::page::UNPAGED_CAP;
+use crate::domain::time::Timestamp;
 use crate::domain::{Id, LanguageTag};
-use crate::error::{Error, Result};
-use crate::listing::Bound;
-use crate::money::{self, Price};
-use crate::page::UNPAGED_CAP;
-use crate::time::Timestamp;
+use crate::platform::db::by_id;
+use crate::platform::db::listing::Bound;
+use crate::platform::db::{bit, flag};
 
 /// Every query that returns courses selects these columns, in this order.
 macro_rules! select_courses {

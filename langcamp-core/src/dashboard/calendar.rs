@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 
-use crate::error::{Error, Result};
+use crate::domain::error::{Error, Result};
 
 /// One calendar month: `[start_ms, end_ms)` in epoch milliseconds.
 #[derive(Clone, Debug, PartialEq, Eq)]

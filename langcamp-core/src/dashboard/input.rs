@@ -4,7 +4,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::{DEFAULT_MONTHS, MAX_MONTHS};
-use crate::error::{Error, Result};
+use crate::domain::error::{Error, Result};
 
 /// Query of `GET /admin/dashboard`.
 #[derive(Clone, Debug, Default, Deserialize, IntoParams)]

@@ -43,9 +43,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
-use crate::error::Result;
-use crate::time::Timestamp;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::Result;
+use crate::domain::time::Timestamp;
 use figures::{Tally, between, growth, percent, ratio, since};
 use rollups::{DAY_MS, Days, Series, day_of};
 use store::{plain_counts, recent_contacts, recent_results};

@@ -29,10 +29,10 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe, Row};
 
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
-use crate::db::{Backend, Locks, backend_of};
-use crate::error::Result;
-use crate::progress::{Progress, Silent};
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::Result;
+use crate::platform::db::{Backend, Locks, backend_of};
+use crate::platform::progress::{Progress, Silent};
 
 /// Milliseconds in a UTC day, the width of a `stats_days` bucket.
 pub(super) const DAY_MS: i64 = 86_400_000;

@@ -5,8 +5,8 @@ use sqlx::{AnyConnection, Row};
 
 use super::rollups::day_of;
 use super::{PlainCounts, RECENT_ITEMS, RecentContact, RecentResult};
-use crate::error::Result;
-use crate::time::Timestamp;
+use crate::domain::error::Result;
+use crate::domain::time::Timestamp;
 
 /// The small tables' sizes, and the rows of the partial days before the 30-day windows'
 /// edges: `[day_of(since_30), since_30)` ($1, $2) and `[day_of(since_60), since_60)`

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::error::Error;
+use crate::domain::error::Error;
 
 /// Where a contact request stands. New requests are `PENDING`; a reply makes it `REPLIED`;
 /// admins may set any value at any time.

@@ -1,8 +1,8 @@
 //! Language tags (BCP 47 shape), normalized so equal tags compare equal, and the lists'
 //! filter by language.
 
-use crate::error::Result;
-use crate::validate::Problems;
+use crate::domain::error::Result;
+use crate::domain::validate::Problems;
 
 /// A BCP 47 language tag such as `en`, `de-AT` or `zh-Hant-TW`, checked for shape only and
 /// normalized (`EN-us` is `en-US`).

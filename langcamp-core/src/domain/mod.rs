@@ -29,18 +29,24 @@ macro_rules! string_value {
 }
 pub(crate) use string_value;
 
+pub mod actor;
 mod cefr;
 mod contact_status;
-mod id;
+pub mod error;
+pub mod id;
 mod language;
+pub mod money;
+pub mod page;
 mod text;
+pub mod time;
 mod url;
+pub mod validate;
 
-/// E-mail addresses are parsed in [`crate::validate`], beside the character rule.
-pub use crate::validate::Email;
+/// E-mail addresses are parsed in [`crate::domain::validate`], beside the character rule.
+pub use crate::domain::validate::Email;
 pub use cefr::CefrLevel;
 pub use contact_status::ContactStatus;
-pub use id::Id;
+pub use id::{Deleted, Id};
 pub use language::{LanguageFilter, LanguageTag};
 pub use text::{LongText, Text};
 pub use url::HttpUrl;

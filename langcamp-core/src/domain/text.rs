@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::validate::{self, Lines};
+use crate::domain::validate::{self, Lines};
 
 /// One line of 1 to `MAX` characters (names, titles, labels).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

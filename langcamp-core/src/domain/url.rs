@@ -1,6 +1,6 @@
 //! Web addresses clients give us to show to others (videos, course images).
 
-use crate::validate;
+use crate::domain::validate;
 
 /// An `http://` or `https://` address, trimmed, on one line, at most 2000 bytes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use bytes::Bytes;
 
 use super::CsvRow;
-use crate::error::{Error, Result};
+use crate::domain::error::{Error, Result};
 
 /// The UTF-8 byte-order mark that starts every CSV export.
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";

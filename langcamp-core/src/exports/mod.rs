@@ -28,13 +28,13 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
 use crate::audit::{Entry, Target};
 use crate::contacts::{self, Contact, ContactSearch};
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::time::Timestamp;
 use crate::domain::{Id, LanguageTag};
-use crate::error::{Error, Result};
 use crate::placement::{self, ResultQuery, TestResult};
-use crate::time::Timestamp;
 use crate::users::{self, User, UserQuery};
 
 pub use self::csv_out::{BOM, guard_formula};

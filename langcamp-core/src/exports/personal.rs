@@ -8,10 +8,10 @@ use utoipa::ToSchema;
 use crate::Langcamp;
 use crate::contacts::{self, Contact};
 use crate::domain::Id;
-use crate::error::Result;
+use crate::domain::error::Result;
+use crate::domain::time::Timestamp;
 use crate::materials::{self, AssignedMaterial};
 use crate::placement::{self, DetailedResult};
-use crate::time::Timestamp;
 use crate::users::{self, User};
 
 /// One user's data: the profile, every result (detailed, without the correct options),

@@ -6,8 +6,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::{TemplateKind, render};
 use crate::domain::LanguageTag;
-use crate::error::{Error, Result};
-use crate::validate::{self, Lines, Problems, passed};
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::{self, Lines, Problems, passed};
 
 pub const SUBJECT_MAX: usize = 1_000;
 pub const TEXT_MAX: usize = 20_000;

@@ -26,13 +26,13 @@ pub use self::input::{
 };
 pub use self::kind::{MailValues, TemplateKind};
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
 use crate::audit::{self, Entry, Target};
-use crate::changes::Change;
 use crate::domain::LanguageTag;
-use crate::error::{Error, Result};
-use crate::mail::OutgoingMail;
-use crate::time::Timestamp;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::time::Timestamp;
+use crate::platform::changes::Change;
+use crate::platform::mail::OutgoingMail;
 
 /// The setting naming the school in every mail (`schoolName`).
 pub const SCHOOL_NAME: &str = "school_name";

@@ -12,7 +12,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 
 use super::kind::SAMPLE_CODE;
 use super::{MailValues, TemplateKind, TemplateSource};
-use crate::mail;
+use crate::platform::mail;
 
 /// Instructions one render may run; a mail's template needs a few hundred.
 const FUEL: u64 = 50_000;

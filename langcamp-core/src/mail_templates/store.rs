@@ -5,13 +5,13 @@ use sqlx::AnyConnection;
 
 use super::{TemplateKind, TemplateSource, template_target};
 use crate::Langcamp;
-use crate::actor::Actor;
 use crate::audit::{self, Entry};
-use crate::changes::Change;
-use crate::db::{Arg, Row, Write, WriteConn};
 use crate::domain::LanguageTag;
-use crate::error::{Error, Result};
-use crate::page::UNPAGED_CAP;
+use crate::domain::actor::Actor;
+use crate::domain::error::{Error, Result};
+use crate::domain::page::UNPAGED_CAP;
+use crate::platform::changes::Change;
+use crate::platform::db::{Arg, Row, Write, WriteConn};
 
 /// A stored template as read.
 #[derive(Clone, Debug)]

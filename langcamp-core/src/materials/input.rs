@@ -9,10 +9,10 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::{MAX_ASSIGN, MAX_VIDEOS, MaterialPdf, MaterialVideo};
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::{Patch, Problems, passed, required};
 use crate::domain::{CefrLevel, HttpUrl, Id, LanguageTag, LongText, Text};
-use crate::error::{Error, Result};
 use crate::users::User;
-use crate::validate::{Patch, Problems, passed, required};
 
 /// A material's title: one line of 1 to 200 characters.
 pub type Title = Text<200>;

@@ -22,17 +22,18 @@ pub use self::input::{
     NewMaterial, Title, Video, VideoInput, VideoTitle,
 };
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
 use crate::audit::{self, Entry, Target};
-use crate::db::Locks;
+use crate::domain::Deleted;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::time::Timestamp;
 use crate::domain::{Id, LanguageTag};
-use crate::error::{Error, Result};
-use crate::mail::MailKind;
 use crate::mail_templates::MailValues;
-use crate::page::{Page, PageRequest};
+use crate::platform::db::Locks;
+use crate::platform::mail::MailKind;
 use crate::storage::{FileType, StagedFile};
-use crate::time::Timestamp;
-use crate::users::{self, Deleted, User};
+use crate::users::{self, User};
 
 /// At most this many PDFs, and this many videos, per material.
 pub const MAX_PDFS: usize = 50;
@@ -241,7 +242,7 @@ impl Langcamp {
         let pdf_files = store::pdf_files(&mut tx, id).await?;
 
         // What the change names must be the material's: one message per problem.
-        let mut problems = crate::validate::Problems::new();
+        let mut problems = crate::domain::validate::Problems::new();
         let mut removing = Vec::new();
         for pdf_id in &change.remove_pdf_ids {
             if !pdf_files.contains_key(pdf_id) {
@@ -444,7 +445,14 @@ impl Langcamp {
                 link: link.clone(),
             };
             let mail = book.compose(&user.email, Some(&user.locale), &values)?;
-            crate::mail::enqueue(&mut tx, self, MailKind::MaterialAssignment, &mail, None).await?;
+            crate::platform::mail::enqueue(
+                &mut tx,
+                self,
+                MailKind::MaterialAssignment,
+                &mail,
+                None,
+            )
+            .await?;
         }
         let target = Target::record("material", id.as_str(), &material.title);
         let entry = Entry::new("material.assigned", target)

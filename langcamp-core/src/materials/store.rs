@@ -10,14 +10,14 @@ use sqlx::{AnyConnection, Row};
 use super::input::{NewMaterial, Video};
 use super::{Material, MaterialPdf, MaterialVideo};
 use crate::Langcamp;
-use crate::by_id;
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::domain::page::{PageRequest, UNPAGED_CAP};
+use crate::domain::time::Timestamp;
 use crate::domain::{Id, LanguageTag};
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::listing;
-use crate::page::{PageRequest, UNPAGED_CAP};
+use crate::platform::db::by_id;
+use crate::platform::db::listing;
 use crate::storage::{self, StagedFile};
-use crate::time::Timestamp;
 use crate::users::User;
 
 /// The columns of `education_materials` every material query selects, in this order.

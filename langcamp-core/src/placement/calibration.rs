@@ -27,11 +27,11 @@ use super::adaptive::levels::default_difficulty;
 use super::results::Snapshot;
 use super::{ProficiencyTest, TestMode};
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
 use crate::audit::{self, Entry, Target};
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
 use crate::domain::{CefrLevel, Id};
-use crate::error::{Error, Result};
-use crate::progress::Progress;
+use crate::platform::progress::Progress;
 
 /// What a calibration did.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]

@@ -22,7 +22,7 @@ mod results;
 mod store;
 
 /// A test as submissions need it (questions, options, bands), held by
-/// [`crate::cache::Caches::active_tests`]; `None` remembers that the id names no test.
+/// [`crate::Caches::active_tests`]; `None` remembers that the id names no test.
 /// Opaque outside this module.
 #[derive(Clone)]
 pub struct HeldTest(Option<Arc<store::StoredTest>>);
@@ -34,16 +34,16 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
 use crate::audit::{self, Entry, Target};
-use crate::db::Locks;
+use crate::domain::Deleted;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::time::Timestamp;
+use crate::domain::validate::Patch;
 use crate::domain::{Id, LanguageFilter, LanguageTag};
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::page::{Page, PageRequest};
-use crate::time::Timestamp;
-use crate::users::Deleted;
-use crate::validate::Patch;
+use crate::platform::db::Locks;
 
 pub use attempts::{AnswerInput, Attempt, AttemptAnswer, AttemptQuestion, AttemptView};
 pub use calibration::{CalibratedQuestion, Calibration};
@@ -420,8 +420,9 @@ impl Langcamp {
 
     /// Commits a change to tests and empties the public-list cache whatever the outcome
     /// (a commit that failed may still have been applied).
-    async fn commit_test_change(&self, tx: crate::db::Tx) -> Result<()> {
-        self.commit_change(tx, crate::changes::Change::Tests).await
+    async fn commit_test_change(&self, tx: crate::platform::db::Tx) -> Result<()> {
+        self.commit_change(tx, crate::platform::changes::Change::Tests)
+            .await
     }
 
     /// `GET /proficiency-tests/languages`: target languages having an active test, sorted.

@@ -10,14 +10,14 @@ use sqlx::{AnyConnection, Row};
 use super::adaptive::levels::default_difficulty;
 use super::draft::TestDraft;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question, TestMode};
-use crate::by_id;
-use crate::db::{bit, flag};
 use crate::domain::CefrLevel;
-use crate::error::{Error, Result};
-use crate::id::{looks_like_id, new_id};
-use crate::listing::{Bound, ListSql};
-use crate::page::{PageRequest, UNPAGED_CAP};
-use crate::time::Timestamp;
+use crate::domain::error::{Error, Result};
+use crate::domain::id::{looks_like_id, new_id};
+use crate::domain::page::{PageRequest, UNPAGED_CAP};
+use crate::domain::time::Timestamp;
+use crate::platform::db::by_id;
+use crate::platform::db::listing::{Bound, ListSql};
+use crate::platform::db::{bit, flag};
 
 /// An option as stored; a draft's options are these too, ids decided.
 #[derive(Clone, Debug, PartialEq)]

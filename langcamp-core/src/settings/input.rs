@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::error::{Error, Result};
-use crate::validate::{Patch, Problems, passed};
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::{Patch, Problems, passed};
 
 pub const KEY_MAX: usize = 100;
 

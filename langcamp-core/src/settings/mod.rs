@@ -2,7 +2,7 @@
 //! `landing_video_url` (the landing page's video address).
 //!
 //! A value is any JSON value but `null`, stored as JSON text. Public reads by key come
-//! from [`crate::cache`]; every write here invalidates it after its transaction commits.
+//! from [`crate::platform::cache`]; every write here invalidates it after its transaction commits.
 
 mod input;
 mod store;
@@ -13,10 +13,10 @@ use utoipa::ToSchema;
 
 pub use self::input::{KEY_MAX, NewSetting, SettingInput, SettingKey};
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
-use crate::changes::Change;
-use crate::error::{Error, Result};
-use crate::time::Timestamp;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::time::Timestamp;
+use crate::platform::changes::Change;
 
 /// The key under which the landing page's video address is kept.
 pub const LANDING_VIDEO_URL: &str = "landing_video_url";

@@ -9,13 +9,13 @@ use sqlx::AnyConnection;
 
 use super::{Setting, SettingKey};
 use crate::Langcamp;
-use crate::actor::Actor;
 use crate::audit::{self, Entry, Target};
-use crate::changes::Change;
-use crate::db::{Arg, Row, Write, WriteConn};
-use crate::error::{Error, Result};
-use crate::page::UNPAGED_CAP;
-use crate::time::Timestamp;
+use crate::domain::actor::Actor;
+use crate::domain::error::{Error, Result};
+use crate::domain::page::UNPAGED_CAP;
+use crate::domain::time::Timestamp;
+use crate::platform::changes::Change;
+use crate::platform::db::{Arg, Row, Write, WriteConn};
 
 fn from_row(row: &impl Row) -> Result<Setting> {
     Ok(Setting {

@@ -14,10 +14,10 @@ use sqlx::Row;
 
 use super::FileStore;
 use crate::Langcamp;
-use crate::actor::Actor;
-use crate::crypto::hex;
-use crate::error::{Error, Result};
-use crate::progress::Progress;
+use crate::domain::actor::Actor;
+use crate::domain::error::{Error, Result};
+use crate::platform::crypto::hex;
+use crate::platform::progress::Progress;
 
 /// What a migration did, file by file counted.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

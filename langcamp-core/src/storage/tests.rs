@@ -1,6 +1,7 @@
 //! File names, types and staging of uploads.
 
 use super::*;
+use crate::Config;
 
 #[test]
 fn client_file_names_never_carry_a_path() {
@@ -79,7 +80,7 @@ async fn a_stream_crossing_the_limit_midway_is_refused_and_its_partial_file_remo
         .await
         .expect("staged");
     assert_eq!(staged.size(), 1000);
-    assert_eq!(staged.sha256, crate::crypto::sha256_hex(&whole));
+    assert_eq!(staged.sha256, crate::platform::crypto::sha256_hex(&whole));
     assert_eq!(staged.original_name(), "file");
     assert_eq!(files_in(&app), 1);
     app.discard_staged(vec![staged]).await;

@@ -5,9 +5,9 @@
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::actor::Role;
-use crate::error::{Error, Result};
-use crate::validate::{self, Email, Patch, Problems, passed, required};
+use crate::domain::actor::Role;
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::{self, Email, Patch, Problems, passed, required};
 
 pub const GENDERS: [&str; 4] = ["male", "female", "other", "prefer_not_to_say"];
 
@@ -429,7 +429,7 @@ impl NewUser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
+    use crate::domain::error::Error;
 
     #[test]
     fn profile_fields_are_checked_one_message_each() {

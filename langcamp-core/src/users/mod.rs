@@ -7,18 +7,20 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
 use crate::audit::{self, Entry, Target};
-use crate::changes::Change;
-use crate::db::bit;
+use crate::domain::Deleted;
 use crate::domain::Id;
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::page::{Page, PageRequest};
-use crate::time::Timestamp;
-use crate::validate::Email;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::time::Timestamp;
+use crate::domain::validate::Email;
+use crate::platform::changes::Change;
+use crate::platform::db::bit;
 
 mod input;
+pub mod operator;
 mod store;
 
 pub use self::input::{
@@ -75,12 +77,6 @@ pub struct UserEnvelope {
     pub user: User,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
-pub struct Deleted {
-    pub id: String,
-    pub deleted: bool,
-}
-
 /// May `actor` change or delete `target`? Admins manage users; only a superadmin manages
 /// admins and superadmins (an admin who could change a superadmin's e-mail could sign in as them).
 fn may_manage(actor: &Actor, target: &User) -> Result<()> {
@@ -101,7 +97,7 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn me(&self, actor: &Actor) -> Result<User> {
         let caller = actor.caller()?;
-        // The token check just filled or confirmed this entry (see `crate::sessions`).
+        // The token check just filled or confirmed this entry (see `crate::auth::sessions`).
         let now = self.clock().now_ms();
         if let Some(user) = self
             .sessions()

@@ -4,15 +4,15 @@ use sqlx::AnyConnection;
 
 use super::User;
 use super::input::ProfileChange;
-use crate::actor::Role;
-use crate::by_id;
-use crate::db::{self, Arg, Locks, WriteConn, flag};
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::listing::ListSql;
-use crate::page::PageRequest;
-use crate::time::Timestamp;
-use crate::validate::Email;
+use crate::domain::actor::Role;
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::domain::page::PageRequest;
+use crate::domain::time::Timestamp;
+use crate::domain::validate::Email;
+use crate::platform::db::by_id;
+use crate::platform::db::listing::ListSql;
+use crate::platform::db::{self, Arg, Locks, WriteConn, flag};
 
 /// Every query that returns users reads these columns, in this order.
 macro_rules! user_columns {

@@ -8,7 +8,7 @@ use futures_util::future::join_all;
 use langcamp_core::dashboard::{Dashboard, Drift, TrendMonths};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::Assignment;
-use langcamp_core::progress::Silent;
+use langcamp_core::platform::progress::Silent;
 use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Role};
 
@@ -17,7 +17,7 @@ use crate::harness::TestCore;
 
 /// A new education material (only its id matters here).
 async fn material(app: &TestCore) -> String {
-    let id = langcamp_core::id::new_id();
+    let id = langcamp_core::domain::id::new_id();
     let mut tx = app.core.db().begin().await.expect("begin");
     sqlx::query(
         "INSERT INTO education_materials (id, title, created_at, updated_at)
@@ -163,7 +163,7 @@ async fn concurrent_writers_keep_the_rollups_exact() {
                      total_score, max_score, level, answers, completed_at)
                  VALUES ($1, $2, 'Concurrent', 'de', $3, 40, 'B1', '[]', $4)",
                 )
-                .bind(langcamp_core::id::new_id())
+                .bind(langcamp_core::domain::id::new_id())
                 .bind(&owner)
                 .bind(i)
                 .bind(at(NOW).timestamp_millis() - i * 3_600_000)
@@ -265,7 +265,7 @@ async fn the_check_reports_drift_and_the_rebuild_repairs_it() {
     // Damage of three kinds: a wrong count, a missing row, a row that should not exist.
     // One row of the count (PostgreSQL keeps a count in shards, migration 0080).
     app.sql(
-        if app.core.db().backend() == langcamp_core::db::Backend::Postgres {
+        if app.core.db().backend() == langcamp_core::platform::db::Backend::Postgres {
             "UPDATE stats_counts SET n = n + 5 WHERE name = 'users.role.user'
              AND shard = (SELECT MIN(shard) FROM stats_counts WHERE name = 'users.role.user')"
         } else {

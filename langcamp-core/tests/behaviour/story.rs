@@ -5,9 +5,9 @@
 
 use langcamp_core::contacts::{ContactInput, ContactStatus, NewContact, ReplyInput, ReplyText};
 use langcamp_core::domain::Id;
+use langcamp_core::domain::validate::Patch;
 use langcamp_core::materials::{Assignment, MaterialInput, NewMaterial};
 use langcamp_core::placement::{NewTest, ResultQuery, SubmitInput, TestInput};
-use langcamp_core::validate::Patch;
 use langcamp_core::{Actor, Error, PageRequest, Role};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@ use langcamp_core::contacts::{
     Contact, ContactFilter, ContactInput, ContactSearch, ContactStatus, ContactStatusInput,
     NewContact, ReplyInput, ReplyText,
 };
-use langcamp_core::users::Deleted;
+use langcamp_core::domain::Deleted;
 use langcamp_core::{Page, Result};
 
 use crate::limits::RateRule;

@@ -4,7 +4,7 @@ use langcamp_core::Result;
 use langcamp_core::courses::{
     Course, CourseChange, CourseFilter, CourseInput, CourseQuery, NewCourse,
 };
-use langcamp_core::users::Deleted;
+use langcamp_core::domain::Deleted;
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};

@@ -1,13 +1,13 @@
 //! Education materials (CONTRACT §7). Create and update take either JSON or a multipart
 //! form whose `pdfs` parts are streamed into the file store as they arrive.
 
+use langcamp_core::domain::Deleted;
 use langcamp_core::domain::{Id, LanguageTag};
 use langcamp_core::materials::{
     AssignInput, AssignResult, AssignedMaterial, Assignment, MAX_PDFS, Material, MaterialChange,
     MaterialInput, MaterialUpdate, NewMaterial, Unassigned,
 };
 use langcamp_core::storage::{Accept, StagedFile};
-use langcamp_core::users::Deleted;
 use langcamp_core::{Actor, Error, Page, Result};
 use serde::de::DeserializeOwned;
 use utoipa::ToSchema;

@@ -3,13 +3,13 @@
 //! The static routes (`/proficiency-tests/languages`, `/results/me`, `/admin/results`)
 //! sit beside `/proficiency-tests/{id}`; matchit prefers the static segment.
 
+use langcamp_core::domain::Deleted;
 use langcamp_core::domain::LanguageFilter;
 use langcamp_core::placement::{
     AnswerInput, AttemptAnswer, AttemptView, DetailedResult, NewTest, ProficiencyTest,
     ResultFilter, ResultList, ResultQuery, SubmitInput, TestFilter, TestInput, TestPatch,
     TestResult, TestStatus,
 };
-use langcamp_core::users::Deleted;
 use langcamp_core::{Page, Result};
 use serde::Deserialize;
 use utoipa::ToSchema;

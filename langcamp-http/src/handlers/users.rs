@@ -1,9 +1,9 @@
 //! User administration (CONTRACT §4).
 
-use langcamp_core::domain::Email;
+use langcamp_core::domain::{Deleted, Email};
 use langcamp_core::users::{
-    AdminProfileInput, Deleted, EmailInput, ProfileChange, RoleInput, User, UserEnvelope,
-    UserFilter, UserQuery,
+    AdminProfileInput, EmailInput, ProfileChange, RoleInput, User, UserEnvelope, UserFilter,
+    UserQuery,
 };
 use langcamp_core::{Page, Result, Role};
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use langcamp_core::Actor;
-use langcamp_core::progress::Silent;
+use langcamp_core::platform::progress::Silent;
 use serde_json::{Value, json};
 
 use crate::helpers::{Session, TestApp, fresh_client};

@@ -356,7 +356,7 @@ async fn access_tokens_expire_with_the_clock() {
     session.get("/me").fails(401, "TOKEN_INVALID").await;
 }
 
-/// Verified tokens are remembered (`langcamp_core::verified`): the memory is keyed by the
+/// Verified tokens are remembered (`langcamp_core::auth::verified`): the memory is keyed by the
 /// whole token, so a copy with another signature, or with the claims changed and the
 /// signature kept, is checked afresh and refused.
 #[tokio::test]

@@ -635,7 +635,7 @@ async fn changes_made_by_another_server_show_within_five_seconds() {
         .await
         .expect("create on the other server");
 
-    if app.core.db().backend() == langcamp_core::db::Backend::Postgres {
+    if app.core.db().backend() == langcamp_core::platform::db::Backend::Postgres {
         // PostgreSQL: the other instance's NOTIFY reaches this one in milliseconds
         // (`langcamp-core/src/changes.rs`), long before the time to live.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);

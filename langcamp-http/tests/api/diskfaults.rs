@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use langcamp_core::db::DatabaseState;
+use langcamp_core::platform::db::DatabaseState;
 use serde_json::json;
 use tokio::time::Instant;
 

@@ -514,7 +514,7 @@ const REPORTING_VIEWS: [&str; 16] = [
 #[tokio::test]
 async fn the_reporting_schema_has_native_types_and_a_read_only_role_reads_only_it() {
     let (app, admin, _people) = school().await;
-    if app.core.db().backend() != langcamp_core::db::Backend::Postgres {
+    if app.core.db().backend() != langcamp_core::platform::db::Backend::Postgres {
         return; // SQLite has no schemas and no reporting views.
     }
     admin

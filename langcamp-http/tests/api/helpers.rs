@@ -19,7 +19,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use hyper::Method;
 use langcamp_core::auth::{OtpSignIn, OtpVerifyInput};
-use langcamp_core::crypto::Keys;
+use langcamp_core::platform::crypto::Keys;
 use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::database;

@@ -309,7 +309,10 @@ async fn every_answer_carries_a_request_id_and_failures_quote_it() {
     let app = TestApp::spawn().await;
     let ok = app.get("/courses").expect(200).await;
     let generated = ok.header("x-request-id").expect("a request id");
-    assert!(langcamp_core::id::looks_like_id(generated), "{generated}");
+    assert!(
+        langcamp_core::domain::id::looks_like_id(generated),
+        "{generated}"
+    );
     assert!(
         ok.json().get("requestId").is_none(),
         "successes stay as the contract shows"

@@ -139,7 +139,7 @@ async fn changes_made_by_another_process_reach_a_held_sign_in_at_once() {
         .set_role(&Actor::Operator, &admin.user_id.as_str().into(), user)
         .await
         .expect("demote from the other process");
-    let sqlite = app.core.db().backend() == langcamp_core::db::Backend::Sqlite;
+    let sqlite = app.core.db().backend() == langcamp_core::platform::db::Backend::Sqlite;
     let limit = std::time::Duration::from_secs(1);
     let status = async |path: &str, token: &str| app.get(path).bearer(token).send().await.status;
     if sqlite {
@@ -170,7 +170,7 @@ async fn the_server_holds_a_sign_in_after_the_first_check_on_sqlite() {
     let student = app.student("counted@example.com").await;
     warm(&student).await;
     let sessions = app.core.sessions();
-    if app.core.db().backend() == langcamp_core::db::Backend::Sqlite {
+    if app.core.db().backend() == langcamp_core::platform::db::Backend::Sqlite {
         assert!(sessions.is_enabled());
         assert_eq!(
             sessions.len(),
@@ -205,7 +205,7 @@ async fn assert_within(
 #[tokio::test]
 async fn two_instances_on_one_postgres_database_honour_each_others_writes_at_once() {
     let a = TestApp::spawn().await;
-    if a.core.db().backend() != langcamp_core::db::Backend::Postgres {
+    if a.core.db().backend() != langcamp_core::platform::db::Backend::Postgres {
         return;
     }
     let url = a.core.config().database_url.expose().to_owned();

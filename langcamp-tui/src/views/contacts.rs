@@ -4,7 +4,7 @@
 
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::domain::Id;
-use langcamp_core::validate;
+use langcamp_core::domain::validate;
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -1,7 +1,7 @@
 //! Courses: every course (published or not); publish / unpublish, duplicate, delete.
 
 use langcamp_core::courses::Course;
-use langcamp_core::money;
+use langcamp_core::domain::money;
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::Rect;

@@ -3,8 +3,8 @@
 
 use langcamp_core::Role;
 use langcamp_core::domain::Id;
+use langcamp_core::domain::validate;
 use langcamp_core::users::{User, UserQuery};
-use langcamp_core::validate;
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};

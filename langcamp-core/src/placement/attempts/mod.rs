@@ -36,12 +36,12 @@ use super::results::{ResultRecord, Snapshot, SnapshotItem, find_result};
 use super::store::StoredTest;
 use super::{AnswerOption, ProficiencyTest, TestMode, TestResult};
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
-use crate::db::Undo;
 use crate::domain::Id;
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::time::Timestamp;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::domain::time::Timestamp;
+use crate::platform::db::Undo;
 use crate::users;
 
 /// The question to answer now: never its level, its correct option or whether an
@@ -639,7 +639,7 @@ impl Langcamp {
     /// Ends `attempt` inside `tx` (an open one found there), for [`Langcamp::start_attempt`].
     async fn finish(
         &self,
-        tx: &mut crate::db::Tx,
+        tx: &mut crate::platform::db::Tx,
         test: &StoredTest,
         mut attempt: StoredAttempt,
         stop: Stop,
@@ -656,7 +656,7 @@ impl Langcamp {
     /// the transaction).
     async fn finish_with(
         &self,
-        tx: &mut crate::db::Tx,
+        tx: &mut crate::platform::db::Tx,
         test: &StoredTest,
         attempt: &mut StoredAttempt,
         outcome: &Outcome,

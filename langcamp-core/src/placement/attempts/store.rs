@@ -6,10 +6,10 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::Asked;
-use crate::by_id;
-use crate::db::{Arg, Write, WriteConn};
-use crate::error::Result;
+use crate::domain::error::Result;
 use crate::placement::results::ResultRecord;
+use crate::platform::db::by_id;
+use crate::platform::db::{Arg, Write, WriteConn};
 
 /// An attempt as stored.
 #[derive(Clone, Debug)]

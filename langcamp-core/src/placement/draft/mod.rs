@@ -13,10 +13,10 @@ use super::{
     QuestionInput, TITLE_MAX, TestInput, TestMode, TestPatch,
 };
 use crate::domain::CefrLevel;
-use crate::error::Result;
-use crate::id::new_id;
+use crate::domain::error::Result;
+use crate::domain::id::new_id;
+use crate::domain::validate::{self, Field, Patch, Problems, passed};
 use crate::placement::adaptive::stop::DEFAULT_MAX_QUESTIONS;
-use crate::validate::{self, Field, Patch, Problems, passed};
 
 const DESCRIPTION_MAX: usize = 5000;
 const QUESTION_TEXT_MAX: usize = 2000;

@@ -7,12 +7,12 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::{self, Patch, Problems};
 use crate::domain::{Id, LanguageTag};
-use crate::error::{Error, Result};
 use crate::placement::ProficiencyTest;
 use crate::placement::store::StoredTest;
 use crate::users::User;
-use crate::validate::{self, Patch, Problems};
 
 /// Body of a submission.
 #[derive(Clone, Debug, Default, Deserialize, ToSchema)]

@@ -30,14 +30,15 @@ use self::store::{insert_result, results_of};
 use super::store::StoredTest;
 use super::{HeldTest, ProficiencyTest};
 use crate::Langcamp;
-use crate::actor::{Actor, Role};
-use crate::db::{Locks, Undo};
+use crate::domain::Deleted;
+use crate::domain::actor::{Actor, Role};
+use crate::domain::error::{Error, Result};
+use crate::domain::id::looks_like_id;
+use crate::domain::page::{Page, PageRequest};
+use crate::domain::time::Timestamp;
 use crate::domain::{Id, LanguageTag};
-use crate::error::{Error, Result};
-use crate::id::looks_like_id;
-use crate::page::{Page, PageRequest};
-use crate::time::Timestamp;
-use crate::users::{self, Deleted, User};
+use crate::platform::db::{Locks, Undo};
+use crate::users::{self, User};
 
 pub use self::input::{ResultFilter, ResultQuery, SubmitInput, SubmittedAnswer};
 

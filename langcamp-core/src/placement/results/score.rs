@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use super::input::Answer;
 use super::{ResultRecord, Snapshot, SnapshotItem};
-use crate::id::new_id;
+use crate::domain::id::new_id;
 use crate::placement::store::StoredTest;
 use crate::users;
 

@@ -7,12 +7,12 @@ use super::{
     DetailedAnswer, DetailedResult, ResultAnswer, ResultRecord, ResultTest, ResultUser, Submission,
     TestResult,
 };
-use crate::by_id;
-use crate::db::{Arg, Locks, Write, WriteConn};
-use crate::error::Result;
-use crate::listing::ListSql;
-use crate::page::{PageRequest, UNPAGED_CAP};
-use crate::time::Timestamp;
+use crate::domain::error::Result;
+use crate::domain::page::{PageRequest, UNPAGED_CAP};
+use crate::domain::time::Timestamp;
+use crate::platform::db::by_id;
+use crate::platform::db::listing::ListSql;
+use crate::platform::db::{Arg, Locks, Write, WriteConn};
 
 /// Every query that returns results selects these columns.
 macro_rules! result_columns {

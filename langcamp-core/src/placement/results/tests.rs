@@ -4,9 +4,9 @@ use serde_json::Value;
 
 use super::input::{Answer, check_against, parse_answers};
 use super::score::score;
-use crate::error::{Error, Result};
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::Patch;
 use crate::placement::store::{StoredOption, StoredQuestion, StoredRange, StoredTest};
-use crate::validate::Patch;
 
 fn test_with(points: &[i64]) -> StoredTest {
     StoredTest {

@@ -17,7 +17,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row as _};
 
 use super::Backend;
-use crate::error::{Error, Result};
+use crate::domain::error::{Error, Result};
 
 /// A bound argument of a statement (`$1`, `$2`, ... in the order given).
 #[derive(Clone, Copy, Debug)]

@@ -1,5 +1,6 @@
 //! An in-process read cache for public data that is read far more often than written
-//! (the published-course list, settings by key, the active placement-test list).
+//! (the published-course list, settings by key, the active placement-test list): the
+//! mechanism. Which caches exist, and what they hold, is the handle's ([`crate::Caches`]).
 //!
 //! Why: one indexed read through the pool costs most of a request's time, while this data
 //! changes a few times a day.
@@ -23,15 +24,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
-use crate::courses::{Course, CourseFilter};
-use crate::error::Result;
-use crate::mail_templates::MailBook;
-use crate::page::Page;
-use crate::placement::{HeldTest, ProficiencyTest};
-use crate::settings::Setting;
+use crate::domain::error::Result;
 
 /// How long an entry may be served before it is reloaded, whatever happened elsewhere.
 pub const PUBLIC_TTL: Duration = Duration::from_secs(5);
@@ -160,40 +156,10 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
     }
 }
 
-/// The caches of the [`crate::Langcamp`] handle, one per kind of public data.
-#[derive(Debug)]
-pub struct Caches {
-    /// Published courses by list filter.
-    pub courses: Cache<CourseFilter, Arc<Vec<Course>>>,
-    /// Settings by key; `None` remembers that a key is not set.
-    pub settings: Cache<String, Option<Setting>>,
-    /// Pages of the public (active) placement-test list, by filter and page.
-    pub tests: Cache<TestListKey, Arc<Page<ProficiencyTest>>>,
-    /// Whole tests by id, for scoring submissions outside the write transaction.
-    pub active_tests: Cache<String, HeldTest>,
-    /// What mail is written from: stored templates and the school's mail settings.
-    pub mail: Cache<(), Arc<MailBook>>,
-}
-
-/// The key of a cached page of the public test list: locale, target language, page, limit.
-pub type TestListKey = (Option<String>, Option<String>, u32, u32);
-
-impl Default for Caches {
-    fn default() -> Caches {
-        Caches {
-            courses: Cache::new(PUBLIC_TTL, 64),
-            settings: Cache::new(PUBLIC_TTL, 256),
-            tests: Cache::new(PUBLIC_TTL, 256),
-            active_tests: Cache::new(PUBLIC_TTL, 256),
-            mail: Cache::new(PUBLIC_TTL, 1),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
+    use crate::domain::error::Error;
 
     fn cache() -> Cache<&'static str, i64> {
         Cache::new(Duration::from_secs(5), 2)

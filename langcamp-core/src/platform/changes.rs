@@ -17,7 +17,8 @@
 //!   off; once `LISTEN` is in place again everything held is dropped and the cache is back
 //!   on. The public caches keep their 5 s time to live as the bound for that gap.
 //! * SQLite has one database file and its writers may be other processes (the `langcamp`
-//!   command): they tell each other through the signal file of [`crate::sessions`].
+//!   command): they tell each other through the sign-in cache's signal file
+//!   (`auth::sessions`).
 
 use std::sync::Weak;
 use std::time::Duration;
@@ -25,8 +26,8 @@ use std::time::Duration;
 use sqlx::postgres::PgListener;
 use tokio::sync::oneshot;
 
-use crate::db::{Arg, Backend, Tx, Undo, Write, WriteConn};
-use crate::error::Result;
+use crate::domain::error::Result;
+use crate::platform::db::{Arg, Backend, Tx, Undo, Write, WriteConn};
 use crate::{Inner, Langcamp};
 
 /// The PostgreSQL notification channel of cache changes.
@@ -99,7 +100,7 @@ impl Langcamp {
     }
 
     /// Runs a staff write (a piece of work that records its audit entry, and calls
-    /// [`Langcamp::announce`] for `change` itself) through [`crate::db::Db::write`]: on
+    /// [`Langcamp::announce`] for `change` itself) through [`crate::platform::db::Db::write`]: on
     /// SQLite inside the group commit, so it shares the writer's transaction and its pages
     /// with the writes waiting beside it. Then drops what `change` made stale in this
     /// process, whatever the outcome (a failed commit may still have been applied).
@@ -130,34 +131,6 @@ impl Langcamp {
         }
         Ok(())
     }
-
-    /// Drops what `change` made stale in this process.
-    pub(crate) fn forget_locally(&self, change: &Change) {
-        match change {
-            Change::Session(id) => self.sessions().forget_session(id),
-            Change::User(id) => self.sessions().forget_user(id),
-            Change::Courses => self.caches().courses.invalidate_all(),
-            Change::Tests => {
-                self.caches().tests.invalidate_all();
-                self.caches().active_tests.invalidate_all();
-            }
-            Change::Settings => {
-                self.caches().settings.invalidate_all();
-                self.caches().mail.invalidate_all();
-            }
-            Change::MailTemplates => self.caches().mail.invalidate_all(),
-            Change::Everything => self.forget_everything(),
-        }
-    }
-
-    fn forget_everything(&self) {
-        self.sessions().forget_all();
-        self.caches().courses.invalidate_all();
-        self.caches().tests.invalidate_all();
-        self.caches().active_tests.invalidate_all();
-        self.caches().settings.invalidate_all();
-        self.caches().mail.invalidate_all();
-    }
 }
 
 /// Starts the listener of a PostgreSQL handle; it ends when the handle is dropped (its
@@ -187,8 +160,7 @@ async fn listen(app: Weak<Inner>, url: String, mut stop: oneshot::Receiver<()>) 
                 return;
             };
             // Whatever changed while nobody listened is forgotten before serving again.
-            app.forget_everything();
-            app.sessions().enable();
+            app.hearing_changes(true);
         }
         loop {
             let received = tokio::select! {
@@ -208,7 +180,7 @@ async fn listen(app: Weak<Inner>, url: String, mut stop: oneshot::Receiver<()>) 
                     tracing::warn!(
                         "lost the connection that hears other instances' changes; reconnecting"
                     );
-                    app.sessions().disable();
+                    app.hearing_changes(false);
                     break;
                 }
             }

@@ -1,29 +1,14 @@
-//! Statements on one row named by its id, shared by the resource stores. A malformed id
-//! names no row: it is never sent to the database, and never opens a write transaction.
-
-use sqlx::AnyConnection;
-use sqlx::any::AnyRow;
+//! A staff delete by id with its audit entry, as one piece of write work: shared by the
+//! areas whose records are deleted by id (courses, contacts, results).
 
 use crate::Langcamp;
-use crate::actor::Actor;
 use crate::audit::{self, Entry, Target};
-use crate::changes::Change;
-use crate::db::{Arg, Row as _, Write, WriteConn};
-use crate::error::{Error, Result};
-use crate::id::looks_like_id;
-use crate::users::Deleted;
-
-/// The row that `select` (`SELECT ... WHERE id = $1`) reads for `id`, if any.
-pub(crate) async fn find(
-    conn: &mut AnyConnection,
-    select: &'static str,
-    id: &str,
-) -> Result<Option<AnyRow>> {
-    if !looks_like_id(id) {
-        return Ok(None);
-    }
-    Ok(sqlx::query(select).bind(id).fetch_optional(conn).await?)
-}
+use crate::domain::Deleted;
+use crate::domain::actor::Actor;
+use crate::domain::error::{Error, Result};
+use crate::domain::id::looks_like_id;
+use crate::platform::changes::Change;
+use crate::platform::db::{Arg, Row as _, Write, WriteConn};
 
 impl Langcamp {
     /// Deletes the row of `id` with `delete` (`DELETE FROM ... WHERE id = $1 RETURNING

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::net::{IpNet, parse_networks};
+use crate::platform::net::{IpNet, parse_networks};
 
 /// `SHUTDOWN_DRAIN` when unset: longer than a load balancer's active checks take to see
 /// `/ready` fail (HAProxy's `inter 1s fall 2`: 2 to 3 s) and than nginx keeps an idle
@@ -87,7 +87,7 @@ pub struct Config {
     pub upload_max_bytes: u64,
     /// Bounds the bytes of all stored files together (`FILE_STORE_MAX_BYTES`); `None`: no quota.
     pub file_store_max_bytes: Option<u64>,
-    /// Peers whose `X-Forwarded-For` is believed (`TRUSTED_PROXIES`, see [`crate::net`]).
+    /// Peers whose `X-Forwarded-For` is believed (`TRUSTED_PROXIES`, see [`crate::platform::net`]).
     pub trusted_proxies: Vec<IpNet>,
     /// Where uploaded files' bytes live (`FILE_STORE` and `S3_*`).
     pub file_store: FileStoreConfig,
@@ -351,7 +351,7 @@ fn default_sqlite_url(data_dir: &std::path::Path) -> String {
 
 fn random_secret() -> String {
     let bytes: [u8; 32] = rand::random();
-    crate::crypto::hex(&bytes)
+    crate::platform::crypto::hex(&bytes)
 }
 
 fn parse_or<T>(

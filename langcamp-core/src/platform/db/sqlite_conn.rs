@@ -8,7 +8,7 @@ use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 
 use super::Backend;
 use super::write::{Arg, Row, WriteConn};
-use crate::error::{Error, Result};
+use crate::domain::error::{Error, Result};
 
 /// Settings every SQLite connection of the service has (the pools set the same ones).
 pub(super) const CONNECTION_PRAGMAS: &str =
@@ -159,7 +159,8 @@ mod tests {
 
     #[test]
     fn the_writer_connection_plans_without_looking_at_values() {
-        let dir = std::env::temp_dir().join(format!("langcamp-conn-{}", crate::id::new_id()));
+        let dir =
+            std::env::temp_dir().join(format!("langcamp-conn-{}", crate::domain::id::new_id()));
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let conn = open(&dir.join("conn.db")).expect("a connection");
         let qpsg = conn
@@ -178,12 +179,13 @@ mod tests {
 
     #[test]
     fn parameters_are_bound_by_their_number_wherever_they_stand() {
-        let dir = std::env::temp_dir().join(format!("langcamp-conn-{}", crate::id::new_id()));
+        let dir =
+            std::env::temp_dir().join(format!("langcamp-conn-{}", crate::domain::id::new_id()));
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let mut conn = open(&dir.join("conn.db")).expect("a connection");
         conn.execute_batch("CREATE TABLE t (a TEXT, b INTEGER, c TEXT)")
             .expect("a table");
-        let row = crate::db::write::run_ready(async {
+        let row = crate::platform::db::write::run_ready(async {
             conn.exec(
                 "INSERT INTO t (a, b, c) VALUES ($2, $1, $2)",
                 &[Arg::Int(7), Arg::Text("x")],

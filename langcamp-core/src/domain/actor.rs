@@ -7,7 +7,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::error::{Error, Result};
+use crate::domain::error::{Error, Result};
 
 /// A user's role; each role passes the checks of the roles below it.
 #[derive(

@@ -33,7 +33,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::sqlite_conn;
 use super::write::{Write, run_ready};
-use crate::error::{Error, Result, storage_faults};
+use crate::domain::error::{Error, Result};
+use crate::platform::faults::storage_faults;
 
 /// At most this many pieces of work share one transaction (bounds how long the writer is
 /// held by one batch, and so the wait of other writers).
@@ -334,14 +335,15 @@ fn same_failure(err: &Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::write::{Arg, WriteConn};
+    use crate::platform::db::write::{Arg, WriteConn};
     use sqlx::Executor;
     use sqlx::any::{AnyPoolOptions, install_default_drivers};
 
     /// A fresh SQLite file with a table `t`, in a folder of its own (the test removes
     /// it), and the single-connection writer pool on it: (folder, file, pool).
     async fn writer_pool() -> (PathBuf, PathBuf, AnyPool) {
-        let dir = std::env::temp_dir().join(format!("langcamp-group-{}", crate::id::new_id()));
+        let dir =
+            std::env::temp_dir().join(format!("langcamp-group-{}", crate::domain::id::new_id()));
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let file = dir.join("group.db");
         install_default_drivers();

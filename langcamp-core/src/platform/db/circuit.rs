@@ -26,7 +26,7 @@ use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection};
 use tokio::task::JoinHandle;
 use utoipa::ToSchema;
 
-use crate::time::Timestamp;
+use crate::domain::time::Timestamp;
 
 /// How long a probe may take before the database counts as down.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);

@@ -24,8 +24,10 @@
 //! * PostgreSQL sits behind a circuit ([`circuit`]) that answers 503 at once while the
 //!   server is known to be down.
 
+pub(crate) mod by_id;
 mod circuit;
 mod group;
+pub(crate) mod listing;
 mod locks;
 mod sqlite_conn;
 mod write;
@@ -45,8 +47,9 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 
-use crate::config::Config;
-use crate::error::{Error, Result, storage_faults};
+use crate::domain::error::{Error, Result};
+use crate::platform::config::Config;
+use crate::platform::faults::storage_faults;
 
 use self::circuit::Circuit;
 use self::group::GroupCommit;

@@ -10,8 +10,8 @@
 use std::future::Future;
 
 use super::{Arg, Backend, WriteConn};
-use crate::error::Result;
-use crate::id::looks_like_id;
+use crate::domain::error::Result;
+use crate::domain::id::looks_like_id;
 
 /// The rollup tables that `stats rebuild` recounts.
 const ROLLUP_TABLES_LOCK: &str =

@@ -324,8 +324,8 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actor::Role;
-    use crate::time::Timestamp;
+    use crate::domain::actor::Role;
+    use crate::domain::time::Timestamp;
 
     fn user(id: &str) -> Arc<User> {
         Arc::new(User {
@@ -424,7 +424,8 @@ mod tests {
 
     impl SignalFile {
         fn new() -> SignalFile {
-            let dir = std::env::temp_dir().join(format!("langcamp-signal-{}", crate::id::new_id()));
+            let dir = std::env::temp_dir()
+                .join(format!("langcamp-signal-{}", crate::domain::id::new_id()));
             std::fs::create_dir_all(&dir).ok();
             let path = dir.join("db-signal");
             SignalFile { dir, path }

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use sqlx::{AnyConnection, Row};
 
 use crate::Langcamp;
-use crate::db::migrations;
-use crate::error::Error;
+use crate::domain::error::Error;
+use crate::platform::db::migrations;
 
 /// Why `langcamp serve` may not start.
 #[derive(Debug)]

@@ -1,73 +1,11 @@
-//! The one error type of every core operation.
-//!
-//! Front ends map each variant to their own medium (an HTTP status and code, a CLI exit
-//! code, a console message) in one place. Database errors are classified here, at the
-//! edge, so no caller ever inspects a driver error.
-//!
-//! There is no "too many requests" here: rate limits count requests per client address
-//! and route, which only the HTTP layer knows (`langcamp-http/src/limits.rs` answers 429).
+//! How the platform's failures become the one error type ([`Error`]), at their edge: a
+//! database error, an SQLite storage fault, a failed disk or object store. A dependency
+//! that failed is `Unavailable` (503 with `Retry-After`), a bug is `Internal`; "row not
+//! found" and unique-constraint violations become `NotFound` and `Conflict`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The thing does not exist, or the caller may not know that it does.
-    #[error("{0}")]
-    NotFound(String),
-    /// The input was refused; one message per problem.
-    #[error("{}", .0.join("; "))]
-    Validation(Vec<String>),
-    /// No credentials were presented.
-    #[error("authentication required")]
-    Unauthorized,
-    /// A token was presented but is malformed, expired, revoked or of a deleted user.
-    #[error("invalid or expired token")]
-    TokenInvalid,
-    /// A one-time code was wrong, expired, used or dead.
-    #[error("invalid or expired code")]
-    OtpInvalid,
-    /// The caller is known but may not do this.
-    #[error("{0}")]
-    Forbidden(String),
-    /// The request conflicts with the current state (a taken e-mail, the last superadmin).
-    #[error("{0}")]
-    Conflict(String),
-    #[error("{0}")]
-    PayloadTooLarge(String),
-    #[error("{0}")]
-    UnsupportedMediaType(String),
-    /// Storing this would pass the file store's quota (`FILE_STORE_MAX_BYTES`); nothing was
-    /// stored. A quota, not a fault: retrying will not help until files are removed.
-    #[error("{0}")]
-    InsufficientStorage(String),
-    /// A dependency (the database) is unreachable; retrying later may succeed.
-    #[error("service temporarily unavailable")]
-    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// A bug or an unexpected failure; the cause is logged, never shown to clients.
-    #[error("internal error")]
-    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
-
-pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-impl Error {
-    pub fn not_found(what: &str) -> Error {
-        Error::NotFound(format!("{what} not found"))
-    }
-
-    pub fn invalid(message: impl Into<String>) -> Error {
-        Error::Validation(vec![message.into()])
-    }
-
-    pub fn forbidden() -> Error {
-        Error::Forbidden("you do not have permission to do this".into())
-    }
-
-    pub fn internal(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
-        Error::Internal(cause.into())
-    }
-}
+use crate::domain::error::Error;
 
 impl From<sqlx::Error> for Error {
     fn from(err: sqlx::Error) -> Error {
@@ -101,7 +39,7 @@ impl From<sqlx::Error> for Error {
     }
 }
 
-/// The SQLite writer thread's connection ([`crate::db`]) reports the same codes as sqlx's
+/// The SQLite writer thread's connection ([`crate::platform::db`]) reports the same codes as sqlx's
 /// SQLite driver, and they mean the same here.
 impl From<rusqlite::Error> for Error {
     fn from(err: rusqlite::Error) -> Error {
@@ -185,12 +123,6 @@ pub(crate) fn storage_faults() -> u64 {
     STORAGE_FAULTS.load(Ordering::Relaxed)
 }
 
-impl From<serde_json::Error> for Error {
-    fn from(err: serde_json::Error) -> Error {
-        Error::Internal(Box::new(err))
-    }
-}
-
 impl From<std::io::Error> for Error {
     fn from(err: std::io::Error) -> Error {
         if is_unavailable_io(&err) {
@@ -213,7 +145,7 @@ fn is_unavailable_io(err: &std::io::Error) -> bool {
         // The object store failed or is unreachable (storage/s3.rs).
         || err
             .get_ref()
-            .is_some_and(|inner| inner.is::<crate::storage::StoreUnavailable>())
+            .is_some_and(|inner| inner.is::<crate::platform::file_store::StoreUnavailable>())
 }
 
 /// "Too many open files" (per process, system-wide) have no `ErrorKind`; the numbers
@@ -250,7 +182,7 @@ mod tests {
         assert!(!unavailable(io::Error::other("a bug")));
         // The object store failing or unreachable (storage/s3.rs) is a dependency's fault.
         assert!(unavailable(io::Error::other(
-            crate::storage::StoreUnavailable("connection refused".into())
+            crate::platform::file_store::StoreUnavailable("connection refused".into())
         )));
     }
 

@@ -7,7 +7,7 @@ use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, AnyConnection, Row};
 
-use crate::page::PageRequest;
+use crate::domain::page::PageRequest;
 
 /// The two statements of a paged list, written with the same filter: `count` is
 /// `SELECT COUNT(*) ...`, `page` selects the columns and ends with

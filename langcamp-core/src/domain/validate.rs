@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use crate::domain::LanguageTag;
-use crate::error::{Error, Result};
+use crate::domain::error::{Error, Result};
 
 /// The messages gathered while parsing one input.
 #[derive(Debug, Default)]

@@ -17,9 +17,9 @@ use futures_util::StreamExt;
 use serde::Serialize;
 
 use crate::Langcamp;
-use crate::error::{Error, Result};
-use crate::id::new_id;
-use crate::storage::FileStore;
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::platform::file_store::FileStore;
 
 /// A readiness check that takes longer than this has failed: a database that answers in
 /// 5 s is, for a load balancer, a database that does not answer.
@@ -172,7 +172,7 @@ impl Langcamp {
 
     async fn check_database(&self) -> Check {
         // While the circuit is open every query fails at once; say since when.
-        if let crate::db::DatabaseState::Down { since } = self.db().state() {
+        if let crate::platform::db::DatabaseState::Down { since } = self.db().state() {
             return Check::fail(
                 "database",
                 format!("unreachable since {since}; probed again every 250 ms"),

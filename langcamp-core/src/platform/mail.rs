@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 
 use crate::Langcamp;
-use crate::config::{MailConfig, MailSecurity};
-use crate::error::{Error, Result};
-use crate::id::new_id;
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::platform::config::{MailConfig, MailSecurity};
 
 /// Retries stop, and the mail is marked failed, this long after it was queued.
 const GIVE_UP_AFTER_MS: i64 = 24 * 3600 * 1000;
@@ -201,7 +201,10 @@ pub async fn check_smtp(mail: &MailConfig) -> std::result::Result<String, String
             }
         )),
         Ok(Ok(false)) => Err(format!("{server}: the connection was not usable")),
-        Ok(Err(e)) => Err(format!("{server}: {}", crate::health::describe_error(&e))),
+        Ok(Err(e)) => Err(format!(
+            "{server}: {}",
+            crate::platform::health::describe_error(&e)
+        )),
         Err(_) => Err(format!(
             "{server}: no answer within {} ms (MAIL_TIMEOUT)",
             mail.timeout.as_millis()

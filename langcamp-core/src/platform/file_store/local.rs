@@ -14,7 +14,7 @@ use tokio::fs::File;
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::{ByteStream, FileStore, FileWriter, check_key};
-use crate::id::new_id;
+use crate::domain::id::new_id;
 
 /// Bytes read from disk per chunk when serving a file.
 const READ_CHUNK: usize = 64 * 1024;

@@ -27,7 +27,7 @@ use object_store::{
 };
 
 use super::{ByteStream, FileStore, FileWriter, StoreUnavailable, check_key};
-use crate::config::S3Config;
+use crate::platform::config::S3Config;
 
 /// Bytes per part of a multipart upload: S3's smallest allowed part (all but the last).
 const PART_SIZE: usize = 5 * 1024 * 1024;
@@ -289,7 +289,7 @@ impl Drop for S3Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{FileStoreConfig, Secret};
+    use crate::platform::config::{FileStoreConfig, Secret};
 
     fn store(prefix: &str) -> ObjectStoreS3 {
         let FileStoreConfig::S3(mut config) =
