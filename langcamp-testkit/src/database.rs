@@ -179,3 +179,38 @@ pub async fn write_around_check(
         .unwrap_or_else(|e| panic!("{statement}: {e}"));
     conn.close().await.expect("close");
 }
+
+/// Fails unless every connection `pool` holds is outside a transaction when it is handed
+/// out (issue #39: a caller that stopped waiting must not leave one behind). All of them
+/// are taken at once, so each is checked; `after` says when, for the failure message.
+///
+/// PostgreSQL: `now()` is the time its transaction began, so a statement alone (its own
+/// transaction) sees `now() = statement_timestamp()`, and one run inside a transaction
+/// left open does not. It is sent as a simple query: in the extended protocol the Execute
+/// message gets a statement time of its own, after the Bind that began the transaction.
+/// SQLite: the connection says whether it is in a transaction.
+pub async fn assert_no_connection_inside_a_transaction(pool: &sqlx::AnyPool, after: &str) {
+    // A cancelled transaction's connection goes back to the pool in the background.
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let mut held = Vec::new();
+    for _ in 0..pool.size().max(1) {
+        held.push(pool.acquire().await.expect("a pooled connection"));
+    }
+    for conn in &mut held {
+        let own_transaction = if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+            let row = sqlx::raw_sql(
+                "SELECT CASE WHEN now() = statement_timestamp() THEN 1 ELSE 0 END::BIGINT AS own",
+            )
+            .fetch_one(&mut **conn)
+            .await
+            .expect("the check runs");
+            sqlx::Row::get::<i64, _>(&row, "own") == 1
+        } else {
+            !conn.is_in_transaction()
+        };
+        assert!(
+            own_transaction,
+            "a connection was handed out inside a transaction {after}"
+        );
+    }
+}

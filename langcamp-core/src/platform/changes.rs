@@ -96,7 +96,7 @@ impl Langcamp {
         self.announce(&mut tx, &change).await?;
         let committed = tx.commit().await;
         self.forget_locally(&change);
-        Ok(committed?)
+        committed
     }
 
     /// Runs a staff write (a piece of work that records its audit entry, and calls

@@ -30,11 +30,13 @@ mod group;
 pub(crate) mod listing;
 mod locks;
 mod sqlite_conn;
+mod tx;
 mod write;
 
 pub use circuit::DatabaseState;
 pub use group::Undo;
 pub use locks::Locks;
+pub use tx::Tx;
 pub use write::{Arg, Row, Write, WriteConn};
 
 use std::path::Path;
@@ -45,7 +47,7 @@ use std::time::Duration;
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::Migrator;
-use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor};
 
 use crate::domain::error::{Error, Result};
 use crate::platform::config::Config;
@@ -98,9 +100,6 @@ pub struct Db {
     /// SQLite only: the loop that commits waiting [`Db::write`]s together.
     group: Option<GroupCommit>,
 }
-
-/// A write transaction (SQLite: `BEGIN IMMEDIATE` on the writer connection).
-pub type Tx = Transaction<'static, Any>;
 
 /// One applied migration, as reported by `langcamp migrate`.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -233,13 +232,15 @@ impl Db {
         &self.reader
     }
 
-    /// Starts a write transaction.
+    /// Starts a write transaction (SQLite: `BEGIN IMMEDIATE` on the writer connection).
     pub async fn begin(&self) -> Result<Tx> {
-        let tx = match self.backend {
-            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.writer.begin().await?,
-        };
-        Ok(tx)
+        let writer = self.writer.clone();
+        match self.backend {
+            Backend::Sqlite => {
+                Tx::start(async move { writer.begin_with("BEGIN IMMEDIATE").await }).await
+            }
+            Backend::Postgres => Tx::start(async move { writer.begin().await }).await,
+        }
     }
 
     /// Runs `work` in a write transaction and commits it; the answer comes once the work
@@ -252,14 +253,22 @@ impl Db {
     /// For the hot write paths (sign-in, submission): pieces of work that are a few
     /// statements and do their reading, hashing and signing outside. `undo` says whether
     /// a failure needs a savepoint to be undone ([`Undo`]).
+    ///
+    /// Either way the piece runs to its end once handed over, even if the caller stops
+    /// waiting (a client that hangs up): on SQLite the writer thread runs it, elsewhere a
+    /// task of its own ([`tx`]), so it commits whole or leaves nothing.
     pub async fn write<W: Write>(&self, undo: Undo, work: W) -> Result<W::Output> {
         match &self.group {
             Some(group) => group.write(undo, work).await,
             None => {
-                let mut tx = self.begin().await?;
-                let value = work.run(&mut *tx).await?;
-                tx.commit().await?;
-                Ok(value)
+                let db = self.clone();
+                tx::run_to_end(async move {
+                    let mut tx = db.begin().await?;
+                    let value = work.run(&mut *tx).await?;
+                    tx.commit().await?;
+                    Ok::<_, Error>(value)
+                })
+                .await
             }
         }
     }
@@ -272,15 +281,12 @@ impl Db {
     /// version of the data and page another, or show a material with half an edit's
     /// children. A read of one statement needs none ([`Db::reader`]).
     pub async fn read_snapshot(&self) -> Result<Tx> {
-        let tx = match self.backend {
-            Backend::Sqlite => self.reader.begin_with("BEGIN").await?,
-            Backend::Postgres => {
-                self.reader
-                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    .await?
-            }
+        let reader = self.reader.clone();
+        let begin = match self.backend {
+            Backend::Sqlite => "BEGIN",
+            Backend::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         };
-        Ok(tx)
+        Tx::start(async move { reader.begin_with(begin).await }).await
     }
 
     /// Applies pending migrations and returns those applied now.

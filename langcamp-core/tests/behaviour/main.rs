@@ -3,6 +3,7 @@
 //! default and on PostgreSQL when `TEST_DATABASE_URL` names a server (CONTRIBUTING.md).
 
 mod dashboard;
+mod hangups;
 mod harness;
 mod rollups;
 mod story;

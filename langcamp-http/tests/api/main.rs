@@ -15,6 +15,7 @@ mod document;
 mod encoded;
 mod exports;
 mod faults;
+mod hangups;
 mod instances;
 mod mail_templates;
 mod materials;

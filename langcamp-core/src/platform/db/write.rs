@@ -123,7 +123,7 @@ impl WriteConn for AnyConnection {
 
 /// An open transaction is its connection: a [`Write`]'s statements, or an audit entry's,
 /// run in it as they would on the connection.
-impl WriteConn for sqlx::Transaction<'_, sqlx::Any> {
+impl WriteConn for super::Tx {
     type Row = AnyRow;
 
     fn backend(&self) -> Backend {
