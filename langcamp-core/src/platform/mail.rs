@@ -13,12 +13,12 @@ use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::{Deserialize, Serialize};
-use sqlx::AnyConnection;
 
 use crate::Langcamp;
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
 use crate::platform::config::{MailConfig, MailSecurity};
+use crate::platform::db::{Arg, WriteConn};
 
 /// Retries stop, and the mail is marked failed, this long after it was queued.
 const GIVE_UP_AFTER_MS: i64 = 24 * 3600 * 1000;
@@ -58,8 +58,8 @@ pub struct OutgoingMail {
 
 /// Queues `mail` inside the caller's transaction. `expires_at` (epoch ms) drops it
 /// undelivered after that instant.
-pub async fn enqueue(
-    conn: &mut AnyConnection,
+pub async fn enqueue<C: WriteConn>(
+    conn: &mut C,
     app: &Langcamp,
     kind: MailKind,
     mail: &OutgoingMail,
@@ -67,17 +67,18 @@ pub async fn enqueue(
 ) -> Result<()> {
     let sealed = app.keys().seal(&serde_json::to_vec(mail)?);
     let now = app.clock().now_ms();
-    sqlx::query(
+    conn.exec(
         "INSERT INTO mail_outbox (id, kind, recipient, sealed, status, attempts, next_attempt_at, created_at, expires_at)
          VALUES ($1, $2, $3, $4, 'pending', 0, $5, $5, $6)",
+        &[
+            Arg::Text(&new_id()),
+            Arg::Text(kind.as_str()),
+            Arg::Text(&mail.to),
+            Arg::Bytes(&sealed),
+            Arg::Int(now),
+            Arg::OptInt(expires_at),
+        ],
     )
-    .bind(new_id())
-    .bind(kind.as_str())
-    .bind(&mail.to)
-    .bind(sealed)
-    .bind(now)
-    .bind(expires_at)
-    .execute(conn)
     .await?;
     Ok(())
 }

@@ -82,6 +82,23 @@ impl Row for OwnedRow {
             _ => self.int(column).map(Some),
         }
     }
+
+    fn opt_float(&self, column: &str) -> Result<Option<f64>> {
+        match self.value(column)? {
+            Value::Null => Ok(None),
+            Value::Real(value) => Ok(Some(*value)),
+            // SQLite stores a whole REAL as an integer when it can.
+            Value::Integer(value) => Ok(Some(*value as f64)),
+            other => Err(wrong_type(column, other)),
+        }
+    }
+
+    fn bytes(&self, column: &str) -> Result<Vec<u8>> {
+        match self.value(column)? {
+            Value::Blob(bytes) => Ok(bytes.clone()),
+            other => Err(wrong_type(column, other)),
+        }
+    }
 }
 
 /// Prepares `sql` (from the connection's statement cache) and binds `args` to it. The SQL
@@ -105,6 +122,8 @@ fn prepared<'c>(
         let value = match *arg {
             Arg::Text(text) | Arg::OptText(Some(text)) => ValueRef::Text(text.as_bytes()),
             Arg::Int(value) | Arg::OptInt(Some(value)) => ValueRef::Integer(value),
+            Arg::Float(value) => ValueRef::Real(value),
+            Arg::Bytes(bytes) => ValueRef::Blob(bytes),
             Arg::OptText(None) | Arg::OptInt(None) => ValueRef::Null,
         };
         statement.raw_bind_parameter(index, ToSqlOutput::Borrowed(value))?;
@@ -130,27 +149,38 @@ impl WriteConn for rusqlite::Connection {
         sql: &'static str,
         args: &[Arg<'_>],
     ) -> Result<Option<OwnedRow>> {
-        let mut statement = prepared(self, sql, args)?;
-        let names: Vec<String> = statement
-            .column_names()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        let mut rows = statement.raw_query();
-        let first = match rows.next()? {
-            Some(row) => {
-                let mut columns = Vec::with_capacity(names.len());
-                for (index, name) in names.into_iter().enumerate() {
-                    columns.push((name, row.get::<_, Value>(index)?));
-                }
-                Some(OwnedRow { columns })
-            }
-            None => None,
-        };
-        // The statement runs to its end (an `... RETURNING` of several rows, all applied).
-        while rows.next()?.is_some() {}
-        Ok(first)
+        // Every row is read: the statement runs to its end (an `... RETURNING` of several
+        // rows, all applied).
+        Ok(read_rows(self, sql, args)?.into_iter().next())
     }
+
+    async fn fetch_all(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Vec<OwnedRow>> {
+        read_rows(self, sql, args)
+    }
+}
+
+/// Runs `sql` to its end and reads every row it returns.
+fn read_rows(
+    conn: &rusqlite::Connection,
+    sql: &'static str,
+    args: &[Arg<'_>],
+) -> Result<Vec<OwnedRow>> {
+    let mut statement = prepared(conn, sql, args)?;
+    let names: Vec<String> = statement
+        .column_names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let mut rows = statement.raw_query();
+    let mut read = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut columns = Vec::with_capacity(names.len());
+        for (index, name) in names.iter().enumerate() {
+            columns.push((name.clone(), row.get::<_, Value>(index)?));
+        }
+        read.push(OwnedRow { columns });
+    }
+    Ok(read)
 }
 
 #[cfg(test)]

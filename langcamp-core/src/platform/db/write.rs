@@ -20,12 +20,20 @@ use super::Backend;
 use crate::domain::error::{Error, Result};
 
 /// A bound argument of a statement (`$1`, `$2`, ... in the order given).
+///
+/// There is no optional float: sqlx's `Any` driver sends a NULL `Option<f64>` to
+/// PostgreSQL as `float4`, and the statement cached on that connection then refuses every
+/// real `f64` (ARCHITECTURE.md). A nullable float column is written by a statement of its
+/// own when it has a value.
 #[derive(Clone, Copy, Debug)]
 pub enum Arg<'a> {
     Text(&'a str),
     OptText(Option<&'a str>),
     Int(i64),
     OptInt(Option<i64>),
+    Float(f64),
+    /// Bytes (`BLOB` on SQLite, `BYTEA` on PostgreSQL): sealed mail, for one.
+    Bytes(&'a [u8]),
 }
 
 /// A row returned by a statement of a [`Write`], read by column name.
@@ -34,6 +42,13 @@ pub trait Row {
     fn opt_text(&self, column: &str) -> Result<Option<String>>;
     fn int(&self, column: &str) -> Result<i64>;
     fn opt_int(&self, column: &str) -> Result<Option<i64>>;
+    fn opt_float(&self, column: &str) -> Result<Option<f64>>;
+    fn bytes(&self, column: &str) -> Result<Vec<u8>>;
+
+    /// A 0/1 column as a boolean.
+    fn flag(&self, column: &str) -> Result<bool> {
+        Ok(self.int(column)? != 0)
+    }
 }
 
 /// What a [`Write`] may do with its connection.
@@ -56,6 +71,14 @@ pub trait WriteConn: Send {
         sql: &'static str,
         args: &[Arg<'_>],
     ) -> impl Future<Output = Result<Option<Self::Row>>> + Send;
+
+    /// Runs a statement and returns every row (a statement bounded by its own `WHERE`, the
+    /// children of one record).
+    fn fetch_all(
+        &mut self,
+        sql: &'static str,
+        args: &[Arg<'_>],
+    ) -> impl Future<Output = Result<Vec<Self::Row>>> + Send;
 }
 
 /// A piece of write work for [`super::Db::write`]: a few statements, with the reading,
@@ -82,6 +105,14 @@ impl Row for AnyRow {
     fn opt_int(&self, column: &str) -> Result<Option<i64>> {
         Ok(self.try_get(column)?)
     }
+
+    fn opt_float(&self, column: &str) -> Result<Option<f64>> {
+        Ok(self.try_get(column)?)
+    }
+
+    fn bytes(&self, column: &str) -> Result<Vec<u8>> {
+        Ok(self.try_get(column)?)
+    }
 }
 
 fn bind_all<'q>(
@@ -94,6 +125,8 @@ fn bind_all<'q>(
             Arg::OptText(value) => query.bind(value),
             Arg::Int(value) => query.bind(value),
             Arg::OptInt(value) => query.bind(value),
+            Arg::Float(value) => query.bind(value),
+            Arg::Bytes(value) => query.bind(value),
         };
     }
     query
@@ -119,6 +152,12 @@ impl WriteConn for AnyConnection {
             .await?;
         Ok(rows.into_iter().next())
     }
+
+    async fn fetch_all(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Vec<AnyRow>> {
+        Ok(bind_all(sqlx::query(sql), args)
+            .fetch_all(&mut *self)
+            .await?)
+    }
 }
 
 /// An open transaction is its connection: a [`Write`]'s statements, or an audit entry's,
@@ -136,6 +175,10 @@ impl WriteConn for super::Tx {
 
     async fn fetch_first(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Option<AnyRow>> {
         (**self).fetch_first(sql, args).await
+    }
+
+    async fn fetch_all(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Vec<AnyRow>> {
+        (**self).fetch_all(sql, args).await
     }
 }
 
