@@ -453,14 +453,14 @@ async fn mail_templates_export_to_files_and_import_all_or_nothing() {
     let dir = env.db.dir().join("templates");
     let dir_arg = dir.display().to_string();
     let exported = env.json(&["mail-templates", "export", &dir_arg, "--json"]);
-    assert_eq!(exported["written"].as_array().map(Vec::len), Some(18));
+    assert_eq!(exported["written"].as_array().map(Vec::len), Some(24));
     let otp_de = dir.join("otp.de.mail");
     let text = std::fs::read_to_string(&otp_de).expect("otp.de.mail");
     assert!(text.starts_with("subject: Ihr Anmeldecode"), "{text}");
 
     let unchanged = env.json(&["mail-templates", "import", &dir_arg, "--json"]);
     assert_eq!(unchanged["stored"], serde_json::json!([]));
-    assert_eq!(unchanged["unchanged"].as_array().map(Vec::len), Some(18));
+    assert_eq!(unchanged["unchanged"].as_array().map(Vec::len), Some(24));
 
     // One file edited, one broken and one misnamed: nothing is imported, and each problem
     // is named with its file.

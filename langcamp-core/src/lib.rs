@@ -23,6 +23,7 @@ pub mod contacts;
 pub mod courses;
 pub mod dashboard;
 pub mod exports;
+pub mod factors;
 pub mod mail_templates;
 pub mod materials;
 pub mod placement;
@@ -34,7 +35,7 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 
-pub use domain::actor::{Actor, Caller, Origin, Role};
+pub use domain::actor::{Actor, Assurance, Caller, Origin, Role};
 pub use domain::error::{Error, Result};
 pub use domain::page::{Page, PageRequest, Pagination};
 pub use domain::time::Timestamp;

@@ -31,6 +31,15 @@ use crate::router::{Access, Operation};
     tags(
         (name = "system", description = "Reachability and documentation"),
         (name = "auth", description = "One-time-code sign-in, tokens and the caller's profile"),
+        (name = "factors", description = "Second factors (TOTP, recovery codes, passkeys) and the \
+            second step of a sign-in. A sign-in's access token carries its assurance level `aal` \
+            (1 after the e-mail code, 2 after a second factor or a passkey) and `fat`, the epoch second \
+            of its latest second-factor check. Staff (under `STAFF_SECOND_FACTOR=required`, the default) \
+            and any user with a factor reach only `GET /me`, the factor routes, refresh and logout \
+            until their sign-in is at level 2; elsewhere 403 `SECOND_FACTOR_REQUIRED`. Role changes, \
+            user deletion, exports, factor resets, removing a factor, new recovery codes and adding \
+            a factor when one exists need a check within `STEP_UP_MAX_AGE` (default 10 minutes): \
+            else 403 `STEP_UP_REQUIRED`; verify a factor again and retry."),
         (name = "users", description = "User administration (admin; role changes superadmin)"),
         (name = "courses", description = "The course catalogue: public reading, admin editing. \
             Without a token the caller is anonymous; a token that is presented must be valid (401 otherwise)."),
@@ -133,17 +142,22 @@ impl Modify for AccessRules<'_> {
                     .entry("401".into())
                     .or_insert_with(|| failure("No valid access token").into());
             }
+            // Above the own account, a sign-in that lacks the second factor its user is
+            // held to is refused first (CONTRACT §20).
+            let second_factor =
+                "SECOND_FACTOR_REQUIRED: the sign-in must pass its second factor first";
             let forbidden = match op.access {
-                Access::Anyone | Access::SignedIn => None,
-                Access::Admin => Some("Not an admin"),
-                Access::Superadmin => Some("Not a superadmin"),
+                Access::Anyone | Access::OwnAccount => None,
+                Access::SignedIn => Some(second_factor.to_owned()),
+                Access::Admin => Some(format!("Not an admin, or {second_factor}")),
+                Access::Superadmin => Some(format!("Not a superadmin, or {second_factor}")),
             };
             if let Some(description) = forbidden {
                 operation
                     .responses
                     .responses
                     .entry("403".into())
-                    .or_insert_with(|| failure(description).into());
+                    .or_insert_with(|| failure(&description).into());
             }
         }
     }

@@ -22,17 +22,21 @@ pub enum RateRule {
     Refresh,
     OtpRequest,
     OtpVerify,
+    /// A second factor's code or a passkey (confirm, verify, passkey sign-in): as
+    /// [`RateRule::OtpVerify`], per client and endpoint.
+    SecondFactor,
     Contact,
     Upload,
 }
 
 impl RateRule {
     /// Every rule, for the metrics registered at 0.
-    pub const ALL: [RateRule; 6] = [
+    pub const ALL: [RateRule; 7] = [
         RateRule::Default,
         RateRule::Refresh,
         RateRule::OtpRequest,
         RateRule::OtpVerify,
+        RateRule::SecondFactor,
         RateRule::Contact,
         RateRule::Upload,
     ];
@@ -44,6 +48,7 @@ impl RateRule {
             RateRule::Refresh => "refresh",
             RateRule::OtpRequest => "otp_request",
             RateRule::OtpVerify => "otp_verify",
+            RateRule::SecondFactor => "second_factor",
             RateRule::Contact => "contact",
             RateRule::Upload => "upload",
         }
@@ -55,7 +60,7 @@ impl RateRule {
             RateRule::Default => (120, Duration::from_secs(60)),
             RateRule::Refresh => (30, Duration::from_secs(60)),
             RateRule::OtpRequest => (5, Duration::from_secs(5 * 60)),
-            RateRule::OtpVerify => (12, Duration::from_secs(5 * 60)),
+            RateRule::OtpVerify | RateRule::SecondFactor => (12, Duration::from_secs(5 * 60)),
             RateRule::Contact => (6, Duration::from_secs(3600)),
             RateRule::Upload => (20, Duration::from_secs(10 * 60)),
         }
@@ -89,7 +94,8 @@ impl RateLimits {
 
     /// Counts one request; `Err(wait)` when the client is over its budget.
     pub fn check(&self, rule: RateRule, route: u16, client: IpAddr) -> Result<(), Duration> {
-        let route = if rule == RateRule::Default { route } else { 0 };
+        let per_endpoint = matches!(rule, RateRule::Default | RateRule::SecondFactor);
+        let route = if per_endpoint { route } else { 0 };
         let Some((_, limiter)) = self.limiters.iter().find(|(r, _)| *r == rule) else {
             return Ok(());
         };

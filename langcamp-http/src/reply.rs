@@ -140,6 +140,8 @@ pub fn classify(error: &Error) -> (StatusCode, &'static str, Vec<String>) {
         Error::TokenInvalid => (StatusCode::UNAUTHORIZED, "TOKEN_INVALID"),
         Error::OtpInvalid => (StatusCode::UNAUTHORIZED, "OTP_INVALID"),
         Error::Forbidden(_) => (StatusCode::FORBIDDEN, "FORBIDDEN"),
+        Error::SecondFactorRequired => (StatusCode::FORBIDDEN, "SECOND_FACTOR_REQUIRED"),
+        Error::StepUpRequired => (StatusCode::FORBIDDEN, "STEP_UP_REQUIRED"),
         Error::Conflict(_) => (StatusCode::CONFLICT, "CONFLICT"),
         Error::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
         Error::UnsupportedMediaType(_) => {

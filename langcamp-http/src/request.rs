@@ -249,7 +249,11 @@ impl Ctx {
             return Ok(());
         };
         let actor = self.authenticate().await?;
-        actor.require(role)?;
+        if access == Access::OwnAccount {
+            actor.caller_before_second_factor()?;
+        } else {
+            actor.require(role)?;
+        }
         if let Ok(mut authorized) = self.authorized.lock() {
             *authorized = Some(actor);
         }

@@ -47,7 +47,11 @@ pub enum Access {
     /// No token needed; a token that is sent is checked by the handler (most answer 401
     /// for an invalid one, `GET /auth/optional` ignores it).
     Anyone,
-    /// A valid access token (401 otherwise).
+    /// A valid access token (401 otherwise), whatever its assurance: the own account and
+    /// the factor routes, which a sign-in reaches before its second factor (CONTRACT §20).
+    OwnAccount,
+    /// A valid access token (401 otherwise) whose sign-in has the second factor its user
+    /// is held to (403 `SECOND_FACTOR_REQUIRED` otherwise).
     SignedIn,
     /// An admin or superadmin (401 without a valid token, 403 for a user).
     Admin,
@@ -60,7 +64,7 @@ impl Access {
     pub fn role(self) -> Option<Role> {
         match self {
             Access::Anyone => None,
-            Access::SignedIn => Some(Role::User),
+            Access::OwnAccount | Access::SignedIn => Some(Role::User),
             Access::Admin => Some(Role::Admin),
             Access::Superadmin => Some(Role::Superadmin),
         }

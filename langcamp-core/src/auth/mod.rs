@@ -29,18 +29,21 @@ use utoipa::ToSchema;
 
 use crate::Langcamp;
 use crate::audit::{self, Entry, Target};
-use crate::domain::actor::{Actor, Caller, Origin, Role};
+use crate::domain::actor::{Actor, Assurance, Caller, Origin, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
 use crate::domain::validate::{self, Email};
 use crate::mail_templates::MailValues;
 use crate::platform::changes::Change;
+use crate::platform::config::SecondFactorPolicy;
 use crate::platform::crypto::{random_token, sha256_hex};
-use crate::platform::db::Undo;
+use crate::platform::db::{Undo, WriteConn};
 use crate::platform::mail::MailKind;
 use crate::users::User;
 
 pub const OTP_MAX_ATTEMPTS: i64 = 5;
+/// Wrong second-factor codes one sign-in may send; the fifth ends it (CONTRACT §20).
+pub const FACTOR_MAX_ATTEMPTS: i64 = 5;
 pub const OTP_MAX_PER_HOUR: i64 = 5;
 const HOUR_MS: i64 = 3600 * 1000;
 /// How long a rotated refresh token may still be exchanged (concurrent refreshes).
@@ -52,7 +55,8 @@ pub use self::input::{
     LogoutInput, OtpCode, OtpRequestInput, OtpSignIn, OtpVerifyInput, RefreshInput, RefreshToken,
     SignOut,
 };
-pub(crate) use self::tokens::Claims;
+pub use self::store::NewRefreshToken;
+pub(crate) use self::tokens::{Claims, SignInLevel};
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -68,6 +72,57 @@ pub struct SignedIn {
     pub refresh_token: String,
     pub user: User,
     pub registration_complete: bool,
+    /// The sign-in's assurance level: 1 after the e-mail code alone, 2 after a second
+    /// factor or a passkey (CONTRACT §20).
+    #[schema(minimum = 1, maximum = 2)]
+    pub aal: u8,
+    /// What comes next: `none` (the token works), `required` (verify one of `methods`
+    /// with `POST /auth/second-factor/verify`) or `enroll` (staff without a factor: add
+    /// one, `POST /me/factors/totp` or `POST /me/passkeys/options`).
+    pub second_factor: SecondFactorStep,
+    /// The user's second factors (empty without any).
+    pub methods: Vec<FactorMethod>,
+}
+
+/// What a sign-in needs next (CONTRACT §20).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SecondFactorStep {
+    /// Nothing: the access token works.
+    None,
+    /// A second factor: the user has one and is held to it.
+    Required,
+    /// A factor must be added first (staff under `STAFF_SECOND_FACTOR=required`).
+    Enroll,
+}
+
+/// A kind of second factor a user can verify with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FactorMethod {
+    Totp,
+    Passkey,
+    Recovery,
+}
+
+impl SecondFactorStep {
+    /// The step of a sign-in at `level` by a user with `role` and these `methods`.
+    pub(crate) fn after(
+        level: SignInLevel,
+        role: Role,
+        methods: &[FactorMethod],
+        policy: SecondFactorPolicy,
+    ) -> SecondFactorStep {
+        if level.aal >= 2 {
+            SecondFactorStep::None
+        } else if !methods.is_empty() {
+            SecondFactorStep::Required
+        } else if role >= Role::Admin && policy == SecondFactorPolicy::Required {
+            SecondFactorStep::Enroll
+        } else {
+            SecondFactorStep::None
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, ToSchema)]
@@ -209,17 +264,58 @@ impl Langcamp {
             refresh_hash,
             expires_at,
         };
-        let user = self.db().write(Undo::Savepoint, signing_in).await?;
-        let Some((user, session_id)) = user else {
+        let signed_in = self.db().write(Undo::Savepoint, signing_in).await?;
+        let Some(store::SignedInUser {
+            user,
+            session_id,
+            methods,
+        }) = signed_in
+        else {
             return Err(Error::OtpInvalid);
         };
-        let access_token = self.sign_access_token(&user.id, &session_id, user.role, now)?;
+        let level = SignInLevel::EMAIL_CODE;
+        self.signed_in(user, &session_id, level, methods, refresh_token, now)
+    }
+
+    /// The answer of a sign-in (a code, a passkey, a second factor): the access token at
+    /// `level`, and what comes next.
+    pub(crate) fn signed_in(
+        &self,
+        user: User,
+        session_id: &str,
+        level: SignInLevel,
+        methods: Vec<FactorMethod>,
+        refresh_token: String,
+        now: i64,
+    ) -> Result<SignedIn> {
+        let access_token = self.sign_access_token(&user.id, session_id, user.role, level, now)?;
+        let policy = self.config().staff_second_factor;
         Ok(SignedIn {
             access_token,
             refresh_token,
             registration_complete: user.is_registration_complete,
+            aal: level.aal,
+            second_factor: SecondFactorStep::after(level, user.role, &methods, policy),
+            methods,
             user,
         })
+    }
+
+    /// A new refresh token for a sign-in: the token for the client, and what to record.
+    pub(crate) fn new_refresh_token(&self, now: i64) -> (String, NewRefreshToken) {
+        let token = random_token::<32>();
+        let record = NewRefreshToken {
+            hash: sha256_hex(token.as_bytes()),
+            expires_at: now + self.refresh_ttl_ms(),
+        };
+        (token, record)
+    }
+
+    /// Step-up (CONTRACT §20): the caller's sign-in checked its second factor within
+    /// `STEP_UP_MAX_AGE`, else 403 `STEP_UP_REQUIRED`.
+    pub(crate) fn require_step_up(&self, actor: &Actor) -> Result<()> {
+        let max_age = i64::try_from(self.config().step_up_max_age.as_millis()).unwrap_or(i64::MAX);
+        actor.require_recent_factor(self.clock().now_ms(), max_age)
     }
     /// `POST /auth/refresh`: rotates the refresh token. A reuse past the grace revokes the
     /// sign-in and is recorded in the audit trail (`auth.refresh_reused`, with `origin`:
@@ -231,7 +327,8 @@ impl Langcamp {
         let hash = sha256_hex(token.as_bytes());
         let mut tx = self.db().begin().await?;
         let row = sqlx::query(
-            "SELECT t.session_id, t.expires_at, t.rotated_at, s.user_id, s.revoked_at, u.role, u.email
+            "SELECT t.session_id, t.expires_at, t.rotated_at, s.user_id, s.revoked_at, s.aal,
+                    s.factor_at, u.role, u.email
              FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id
              WHERE t.token_hash = $1",
         )
@@ -251,6 +348,11 @@ impl Langcamp {
         if revoked_at.is_some() || expires_at <= now {
             return Err(Error::TokenInvalid);
         }
+        // A refresh keeps the level the sign-in was raised to; it is no new check.
+        let level = SignInLevel {
+            aal: u8::try_from(row.try_get::<i64, _>("aal")?).unwrap_or(1),
+            factor_at: row.try_get("factor_at")?,
+        };
         let successor = self.keys().successor_token(token);
         match rotated_at {
             None => {
@@ -266,7 +368,7 @@ impl Langcamp {
                 .rows_affected();
                 if rotated == 1 {
                     let pair = self
-                        .issue_pair(&mut tx, &session_id, &user_id, role, now, successor)
+                        .issue_pair(&mut tx, &session_id, &user_id, role, level, now, successor)
                         .await?;
                     tx.commit().await?;
                     return Ok(pair);
@@ -292,6 +394,12 @@ impl Langcamp {
                     token_id: String::new(),
                     token_expires_at: 0,
                     origin,
+                    assurance: Assurance {
+                        level: level.aal,
+                        factor_checked_at: level.factor_at,
+                        has_factor: false,
+                        second_factor_required: false,
+                    },
                 });
                 let entry = Entry::new("auth.refresh_reused", Target::user(&user_id));
                 audit::record(&mut tx, self, &holder, entry).await?;
@@ -303,7 +411,7 @@ impl Langcamp {
         // Nothing to write: the successor was recorded by the rotation.
         drop(tx);
         Ok(TokenPair {
-            access_token: self.sign_access_token(&user_id, &session_id, role, now)?,
+            access_token: self.sign_access_token(&user_id, &session_id, role, level, now)?,
             refresh_token: successor,
         })
     }
@@ -311,7 +419,8 @@ impl Langcamp {
     /// `POST /auth/logout`: ends the sign-in of the access token and blacklists it.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn logout(&self, actor: &Actor, sign_out: SignOut) -> Result<Message> {
-        let caller = actor.caller()?;
+        // Open before the second factor too: whoever signed in may always sign out.
+        let caller = actor.caller_before_second_factor()?;
         let now = self.clock().now_ms();
         let mut tx = self.db().begin().await?;
         sqlx::query("UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
@@ -373,6 +482,7 @@ impl Langcamp {
                 now - HOUR_MS,
             ),
             ("DELETE FROM revoked_tokens WHERE expires_at <= $1", now),
+            ("DELETE FROM passkey_challenges WHERE expires_at <= $1", now),
             ("DELETE FROM refresh_tokens WHERE expires_at <= $1", now),
             (
                 "DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1",
@@ -407,4 +517,24 @@ impl Langcamp {
             }
         }
     }
+}
+
+/// Raises a sign-in to level 2 inside a second-factor write ([`store::raise_sign_in`]).
+pub(crate) async fn raise_sign_in<C: WriteConn>(
+    conn: &mut C,
+    session_id: &str,
+    refresh: &NewRefreshToken,
+    now: i64,
+) -> Result<()> {
+    store::raise_sign_in(conn, session_id, refresh, now).await
+}
+
+/// Counts a wrong second-factor code inside its write; whether it ended the sign-in
+/// ([`store::count_wrong_factor`]).
+pub(crate) async fn count_wrong_factor<C: WriteConn>(
+    conn: &mut C,
+    session_id: &str,
+    now: i64,
+) -> Result<bool> {
+    store::count_wrong_factor(conn, session_id, now).await
 }

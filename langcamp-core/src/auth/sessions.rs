@@ -51,6 +51,9 @@ pub struct LiveSession {
     pub user: Arc<User>,
     /// Epoch ms when the sign-in ends, as of the read that filled the entry.
     pub expires_at: i64,
+    /// Whether the user has a confirmed second factor (a factor added or removed changes
+    /// the user, and forgets their entries like any change of theirs).
+    pub has_factor: bool,
 }
 
 /// The cache of live sign-ins of one [`crate::Langcamp`] handle.
@@ -230,13 +233,13 @@ impl Sessions {
     }
 
     /// The live sign-in `sid` of user `user_id`, if held and not past its end at `now_ms`.
-    pub fn get(&self, sid: &str, user_id: &str, now_ms: i64) -> Option<Arc<User>> {
+    pub fn get(&self, sid: &str, user_id: &str, now_ms: i64) -> Option<LiveSession> {
         if !self.is_enabled() {
             return None;
         }
         let state = self.read();
         let live = state.entries.get(sid)?;
-        (live.user.id == user_id && live.expires_at > now_ms).then(|| Arc::clone(&live.user))
+        (live.user.id == user_id && live.expires_at > now_ms).then(|| live.clone())
     }
 
     /// Keeps what a load read, unless something was forgotten since it began.
@@ -350,6 +353,7 @@ mod tests {
         LiveSession {
             user: user(id),
             expires_at,
+            has_factor: false,
         }
     }
 

@@ -1,13 +1,20 @@
 //! The writes of a sign-in: the code used up, the user found or created, the sign-in and
 //! its refresh tokens.
 
-use super::{OTP_MAX_ATTEMPTS, SignIn};
+use super::{FactorMethod, OTP_MAX_ATTEMPTS, SignIn};
 use crate::domain::error::Result;
-use crate::platform::db::{Arg, Write, WriteConn};
+use crate::platform::db::{Arg, Row as _, Write, WriteConn};
 use crate::users::{self, User};
 
+/// Who a code signed in: the user, the new sign-in's id and the user's second factors.
+pub(super) struct SignedInUser {
+    pub user: User,
+    pub session_id: String,
+    pub methods: Vec<FactorMethod>,
+}
+
 impl Write for SignIn {
-    type Output = Option<(User, String)>;
+    type Output = Option<SignedInUser>;
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Self::Output> {
         let email = self.email.as_str();
@@ -56,7 +63,12 @@ impl Write for SignIn {
             self.expires_at,
         )
         .await?;
-        Ok(Some((user, self.session_id)))
+        let methods = crate::factors::methods_of(conn, &user.id).await?;
+        Ok(Some(SignedInUser {
+            user,
+            session_id: self.session_id,
+            methods,
+        }))
     }
 }
 
@@ -80,4 +92,72 @@ pub(super) async fn record_refresh_token<C: WriteConn>(
     )
     .await?;
     Ok(())
+}
+
+/// A refresh token about to be recorded: its hash and end (the token itself goes to the
+/// client only).
+#[derive(Clone, Debug)]
+pub struct NewRefreshToken {
+    pub hash: String,
+    pub expires_at: i64,
+}
+
+/// Raises the sign-in `session_id` to level 2 with a second-factor check at `now`: its
+/// wrong-code count starts again, its unrotated refresh token is rotated away (deleted: a
+/// sign-in stays one chain) and `refresh` recorded. 401 when the sign-in has ended.
+pub(super) async fn raise_sign_in<C: WriteConn>(
+    conn: &mut C,
+    session_id: &str,
+    refresh: &NewRefreshToken,
+    now: i64,
+) -> Result<()> {
+    let raised = conn
+        .exec(
+            "UPDATE sessions SET aal = 2, factor_at = $1, factor_failures = 0, expires_at = $2,
+                 last_used_at = $1
+             WHERE id = $3 AND revoked_at IS NULL",
+            &[
+                Arg::Int(now),
+                Arg::Int(refresh.expires_at),
+                Arg::Text(session_id),
+            ],
+        )
+        .await?;
+    if raised == 0 {
+        return Err(crate::domain::error::Error::TokenInvalid);
+    }
+    conn.exec(
+        "DELETE FROM refresh_tokens WHERE session_id = $1 AND rotated_at IS NULL",
+        &[Arg::Text(session_id)],
+    )
+    .await?;
+    record_refresh_token(conn, &refresh.hash, session_id, now, refresh.expires_at).await
+}
+
+/// Counts a wrong second-factor code against the sign-in; the fifth ends it. Whether it
+/// ended.
+pub(super) async fn count_wrong_factor<C: WriteConn>(
+    conn: &mut C,
+    session_id: &str,
+    now: i64,
+) -> Result<bool> {
+    let failures = conn
+        .fetch_first(
+            "UPDATE sessions SET factor_failures = factor_failures + 1 WHERE id = $1
+             RETURNING factor_failures",
+            &[Arg::Text(session_id)],
+        )
+        .await?
+        .map(|row| row.int("factor_failures"))
+        .transpose()?
+        .unwrap_or(0);
+    if failures < super::FACTOR_MAX_ATTEMPTS {
+        return Ok(false);
+    }
+    conn.exec(
+        "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+        &[Arg::Int(now), Arg::Text(session_id)],
+    )
+    .await?;
+    Ok(true)
 }

@@ -10,9 +10,10 @@ use super::store::record_refresh_token;
 use super::{LEEWAY_MS, TokenPair};
 use crate::Langcamp;
 use crate::auth::sessions::LiveSession;
-use crate::domain::actor::{Caller, Role};
+use crate::domain::actor::{Assurance, Caller, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
+use crate::platform::config::SecondFactorPolicy;
 use crate::platform::crypto::sha256_hex;
 use crate::users::User;
 
@@ -27,17 +28,55 @@ pub(crate) struct Claims {
     /// Epoch seconds.
     pub(crate) exp: i64,
     typ: String,
+    /// The sign-in's assurance level (CONTRACT §20); a token from before the second
+    /// factor existed is level 1.
+    #[serde(default = "level_one")]
+    aal: u8,
+    /// Epoch seconds of the sign-in's latest second-factor check; null at level 1.
+    #[serde(default)]
+    fat: Option<i64>,
+}
+
+fn level_one() -> u8 {
+    1
+}
+
+/// The assurance a sign-in has reached, as its tokens carry it (`aal`, `fat`) and its row
+/// keeps it (`sessions.aal`, `sessions.factor_at`), so a refresh keeps it too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SignInLevel {
+    pub aal: u8,
+    /// Epoch ms of the latest second-factor check.
+    pub factor_at: Option<i64>,
+}
+
+impl SignInLevel {
+    /// A sign-in with the e-mail code alone.
+    pub const EMAIL_CODE: SignInLevel = SignInLevel {
+        aal: 1,
+        factor_at: None,
+    };
+
+    /// A sign-in whose second factor (or passkey) was checked at `now` (epoch ms).
+    pub fn second_factor(now: i64) -> SignInLevel {
+        SignInLevel {
+            aal: 2,
+            factor_at: Some(now),
+        }
+    }
 }
 
 impl Langcamp {
     /// A new access token and the refresh token `refresh_token` (recorded here) for a live
     /// sign-in.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn issue_pair(
         &self,
         conn: &mut AnyConnection,
         session_id: &str,
         user_id: &str,
         role: Role,
+        level: SignInLevel,
         now: i64,
         refresh_token: String,
     ) -> Result<TokenPair> {
@@ -56,7 +95,7 @@ impl Langcamp {
             .bind(session_id)
             .execute(&mut *conn)
             .await?;
-        let access_token = self.sign_access_token(user_id, session_id, role, now)?;
+        let access_token = self.sign_access_token(user_id, session_id, role, level, now)?;
         Ok(TokenPair {
             access_token,
             refresh_token,
@@ -67,11 +106,12 @@ impl Langcamp {
         i64::try_from(self.config().jwt_refresh_expiration.as_millis()).unwrap_or(i64::MAX / 4)
     }
 
-    pub(super) fn sign_access_token(
+    pub(crate) fn sign_access_token(
         &self,
         user_id: &str,
         session_id: &str,
         role: Role,
+        level: SignInLevel,
         now_ms: i64,
     ) -> Result<String> {
         let iat = now_ms / 1000;
@@ -86,6 +126,8 @@ impl Langcamp {
             iat,
             exp: iat + ttl,
             typ: "access".into(),
+            aal: level.aal,
+            fat: level.factor_at.map(|ms| ms / 1000),
         };
         jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
@@ -115,7 +157,10 @@ impl Langcamp {
         if claims.typ != "access" || claims.exp.saturating_mul(1000) + LEEWAY_MS <= now {
             return Err(Error::TokenInvalid);
         }
-        let user = self.live_session_user(&claims, now).await?;
+        let live = self.live_session_user(&claims, now).await?;
+        let user = &live.user;
+        let staff_held = user.role >= Role::Admin
+            && self.config().staff_second_factor == SecondFactorPolicy::Required;
         Ok(Caller {
             user_id: claims.sub.clone(),
             email: user.email.clone(),
@@ -124,6 +169,12 @@ impl Langcamp {
             token_id: claims.jti.clone(),
             token_expires_at: claims.exp.saturating_mul(1000),
             origin: None,
+            assurance: Assurance {
+                level: claims.aal,
+                factor_checked_at: claims.fat.map(|s| s.saturating_mul(1000)),
+                has_factor: live.has_factor,
+                second_factor_required: live.has_factor || staff_held,
+            },
         })
     }
 
@@ -143,19 +194,23 @@ impl Langcamp {
         .claims)
     }
 
-    /// The user of a live sign-in: from memory when held (see [`crate::auth::sessions`]), else
-    /// one read that checks the sign-in, the blacklist and the user, and keeps the answer.
-    pub(super) async fn live_session_user(&self, claims: &Claims, now: i64) -> Result<Arc<User>> {
+    /// The live sign-in and its user: from memory when held (see [`crate::auth::sessions`]),
+    /// else one read that checks the sign-in, the blacklist and the user, and keeps the
+    /// answer.
+    pub(super) async fn live_session_user(&self, claims: &Claims, now: i64) -> Result<LiveSession> {
         let sessions = self.sessions();
         sessions.catch_up();
-        if let Some(user) = sessions.get(&claims.sid, &claims.sub, now) {
-            return Ok(user);
+        if let Some(live) = sessions.get(&claims.sid, &claims.sub, now) {
+            return Ok(live);
         }
         let generation = sessions.generation();
         let row = sqlx::query(
             "SELECT u.id, u.email, u.name, u.role, u.is_registration_complete, u.age, u.gender, u.city,
                     u.country, u.country_code, u.phone_number, u.locale, u.created_at, u.updated_at,
-                    s.expires_at AS session_expires_at
+                    s.expires_at AS session_expires_at,
+                    CASE WHEN EXISTS (SELECT 1 FROM user_factors f
+                                      WHERE f.user_id = u.id AND f.confirmed_at IS NOT NULL)
+                         THEN 1 ELSE 0 END AS has_factor
              FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3
                AND NOT EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $4)",
@@ -173,10 +228,11 @@ impl Langcamp {
         }
         let user = Arc::new(User::from_row(&row)?);
         let live = LiveSession {
-            user: Arc::clone(&user),
+            user,
             expires_at: row.try_get("session_expires_at")?,
+            has_factor: row.try_get::<i64, _>("has_factor")? != 0,
         };
-        sessions.store(generation, &claims.sid, live, now);
-        Ok(user)
+        sessions.store(generation, &claims.sid, live.clone(), now);
+        Ok(live)
     }
 }

@@ -29,6 +29,12 @@ pub enum Error {
     /// The caller is known but may not do this.
     #[error("{0}")]
     Forbidden(String),
+    /// The caller's sign-in must pass its second factor before this (CONTRACT §20).
+    #[error("verify your second factor first")]
+    SecondFactorRequired,
+    /// This needs a recent second-factor check on the caller's sign-in (step-up, §20).
+    #[error("verify your second factor again to do this")]
+    StepUpRequired,
     /// The request conflicts with the current state (a taken e-mail, the last superadmin).
     #[error("{0}")]
     Conflict(String),

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use super::{TemplateKind, TemplateSource, file};
 
 /// Each file by kind and locale (the locale as written: lower-case language codes).
-const FILES: [(TemplateKind, &str, &str); 18] = [
+const FILES: [(TemplateKind, &str, &str); 24] = [
     (
         TemplateKind::Otp,
         "de",
@@ -97,6 +97,36 @@ const FILES: [(TemplateKind, &str, &str); 18] = [
         TemplateKind::MaterialAssigned,
         "pt",
         include_str!("../../mail-templates/material_assigned.pt.mail"),
+    ),
+    (
+        TemplateKind::SecurityNotice,
+        "de",
+        include_str!("../../mail-templates/security_notice.de.mail"),
+    ),
+    (
+        TemplateKind::SecurityNotice,
+        "en",
+        include_str!("../../mail-templates/security_notice.en.mail"),
+    ),
+    (
+        TemplateKind::SecurityNotice,
+        "es",
+        include_str!("../../mail-templates/security_notice.es.mail"),
+    ),
+    (
+        TemplateKind::SecurityNotice,
+        "fr",
+        include_str!("../../mail-templates/security_notice.fr.mail"),
+    ),
+    (
+        TemplateKind::SecurityNotice,
+        "it",
+        include_str!("../../mail-templates/security_notice.it.mail"),
+    ),
+    (
+        TemplateKind::SecurityNotice,
+        "pt",
+        include_str!("../../mail-templates/security_notice.pt.mail"),
     ),
 ];
 

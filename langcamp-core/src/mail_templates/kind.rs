@@ -19,13 +19,17 @@ pub enum TemplateKind {
     ContactReply,
     /// A material assigned to a student.
     MaterialAssigned,
+    /// A change to the security of the reader's account: a second factor added or
+    /// removed, recovery codes made or used, factors reset (CONTRACT §20).
+    SecurityNotice,
 }
 
 impl TemplateKind {
-    pub const ALL: [TemplateKind; 3] = [
+    pub const ALL: [TemplateKind; 4] = [
         TemplateKind::Otp,
         TemplateKind::ContactReply,
         TemplateKind::MaterialAssigned,
+        TemplateKind::SecurityNotice,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -33,6 +37,7 @@ impl TemplateKind {
             TemplateKind::Otp => "otp",
             TemplateKind::ContactReply => "contact_reply",
             TemplateKind::MaterialAssigned => "material_assigned",
+            TemplateKind::SecurityNotice => "security_notice",
         }
     }
 
@@ -42,7 +47,7 @@ impl TemplateKind {
             .into_iter()
             .find(|kind| kind.as_str() == raw.trim())
             .ok_or_else(|| {
-                format!("unknown template kind {raw:?}: the kinds are otp, contact_reply and material_assigned")
+                format!("unknown template kind {raw:?}: the kinds are otp, contact_reply, material_assigned and security_notice")
             })
     }
 
@@ -52,6 +57,7 @@ impl TemplateKind {
             TemplateKind::Otp => &["schoolName", "code", "minutes"],
             TemplateKind::ContactReply => &["schoolName", "firstName", "reply", "originalMessage"],
             TemplateKind::MaterialAssigned => &["schoolName", "name", "materialTitle", "link"],
+            TemplateKind::SecurityNotice => &["schoolName", "event", "factorName", "at"],
         }
     }
 
@@ -72,6 +78,11 @@ impl TemplateKind {
                 name: "Ana Silva".into(),
                 material_title: "Everyday German, unit 1".into(),
                 link: "https://school.example.com/materials/0190c6b0".into(),
+            },
+            TemplateKind::SecurityNotice => MailValues::SecurityNotice {
+                event: SecurityEvent::FactorAdded,
+                factor_name: "Phone".into(),
+                at: "2026-11-28 09:30 UTC".into(),
             },
         }
     }
@@ -105,6 +116,36 @@ pub enum MailValues {
         material_title: String,
         link: String,
     },
+    SecurityNotice {
+        event: SecurityEvent,
+        /// The factor's name; empty for events about no single factor.
+        factor_name: String,
+        /// When it happened, for people (`2026-11-28 09:30 UTC`).
+        at: String,
+    },
+}
+
+/// What a security notice tells (`{{ event }}` in its template: the template words it in
+/// the reader's language).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecurityEvent {
+    FactorAdded,
+    FactorRemoved,
+    RecoveryCodesCreated,
+    RecoveryCodeUsed,
+    FactorsReset,
+}
+
+impl SecurityEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SecurityEvent::FactorAdded => "factor_added",
+            SecurityEvent::FactorRemoved => "factor_removed",
+            SecurityEvent::RecoveryCodesCreated => "recovery_codes_created",
+            SecurityEvent::RecoveryCodeUsed => "recovery_code_used",
+            SecurityEvent::FactorsReset => "factors_reset",
+        }
+    }
 }
 
 impl MailValues {
@@ -113,6 +154,7 @@ impl MailValues {
             MailValues::Otp { .. } => TemplateKind::Otp,
             MailValues::ContactReply { .. } => TemplateKind::ContactReply,
             MailValues::MaterialAssigned { .. } => TemplateKind::MaterialAssigned,
+            MailValues::SecurityNotice { .. } => TemplateKind::SecurityNotice,
         }
     }
 
@@ -143,6 +185,16 @@ impl MailValues {
                 name => name,
                 materialTitle => material_title,
                 link => link,
+            },
+            MailValues::SecurityNotice {
+                event,
+                factor_name,
+                at,
+            } => context! {
+                schoolName => school_name,
+                event => event.as_str(),
+                factorName => factor_name,
+                at => at,
             },
         }
     }

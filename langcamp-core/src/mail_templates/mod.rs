@@ -24,7 +24,7 @@ pub use self::input::{
     MailTemplateInput, MailTemplatePreviewInput, NewMailTemplate, TemplateAddress, TemplateSource,
     kind_and_locale,
 };
-pub use self::kind::{MailValues, TemplateKind};
+pub use self::kind::{MailValues, SecurityEvent, TemplateKind};
 use crate::Langcamp;
 use crate::audit::{self, Entry, Target};
 use crate::domain::LanguageTag;
@@ -93,6 +93,11 @@ pub struct MailBook {
 }
 
 impl MailBook {
+    /// The school's name (`{{ schoolName }}`): the setting `school_name`, else `Langcamp`.
+    pub fn school_name(&self) -> &str {
+        &self.school_name
+    }
+
     /// The locales tried for a reader's `locale`, in order, lower-case: the tag, its
     /// language, the school's default (and its language), then `en`.
     fn chain(&self, locale: Option<&str>) -> Vec<String> {

@@ -62,6 +62,10 @@ pub struct Keys {
     pub outbox: [u8; 32],
     /// Derives the refresh token that follows a presented one (see [`Keys::successor_token`]).
     pub refresh: [u8; 32],
+    /// Seals second-factor secrets (TOTP) at rest.
+    factor_secret: [u8; 32],
+    /// The keyed hash of recovery codes.
+    recovery: [u8; 32],
 }
 
 impl std::fmt::Debug for Keys {
@@ -78,6 +82,8 @@ impl Keys {
             otp: hmac_sha256(secret, b"langcamp/otp-code-hash/v1"),
             outbox: hmac_sha256(secret, b"langcamp/outbox-seal/v1"),
             refresh: hmac_sha256(secret, b"langcamp/refresh-successor/v1"),
+            factor_secret: hmac_sha256(secret, b"langcamp/factor-secret-seal/v1"),
+            recovery: hmac_sha256(secret, b"langcamp/recovery-code-hash/v1"),
         }
     }
 
@@ -98,28 +104,57 @@ impl Keys {
         hex(&hmac_sha256(&self.refresh, token.as_bytes()))
     }
 
-    /// Encrypts `plaintext` (XChaCha20-Poly1305, random nonce prepended).
+    /// The keyed hash under which a recovery code is stored, bound to its user.
+    pub fn recovery_code_hash(&self, user_id: &str, code: &str) -> String {
+        let mut data = Vec::with_capacity(user_id.len() + code.len() + 1);
+        data.extend_from_slice(user_id.as_bytes());
+        data.push(0);
+        data.extend_from_slice(code.as_bytes());
+        hex(&hmac_sha256(&self.recovery, &data))
+    }
+
+    /// Encrypts outbox mail (XChaCha20-Poly1305, random nonce prepended).
     pub fn seal(&self, plaintext: &[u8]) -> Vec<u8> {
-        let cipher = XChaCha20Poly1305::new(&self.outbox.into());
-        let nonce: [u8; 24] = random_bytes();
-        let mut out = nonce.to_vec();
-        let sealed = cipher
-            .encrypt(&nonce.into(), plaintext)
-            .unwrap_or_else(|_| unreachable!("encryption of an in-memory buffer cannot fail"));
-        out.extend_from_slice(&sealed);
-        out
+        seal_under(&self.outbox, plaintext)
     }
 
     /// Decrypts what [`Keys::seal`] produced; `None` if it was sealed under another key.
     pub fn open(&self, sealed: &[u8]) -> Option<Vec<u8>> {
-        if sealed.len() < 24 {
-            return None;
-        }
-        let (nonce, ciphertext) = sealed.split_at(24);
-        let nonce: [u8; 24] = nonce.try_into().ok()?;
-        let cipher = XChaCha20Poly1305::new(&self.outbox.into());
-        cipher.decrypt(&nonce.into(), ciphertext).ok()
+        open_under(&self.outbox, sealed)
     }
+
+    /// Encrypts a second factor's secret for storage, under a key of its own.
+    pub fn seal_factor_secret(&self, secret: &[u8]) -> Vec<u8> {
+        seal_under(&self.factor_secret, secret)
+    }
+
+    /// Decrypts what [`Keys::seal_factor_secret`] produced; `None` under another server
+    /// secret (`JWT_SECRET` was changed since the factor was added).
+    pub fn open_factor_secret(&self, sealed: &[u8]) -> Option<Vec<u8>> {
+        open_under(&self.factor_secret, sealed)
+    }
+}
+
+/// XChaCha20-Poly1305 under `key`, the random nonce prepended.
+fn seal_under(key: &[u8; 32], plaintext: &[u8]) -> Vec<u8> {
+    let cipher = XChaCha20Poly1305::new(key.into());
+    let nonce: [u8; 24] = random_bytes();
+    let mut out = nonce.to_vec();
+    let sealed = cipher
+        .encrypt(&nonce.into(), plaintext)
+        .unwrap_or_else(|_| unreachable!("encryption of an in-memory buffer cannot fail"));
+    out.extend_from_slice(&sealed);
+    out
+}
+
+fn open_under(key: &[u8; 32], sealed: &[u8]) -> Option<Vec<u8>> {
+    if sealed.len() < 24 {
+        return None;
+    }
+    let (nonce, ciphertext) = sealed.split_at(24);
+    let nonce: [u8; 24] = nonce.try_into().ok()?;
+    let cipher = XChaCha20Poly1305::new(key.into());
+    cipher.decrypt(&nonce.into(), ciphertext).ok()
 }
 
 #[cfg(test)]

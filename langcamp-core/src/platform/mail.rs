@@ -35,6 +35,7 @@ pub enum MailKind {
     Otp,
     ContactReply,
     MaterialAssignment,
+    SecurityNotice,
 }
 
 impl MailKind {
@@ -43,6 +44,7 @@ impl MailKind {
             MailKind::Otp => "otp",
             MailKind::ContactReply => "contact_reply",
             MailKind::MaterialAssignment => "material_assignment",
+            MailKind::SecurityNotice => "security_notice",
         }
     }
 }

@@ -96,14 +96,15 @@ impl Langcamp {
     /// `GET /me`: the caller's own profile.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn me(&self, actor: &Actor) -> Result<User> {
-        let caller = actor.caller()?;
+        // Open before the second factor too: the client shows whose sign-in it is.
+        let caller = actor.caller_before_second_factor()?;
         // The token check just filled or confirmed this entry (see `crate::auth::sessions`).
         let now = self.clock().now_ms();
-        if let Some(user) = self
+        if let Some(live) = self
             .sessions()
             .get(&caller.session_id, &caller.user_id, now)
         {
-            return Ok(User::clone(&user));
+            return Ok(User::clone(&live.user));
         }
         let mut conn = self.db().reader().acquire().await?;
         find_user(&mut conn, &caller.user_id)

@@ -4,7 +4,7 @@
 
 use crate::domain::Id;
 use crate::users::User;
-use crate::{Actor, Caller, Error, Langcamp, Result};
+use crate::{Actor, Assurance, Caller, Error, Langcamp, Result};
 
 /// The session of the operator acting as a user. No sign-in has this id, so the cache of
 /// live sessions never answers for it and each operation reads the user's row itself.
@@ -34,6 +34,7 @@ impl Langcamp {
             token_id: OPERATOR_SESSION.to_owned(),
             token_expires_at: 0,
             origin: None,
+            assurance: Assurance::FULL,
         }))
     }
 }
@@ -58,6 +59,7 @@ mod tests {
             token_id: "t".into(),
             token_expires_at: 0,
             origin: None,
+            assurance: Assurance::FULL,
         });
         assert!(matches!(
             require_operator(&superadmin),

@@ -20,7 +20,7 @@ pub fn routes(r: &mut Routes) {
     r.add::<__path_request_otp>(RateRule::OtpRequest, Access::Anyone, request_otp);
     r.add::<__path_verify_otp>(RateRule::OtpVerify, Access::Anyone, verify_otp);
     r.add::<__path_refresh>(RateRule::Refresh, Access::Anyone, refresh);
-    r.add::<__path_logout>(RateRule::Default, Access::SignedIn, logout);
+    r.add::<__path_logout>(RateRule::Default, Access::OwnAccount, logout);
     r.add::<__path_registration_status>(RateRule::Default, Access::SignedIn, registration_status);
     r.add::<__path_complete_registration>(
         RateRule::Default,
@@ -28,7 +28,7 @@ pub fn routes(r: &mut Routes) {
         complete_registration,
     );
     r.add::<__path_optional>(RateRule::Default, Access::Anyone, optional);
-    r.add::<__path_me>(RateRule::Default, Access::SignedIn, me);
+    r.add::<__path_me>(RateRule::Default, Access::OwnAccount, me);
     r.add::<__path_update_profile>(RateRule::Default, Access::SignedIn, update_profile);
 }
 

@@ -10,6 +10,7 @@ pub mod contacts;
 pub mod courses;
 pub mod dashboard;
 pub mod exports;
+pub mod factors;
 pub mod mail_templates;
 pub mod materials;
 pub mod placement;
@@ -38,6 +39,7 @@ pub fn routes() -> Routes {
             docs::swagger_asset,
         );
     auth::routes(&mut r);
+    factors::routes(&mut r);
     users::routes(&mut r);
     courses::routes(&mut r);
     settings::routes(&mut r);

@@ -152,7 +152,7 @@ async fn every_endpoint_refuses_a_caller_below_its_access_before_the_body_and_th
         assert_eq!(bad_token.code(), "TOKEN_INVALID", "{what}");
 
         let at = match op.access {
-            Access::SignedIn => &student.access,
+            Access::OwnAccount | Access::SignedIn => &student.access,
             Access::Admin => &admin.access,
             Access::Superadmin | Access::Anyone => &superadmin.access,
         };
@@ -167,7 +167,7 @@ async fn every_endpoint_refuses_a_caller_below_its_access_before_the_body_and_th
         let below: &[&str] = match op.access {
             Access::Admin => &[&student.access],
             Access::Superadmin => &[&student.access, &admin.access],
-            Access::Anyone | Access::SignedIn => &[],
+            Access::Anyone | Access::OwnAccount | Access::SignedIn => &[],
         };
         for token in below {
             let refused = call().bearer(token).send().await;

@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use hyper::Method;
-use langcamp_core::auth::{OtpSignIn, OtpVerifyInput};
+use langcamp_core::auth::{OtpCode, OtpSignIn, OtpVerifyInput};
+use langcamp_core::factors::FactorName;
 use langcamp_core::platform::crypto::Keys;
 use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
@@ -169,6 +170,9 @@ pub struct Session {
     pub refresh: String,
     pub user_id: String,
     pub email: String,
+    /// The base32 secret of the TOTP factor this caller added (staff add one to sign in:
+    /// CONTRACT §20), to play their authenticator app.
+    pub totp_secret: Option<String>,
     client: Client,
 }
 
@@ -355,6 +359,7 @@ impl TestApp {
                 .to_owned(),
             user_id: data["user"]["id"].as_str().expect("user id").to_owned(),
             email: email.to_owned(),
+            totp_secret: None,
             client: self.client.with_token(access),
         }
     }
@@ -407,10 +412,14 @@ impl TestApp {
             refresh: signed_in.refresh_token,
             user_id: signed_in.user.id.to_string(),
             email: email.to_owned(),
+            totp_secret: None,
         }
     }
 
-    /// A signed-in user with `role` and a complete profile.
+    /// A signed-in user with `role` and a complete profile. Staff add a TOTP factor
+    /// through core and hold the level-2 tokens its confirmation answers, as a real staff
+    /// member does at their first sign-in under `STAFF_SECOND_FACTOR=required` (CONTRACT
+    /// §20); students sign in with the code alone.
     pub async fn user_with_role(&self, email: &str, role: Role) -> Session {
         self.core
             .create_user(
@@ -419,7 +428,50 @@ impl TestApp {
             )
             .await
             .expect("create the user");
-        self.sign_in_through_core(email).await
+        let session = self.sign_in_through_core(email).await;
+        if role == Role::User {
+            return session;
+        }
+        self.with_totp(session).await
+    }
+
+    /// `session` after adding a TOTP factor through core: its sign-in raised to level 2.
+    pub async fn with_totp(&self, session: Session) -> Session {
+        let actor = Actor::User(
+            self.core
+                .authenticate(&session.access)
+                .await
+                .expect("a valid access token"),
+        );
+        let name = FactorName::parse("name", "Test authenticator").expect("a name");
+        let enrolment = self
+            .core
+            .start_totp(&actor, name)
+            .await
+            .expect("start a TOTP factor");
+        let code = self.totp_code(&enrolment.secret);
+        let added = self
+            .core
+            .confirm_totp(
+                &actor,
+                &enrolment.id,
+                OtpCode::parse(Some(&code)).expect("6 digits"),
+            )
+            .await
+            .expect("confirm the TOTP factor");
+        Session {
+            client: self.client.with_token(&added.access_token),
+            access: added.access_token,
+            refresh: added.refresh_token,
+            totp_secret: Some(enrolment.secret),
+            ..session
+        }
+    }
+
+    /// The code an authenticator app shows now (by the app's clock) for a base32 secret.
+    pub fn totp_code(&self, secret: &str) -> String {
+        langcamp_core::factors::totp::code_from_base32(secret, self.core.clock().now_ms())
+            .expect("a base32 secret")
     }
 
     pub async fn admin(&self) -> Session {

@@ -137,7 +137,7 @@ async fn a_stored_template_is_used_by_the_next_mail_and_deleting_it_restores_the
 
     let list = admin.get("/admin/mail-templates").await;
     let entries = list.as_array().expect("a list");
-    assert_eq!(entries.len(), 18, "3 kinds in 6 locales");
+    assert_eq!(entries.len(), 24, "4 kinds in 6 locales");
     let otp_en: Vec<&Value> = entries
         .iter()
         .filter(|t| t["kind"] == "otp" && t["locale"] == "en")

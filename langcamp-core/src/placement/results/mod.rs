@@ -274,7 +274,7 @@ impl Langcamp {
                 .sessions()
                 .get(&caller.session_id, &caller.user_id, now)
             {
-                Some(user) => user,
+                Some(live) => live.user,
                 None => {
                     let mut conn = self.db().reader().acquire().await?;
                     Arc::new(

@@ -98,6 +98,22 @@ pub struct Config {
     /// `AUDIT_RETENTION_DAYS`: audit entries older than this many days are purged by the
     /// server's maintenance (contract §17); 1 to 36500, default 400.
     pub audit_retention_days: u32,
+    /// `STAFF_SECOND_FACTOR`: whether admins and superadmins need a second factor before
+    /// anything but their own account (CONTRACT §20); default `required`.
+    pub staff_second_factor: SecondFactorPolicy,
+    /// `STEP_UP_MAX_AGE`: how recent a second-factor check must be for the operations that
+    /// can empty the school's data (step-up, CONTRACT §20); default `10m`.
+    pub step_up_max_age: Duration,
+}
+
+/// Whether staff must use a second factor (`STAFF_SECOND_FACTOR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecondFactorPolicy {
+    /// Admins and superadmins at assurance level 1 reach only their own account and the
+    /// factor routes until they add and use a factor.
+    Required,
+    /// Staff without a factor work at level 1; one who adds a factor is held to it.
+    Optional,
 }
 
 mod file_store;
@@ -211,6 +227,18 @@ impl Config {
             |v| v.parse().ok().filter(|d| (1..=36_500).contains(d)),
         )?;
 
+        let staff_second_factor = parse_or(
+            "STAFF_SECOND_FACTOR",
+            get("STAFF_SECOND_FACTOR"),
+            SecondFactorPolicy::Required,
+            |v| match v.to_ascii_lowercase().as_str() {
+                "required" => Some(SecondFactorPolicy::Required),
+                "optional" => Some(SecondFactorPolicy::Optional),
+                _ => None,
+            },
+        )?;
+        let step_up_max_age = duration("STEP_UP_MAX_AGE", Duration::from_secs(10 * 60))?;
+
         let security = parse_or(
             "MAIL_SECURE",
             get("MAIL_SECURE"),
@@ -309,6 +337,8 @@ impl Config {
             file_store,
             shutdown_drain,
             audit_retention_days,
+            staff_second_factor,
+            step_up_max_age,
         })
     }
 

@@ -1,0 +1,177 @@
+//! What clients send to add, confirm and verify second factors (the wire inputs, with their
+//! OpenAPI schemas), and the validated values the operations take.
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::recovery;
+use crate::auth::OtpCode;
+use crate::domain::Text;
+use crate::domain::error::{Error, Result};
+use crate::domain::validate::{Problems, passed, required};
+
+/// A factor's name, as its owner tells their factors apart ("Phone", "YubiKey").
+pub type FactorName = Text<100>;
+
+/// The body of `POST /me/factors/totp`.
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TotpStartInput {
+    /// What to call the factor (1 to 100 characters); default "Authenticator app".
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100, example = "Phone")]
+    pub name: Option<String>,
+}
+
+impl TryFrom<TotpStartInput> for FactorName {
+    type Error = Error;
+
+    fn try_from(input: TotpStartInput) -> Result<FactorName> {
+        let name = input.name.as_deref().unwrap_or("Authenticator app");
+        FactorName::parse("name", name).map_err(Error::invalid)
+    }
+}
+
+/// The body of `POST /me/factors/totp/{id}/confirm`.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodeInput {
+    /// The 6-digit code the authenticator app shows now.
+    #[schema(value_type = String, pattern = r"^[0-9]{6}$", example = "123456")]
+    pub code: Option<String>,
+}
+
+impl TryFrom<CodeInput> for OtpCode {
+    type Error = Error;
+
+    fn try_from(input: CodeInput) -> Result<OtpCode> {
+        OtpCode::parse(input.code.as_deref()).map_err(Error::invalid)
+    }
+}
+
+/// How a second factor is proven (`method` of [`SecondFactorInput`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProofMethod {
+    Totp,
+    Recovery,
+    Passkey,
+}
+
+/// The body of `POST /auth/second-factor/verify`: `{method: "totp", code}`,
+/// `{method: "recovery", code}` or `{method: "passkey", challengeId, credential}`.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SecondFactorInput {
+    pub method: Option<ProofMethod>,
+    /// `totp`: the 6-digit code; `recovery`: a recovery code (`xxxx-xxxx`, case and dash
+    /// ignored).
+    #[schema(value_type = Option<String>, max_length = 20, example = "123456")]
+    pub code: Option<String>,
+    /// `passkey`: the `challengeId` of `POST /auth/second-factor/options`.
+    #[schema(value_type = Option<String>)]
+    pub challenge_id: Option<String>,
+    /// `passkey`: the `PublicKeyCredential` as its `toJSON()` gives it
+    /// (`AuthenticationResponseJSON`).
+    #[schema(value_type = Option<Object>)]
+    pub credential: Option<serde_json::Value>,
+}
+
+/// A validated [`SecondFactorInput`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum SecondFactorProof {
+    Totp(OtpCode),
+    /// A recovery code, normalized (lower case, no dash).
+    Recovery(String),
+    Passkey {
+        challenge_id: String,
+        credential: serde_json::Value,
+    },
+}
+
+impl TryFrom<SecondFactorInput> for SecondFactorProof {
+    type Error = Error;
+
+    fn try_from(input: SecondFactorInput) -> Result<SecondFactorProof> {
+        let method = input
+            .method
+            .ok_or_else(|| Error::invalid("method is required: totp, recovery or passkey"))?;
+        let mut problems = Problems::new();
+        let stray = |problems: &mut Problems, field: &str, present: bool| {
+            if present {
+                problems.add(format!("{field} is not used with this method"));
+            }
+        };
+        let proof = match method {
+            ProofMethod::Totp => {
+                stray(&mut problems, "challengeId", input.challenge_id.is_some());
+                stray(&mut problems, "credential", input.credential.is_some());
+                problems
+                    .take(OtpCode::parse(input.code.as_deref()))
+                    .map(SecondFactorProof::Totp)
+            }
+            ProofMethod::Recovery => {
+                stray(&mut problems, "challengeId", input.challenge_id.is_some());
+                stray(&mut problems, "credential", input.credential.is_some());
+                let code = required("code", input.code.as_deref(), |_, raw| {
+                    recovery::normalized(raw)
+                        .ok_or_else(|| "code must be a recovery code (xxxx-xxxx)".to_owned())
+                });
+                problems.take(code).map(SecondFactorProof::Recovery)
+            }
+            ProofMethod::Passkey => {
+                stray(&mut problems, "code", input.code.is_some());
+                let challenge_id = problems.take(required(
+                    "challengeId",
+                    input.challenge_id.as_deref(),
+                    |_, raw| Ok(raw.trim().to_owned()),
+                ));
+                let credential = problems.take(
+                    input
+                        .credential
+                        .ok_or_else(|| "credential is required".to_owned()),
+                );
+                match (challenge_id, credential) {
+                    (Some(challenge_id), Some(credential)) => Some(SecondFactorProof::Passkey {
+                        challenge_id,
+                        credential,
+                    }),
+                    _ => None,
+                }
+            }
+        };
+        problems.finish()?;
+        passed(proof)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(json: serde_json::Value) -> Result<SecondFactorProof> {
+        let input: SecondFactorInput = serde_json::from_value(json).expect("the wire form");
+        SecondFactorProof::try_from(input)
+    }
+
+    #[test]
+    fn each_method_takes_its_own_fields() {
+        assert_eq!(
+            input(serde_json::json!({"method": "totp", "code": "123456"})).ok(),
+            Some(SecondFactorProof::Totp(
+                OtpCode::parse(Some("123456")).expect("a code")
+            ))
+        );
+        assert_eq!(
+            input(serde_json::json!({"method": "recovery", "code": "AB12-CD34"})).ok(),
+            Some(SecondFactorProof::Recovery("ab12cd34".into()))
+        );
+        assert!(input(serde_json::json!({"method": "totp", "code": "12345"})).is_err());
+        assert!(input(serde_json::json!({"method": "recovery", "code": "nope"})).is_err());
+        assert!(
+            input(serde_json::json!({"method": "totp", "code": "123456", "challengeId": "x"}))
+                .is_err()
+        );
+        assert!(input(serde_json::json!({"method": "passkey", "challengeId": "x"})).is_err());
+        assert!(input(serde_json::json!({"code": "123456"})).is_err());
+    }
+}
