@@ -8,19 +8,20 @@
 # --binary skips the cargo build and uses that langcamp binary (built for this machine's
 # C library or an older one). Otherwise it runs
 #
-#   cargo build --locked --profile container -p langcamp-cli
+#   cargo build --locked --release -p langcamp-cli
 #
-# The `container` profile (Cargo.toml) is `release` with thin LTO and 16 codegen units,
-# stripped: a cold build takes a fraction of fat LTO's time, so CI can build the image from
-# a clean clone (docs/OPERATIONS.md, "Containers", has the measured times and sizes).
-# LANGCAMP_CARGO_PROFILE=release builds with the release profile instead.
+# the release build of docs/OPERATIONS.md and docs/BENCHMARKS.md (fat LTO), stripped here.
+# A dedicated profile with thin or no LTO was measured and dropped: it built no faster on
+# two cores and made a larger, slower binary (docs/OPERATIONS.md, "Containers").
+# LANGCAMP_CARGO_PROFILE=NAME builds with another cargo profile.
 #
 # Needs root (mmdebstrap's root mode keeps the owners in the tarball; podman's storage),
 # podman, mmdebstrap and network access to the Debian mirror (DEBIAN_MIRROR, default
-# http://deb.debian.org/debian). The Debian release is the build machine's own (its
+# http://deb.debian.org/debian, and DEBIAN_SECURITY_MIRROR for the security updates, which
+# the image gets with those of -updates). The Debian release is the build machine's own (its
 # VERSION_CODENAME), so the image's C library is the one the binary was linked against;
 # DEBIAN_SUITE overrides it. The build context is target/container-image/ (removed after
-# the build; target/container/ is the cargo profile's output).
+# the build).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -42,6 +43,7 @@ done
 suite="${DEBIAN_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}"
 [ -n "$suite" ] || { log "cannot tell the Debian release of this machine; set DEBIAN_SUITE"; exit 1; }
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+security_mirror="${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
 # The packages of the root file system; rootfs-hook.sh keeps only their files.
 packages="libc6,libgcc-s1,ca-certificates,tzdata,base-files"
 # Every file in the image gets this time: the commit's, so a rebuild of the same commit
@@ -50,7 +52,7 @@ export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/
 
 # --- the binary --------------------------------------------------------------------------
 if [ -z "$binary" ]; then
-  profile="${LANGCAMP_CARGO_PROFILE:-container}"
+  profile="${LANGCAMP_CARGO_PROFILE:-release}"
   log "cargo build --locked --profile $profile -p langcamp-cli"
   started=$SECONDS
   cargo build --locked --profile "$profile" -p langcamp-cli
@@ -76,8 +78,7 @@ context="target/container-image"
 rm -rf "$context"
 mkdir -p "$context"
 install -m 0755 "$binary" "$context/langcamp"
-# Symbols and debug sections are of no use in the image (the `container` profile already
-# strips; a release or --binary build may not have been).
+# Symbols are of no use in the image: 27.2 MB of the release binary become 25.0 MB.
 strip --strip-all "$context/langcamp"
 
 # --- the root file system ------------------------------------------------------------------
@@ -91,7 +92,8 @@ mmdebstrap --quiet --mode=root --variant=extract --format=tar \
   --include="$packages" \
   --skip=chroot/mount,output/dev,cleanup \
   --extract-hook="deploy/container/rootfs-hook.sh \"\$1\"" \
-  "$suite" "$context/rootfs.tar" "$mirror"
+  "$suite" "$context/rootfs.tar" \
+  "deb $mirror $suite main" "deb $mirror $suite-updates main" "deb $security_mirror $suite-security main"
 log "root file system: $(du -k "$context/rootfs.tar" | cut -f1) KiB tarball in $((SECONDS - started)) s"
 
 # --- the image -------------------------------------------------------------------------------
