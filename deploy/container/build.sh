@@ -109,8 +109,10 @@ podman build --quiet --pull=never --format oci \
   --label org.opencontainers.image.licenses="MIT OR Apache-2.0" \
   -f deploy/container/Containerfile -t "$tag" "$context" >/dev/null
 new_id="$(podman image inspect --format '{{.Id}}' "$tag")"
-# The previous build of this tag, now untagged: remove it (only it, no other image).
-if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
+# The previous build of this tag: remove it when no other tag names it (only it, no
+# other image).
+if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ] \
+  && [ "$(podman image inspect --format '{{len .RepoTags}}' "$old_id" 2>/dev/null)" = 0 ]; then
   podman rmi "$old_id" >/dev/null 2>&1 || true
 fi
 rm -rf "$context"
