@@ -28,9 +28,9 @@
 # it, the script prints VmRSS, VmHWM, the container cgroup's peak
 # (memory.max_usage_in_bytes, cgroup v1: it counts the page cache the container brought in,
 # which the kernel reclaims before it kills for the limit, but not pages another cgroup
-# brought in first, such as the binary's) and the CPU the container used in the phase, in
-# cores (cpuacct.usage over the phase's wall time; the load generator runs on the same
-# machine, so this is what the server got, not what it could use).
+# brought in first, such as the binary's) and the CPU the server used in the phase, in
+# cores (its user + system time over the phase's wall time; the load generator runs on
+# the same machine, so this is what the server got, not what it could use).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/container.sh
@@ -68,7 +68,8 @@ cgroup_file() {  # cgroup_file PID CONTROLLER NAME: a file of the process's cgro
   path="$(awk -F: -v c="$2" '$2 == c {print $3}' "/proc/$1/cgroup")"
   echo "/sys/fs/cgroup/$2$path/$3"
 }
-cpu_ns() { cat "$(cgroup_file "$1" cpuacct cpuacct.usage)" 2>/dev/null || echo 0; }
+# The process's CPU time (user + system) in nanoseconds, from /proc/PID/stat.
+cpu_ns() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.0f", ($12 + $13) * 1e9 / hz }' "/proc/$1/stat"; }
 reset_peaks() {  # reset_peaks PID: VmHWM, the cgroup's memory peak, the phase's CPU clock
   echo 5 >"/proc/$1/clear_refs"
   echo 0 >"$(cgroup_file "$1" memory memory.max_usage_in_bytes)" 2>/dev/null || true
@@ -133,10 +134,10 @@ measure() {  # measure sqlite|postgres
   report "$backend" "GET /admin/dashboard, 16 connections ($(awk '/Requests\/sec/ {print int($2)}' "$work/$backend-dash.txt") req/s)" "$pid"
 
   reset_peaks "$pid"
-  # A PNG by its first bytes, then zeros up to UPLOAD_MAX_BYTES.
-  { printf '\x89PNG\r\n\x1a\n'; head -c $((20971520 - 8)) /dev/zero; } >"$work/upload.png"
+  # A PDF by its first bytes, then zeros up to UPLOAD_MAX_BYTES.
+  { printf '%%PDF-1.4\n'; head -c $((20971520 - 9)) /dev/zero; } >"$work/upload.pdf"
   seq 1 32 | xargs -P 16 -I{} curl -s -o /dev/null -w '%{http_code}\n' -H 'X-Forwarded-For: 10.200.0.{}' \
-    -F "file=@$work/upload.png;type=image/png" "http://127.0.0.1:$port/storage/upload" >"$work/$backend-uploads.txt"
+    -F "file=@$work/upload.pdf;type=application/pdf" "http://127.0.0.1:$port/storage/upload" >"$work/$backend-uploads.txt"
   report "$backend" "uploads, 16 at a time ($(grep -c '^201$' "$work/$backend-uploads.txt") of 32 stored)" "$pid"
 
   # Over the whole run: the peak since the last reset is the dashboard's; VmHWM over all
