@@ -76,7 +76,7 @@ pg_url=""
 cleanup() {
   local status=$?
   for c in $(podman ps -a --format '{{.Names}}' 2>/dev/null | grep "^$LC_PREFIX-" || true); do
-    pm rm -f -t 0 "$c" >/dev/null 2>&1 || true
+    pm rm -f -v -t 0 "$c" >/dev/null 2>&1 || true
   done
   for v in $(podman volume ls --format '{{.Name}}' 2>/dev/null | grep "^$LC_PREFIX-" || true); do
     pm volume rm -f "$v" >/dev/null 2>&1 || true
@@ -146,7 +146,7 @@ jq -e '.ExposedPorts | has("3000/tcp")' <<<"$config" >/dev/null || fail "port 30
 # Its files: nothing to run but the binary, no package manager's leftovers, no secrets.
 pm create --name "$LC_PREFIX-files" "$image" >/dev/null
 pm export "$LC_PREFIX-files" >"$work/image.tar"
-pm rm "$LC_PREFIX-files" >/dev/null
+pm rm -v "$LC_PREFIX-files" >/dev/null
 tar -tvf "$work/image.tar" >"$work/image-files.txt"
 tar -tf "$work/image.tar" | sed 's#^\./##' >"$work/image-names.txt"
 forbidden='^(usr/)?s?bin/|(^|/)(sh|bash|dash|ash|busybox|gcc[^/]*|cc|c\+\+|ld|rustc|cargo|apt[^/]*|dpkg|perl[^/]*|python[^/]*|openssl)$|^var/cache/apt|^var/lib/apt|^etc/apt|^var/lib/dpkg/(status|info)($|/)|(^|/)\.[a-z]*_history$|(^|/)\.(env|netrc|git|ssh|aws|docker)(/|$)|(^|/)id_(rsa|ed25519|ecdsa)|\.(key|p12|pfx)$|^root/.'

@@ -55,7 +55,7 @@ pg_url="$(scripts/postgres-test-server.sh)"
 s3_url="$(scripts/s3-test-server.sh)"
 database="lc_rss_$$"
 cleanup() {
-  for c in $(podman ps -a --format '{{.Names}}' | grep "^$LC_PREFIX-" || true); do pm rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
+  for c in $(podman ps -a --format '{{.Names}}' | grep "^$LC_PREFIX-" || true); do pm rm -f -v -t 0 "$c" >/dev/null 2>&1 || true; done
   for v in $(podman volume ls --format '{{.Name}}' | grep "^$LC_PREFIX-" || true); do pm volume rm -f "$v" >/dev/null 2>&1 || true; done
   psql "$pg_url" -qAtc "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$work"
