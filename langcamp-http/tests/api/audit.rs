@@ -264,6 +264,69 @@ async fn a_write_that_fails_after_its_change_leaves_neither_change_nor_entry() {
     assert_eq!(stored["replyMessage"], Value::Null);
 }
 
+/// A contact reply is one piece of the group commit with its entry and its mail: two
+/// replies sent at once share a transaction on SQLite, and when one's mail is refused, that
+/// reply leaves neither change, entry nor mail, while the other keeps all three.
+#[tokio::test]
+async fn a_grouped_reply_whose_mail_fails_leaves_nothing_and_the_one_beside_it_keeps_its_mail() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    let send = |first: &'static str, email: &'static str| {
+        app.post("/contact")
+            .header("x-forwarded-for", &fresh_client())
+            .json(
+                &json!({ "firstName": first, "lastName": "Lind", "email": email, "message": "Hi" }),
+            )
+            .send()
+    };
+    let refused = send("Eva", "refused@example.com").await.expect(201).data();
+    let kept = send("Ola", "kept@example.com").await.expect(201).data();
+    let refuse = if is_postgres(&app) {
+        "CREATE FUNCTION refuse_mail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+             IF NEW.recipient = 'refused@example.com' THEN RAISE EXCEPTION 'no mail'; END IF;
+             RETURN NEW; END $$;
+         CREATE TRIGGER refuse_mail BEFORE INSERT ON mail_outbox FOR EACH ROW EXECUTE FUNCTION refuse_mail();"
+    } else {
+        "CREATE TRIGGER refuse_mail BEFORE INSERT ON mail_outbox WHEN NEW.recipient = 'refused@example.com'
+         BEGIN SELECT RAISE(ABORT, 'no mail'); END;"
+    };
+    execute(&app, refuse).await.expect("install the fault");
+    let before = entries(&root, "").await.len();
+    let reply = |contact: &Value| {
+        let path = format!(
+            "/contact/admin/{}/reply",
+            contact["id"].as_str().expect("id")
+        );
+        admin.post(&path, &json!({ "replyMessage": "Yes." })).send()
+    };
+    let (failed, sent) = tokio::join!(reply(&refused), reply(&kept));
+    assert!(failed.status >= 500, "{}", failed.text());
+    assert_eq!(sent.status, 200, "{}", sent.text());
+    let stored = |contact: &Value| {
+        admin.get(&format!(
+            "/contact/admin/{}",
+            contact["id"].as_str().expect("id")
+        ))
+    };
+    assert_eq!(stored(&refused).await["status"], "PENDING", "no change");
+    assert_eq!(stored(&kept).await["status"], "REPLIED");
+    let after = entries(&root, "").await;
+    assert_eq!(after.len(), before + 1, "only the kept reply's entry");
+    assert_eq!(after[0]["action"], "contact.replied");
+    assert_eq!(after[0]["target"]["id"], kept["id"]);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'contact_reply' AND recipient = 'kept@example.com'")
+            .await,
+        1,
+        "the kept reply's mail"
+    );
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM mail_outbox WHERE recipient = 'refused@example.com'")
+            .await,
+        0
+    );
+}
+
 /// A settings write runs with its entry as one piece of the SQLite group commit (its own
 /// transaction on PostgreSQL): when its change fails after the entry was written, the entry
 /// is undone too, and the write beside it is kept.
