@@ -71,7 +71,8 @@ impl Target {
         }
     }
 
-    /// Something without an id (a setting is named by its key; an export by its name).
+    /// Something that is no single record (an export, a purge): no id, a label only. A
+    /// setting or a mail template is a record, by its key or `kind/locale`.
     pub fn named(kind: &'static str, label: impl Into<String>) -> Target {
         Target {
             kind,

@@ -339,9 +339,15 @@ impl Langcamp {
     }
 }
 
-/// A template as the audit trail names it: `<kind>.<locale>`.
+/// A template as the audit trail names it (CONTRACT §17): its id is `<kind>/<locale>` (the
+/// path's, `otp/de`), so `targetId=otp/de` finds its whole history; its label
+/// `<kind>.<locale>`.
 fn template_target(kind: TemplateKind, locale: &LanguageTag) -> Target {
-    Target::named("mail_template", format!("{kind}.{locale}"))
+    Target::record(
+        "mail_template",
+        format!("{kind}/{locale}"),
+        format!("{kind}.{locale}"),
+    )
 }
 
 fn stored_template(stored: store::StoredTemplate) -> MailTemplate {

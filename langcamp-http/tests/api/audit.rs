@@ -103,7 +103,7 @@ async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_req
     assert_eq!(setting["action"], "setting.put");
     assert_eq!(
         setting["target"],
-        json!({ "type": "setting", "id": null, "label": "school_name" })
+        json!({ "type": "setting", "id": "school_name", "label": "school_name" })
     );
     assert_eq!(
         setting["changes"],
@@ -150,7 +150,10 @@ async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_req
         .expect(200);
     let template = step("template-1").await;
     assert_eq!(template["action"], "mail_template.put");
-    assert_eq!(template["target"]["label"], "otp.nl");
+    assert_eq!(
+        template["target"],
+        json!({ "type": "mail_template", "id": "otp/nl", "label": "otp.nl" })
+    );
 
     assert_eq!(
         entries(&root, "").await.len(),
@@ -176,6 +179,58 @@ async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_req
             .all(|e| e["actor"]["id"] == root.user_id.as_str())
     );
     assert_eq!(by_actor.len(), 1);
+}
+
+/// A setting is named by its key and a mail template by `kind/locale` (CONTRACT §17), so
+/// `targetId` finds the whole history of either, deletions included.
+#[tokio::test]
+async fn a_settings_and_a_templates_history_is_found_by_its_key_or_kind_and_locale() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    for value in ["https://v.example/1", "https://v.example/2"] {
+        admin
+            .put(
+                "/settings",
+                &json!({ "key": "landing_video_url", "value": value }),
+            )
+            .await;
+    }
+    admin
+        .put(
+            "/settings",
+            &json!({ "key": "school_name", "value": "Escola" }),
+        )
+        .await;
+    admin.delete("/settings/landing_video_url").await;
+    let template = json!({ "subject": "Code", "text": "{{ code }}" });
+    admin
+        .put("/admin/mail-templates/otp/pt-BR", &template)
+        .await;
+    admin.put("/admin/mail-templates/otp/de", &template).await;
+    admin.delete("/admin/mail-templates/otp/pt-br").await;
+
+    let history = entries(&root, "&targetType=setting&targetId=landing_video_url").await;
+    let actions: Vec<&Value> = history.iter().map(|e| &e["action"]).collect();
+    assert_eq!(actions, ["setting.deleted", "setting.put", "setting.put"]);
+    assert_eq!(
+        history[2]["changes"],
+        json!({ "value": { "from": null, "to": "https://v.example/1" } })
+    );
+    // The template's id is its path, the locale in its normal form whatever was typed;
+    // `/` may come percent-encoded.
+    for query in [
+        "&targetId=otp/pt-BR",
+        "&targetType=mail_template&targetId=otp%2Fpt-BR",
+    ] {
+        let history = entries(&root, query).await;
+        let actions: Vec<&Value> = history.iter().map(|e| &e["action"]).collect();
+        assert_eq!(
+            actions,
+            ["mail_template.deleted", "mail_template.put"],
+            "{query}"
+        );
+        assert_eq!(history[0]["target"]["label"], "otp.pt-BR");
+    }
 }
 
 #[tokio::test]
