@@ -34,6 +34,25 @@ fn is_postgres(app: &TestApp) -> bool {
         .starts_with("postgres")
 }
 
+/// Makes every insert into `table` whose `column` is `value` fail, on either backend (a
+/// trigger installed from outside the service).
+async fn refuse_inserts(app: &TestApp, table: &str, column: &str, value: &str) {
+    let statement = if is_postgres(app) {
+        format!(
+            "CREATE FUNCTION refuse_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                 IF NEW.{column} = '{value}' THEN RAISE EXCEPTION 'refused'; END IF;
+                 RETURN NEW; END $$;
+             CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION refuse_{table}();"
+        )
+    } else {
+        format!(
+            "CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} WHEN NEW.{column} = '{value}'
+             BEGIN SELECT RAISE(ABORT, 'refused'); END;"
+        )
+    };
+    execute(app, &statement).await.expect("install the fault");
+}
+
 #[tokio::test]
 async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_request_id() {
     let app = TestApp::spawn().await;
@@ -336,16 +355,7 @@ async fn a_grouped_reply_whose_mail_fails_leaves_nothing_and_the_one_beside_it_k
     };
     let refused = send("Eva", "refused@example.com").await.expect(201).data();
     let kept = send("Ola", "kept@example.com").await.expect(201).data();
-    let refuse = if is_postgres(&app) {
-        "CREATE FUNCTION refuse_mail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-             IF NEW.recipient = 'refused@example.com' THEN RAISE EXCEPTION 'no mail'; END IF;
-             RETURN NEW; END $$;
-         CREATE TRIGGER refuse_mail BEFORE INSERT ON mail_outbox FOR EACH ROW EXECUTE FUNCTION refuse_mail();"
-    } else {
-        "CREATE TRIGGER refuse_mail BEFORE INSERT ON mail_outbox WHEN NEW.recipient = 'refused@example.com'
-         BEGIN SELECT RAISE(ABORT, 'no mail'); END;"
-    };
-    execute(&app, refuse).await.expect("install the fault");
+    refuse_inserts(&app, "mail_outbox", "recipient", "refused@example.com").await;
     let before = entries(&root, "").await.len();
     let reply = |contact: &Value| {
         let path = format!(
@@ -389,16 +399,7 @@ async fn a_grouped_reply_whose_mail_fails_leaves_nothing_and_the_one_beside_it_k
 async fn a_grouped_write_that_fails_after_its_entry_leaves_neither_change_nor_entry() {
     let (app, admin) = TestApp::with_admin().await;
     let root = app.superadmin().await;
-    let refuse = if is_postgres(&app) {
-        "CREATE FUNCTION refuse_setting() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-             IF NEW.key = 'refused.key' THEN RAISE EXCEPTION 'no setting'; END IF;
-             RETURN NEW; END $$;
-         CREATE TRIGGER refuse_setting BEFORE INSERT ON settings FOR EACH ROW EXECUTE FUNCTION refuse_setting();"
-    } else {
-        "CREATE TRIGGER refuse_setting BEFORE INSERT ON settings WHEN NEW.key = 'refused.key'
-         BEGIN SELECT RAISE(ABORT, 'no setting'); END;"
-    };
-    execute(&app, refuse).await.expect("install the fault");
+    refuse_inserts(&app, "settings", "key", "refused.key").await;
     let before = entries(&root, "").await.len();
     let (refused, kept) = tokio::join!(
         admin
