@@ -1,6 +1,7 @@
 //! `langcamp doctor`: checks everything a deployment depends on, one line per check with
 //! what to do when it fails. Exit 0 only when every check passes, so it can gate a
-//! deployment script. The database, migration and file-store checks are the readiness
+//! deployment script. A warning (`warn`, `"warning": true`) is a setting that works but
+//! serves people badly, such as mail links without a host; it names the fix and passes. The database, migration and file-store checks are the readiness
 //! report of `GET /ready` (`langcamp_core::platform::health`), so both always agree.
 
 use std::time::Duration;
@@ -14,11 +15,14 @@ use crate::{Cli, CliError};
 /// A database that has not answered in this long is reported as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// One line of the report: the check, and the fix when it failed.
+/// One line of the report: the check, and the fix when it failed or warns.
 #[derive(Debug, Serialize)]
 struct Line {
     name: &'static str,
     ok: bool,
+    /// Passed, with a fix worth making (`ok` stays true: a warning fails nothing).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    warning: bool,
     detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     fix: Option<&'static str>,
@@ -29,8 +33,39 @@ impl Line {
         Line {
             name: check.name,
             ok: check.ok,
+            warning: false,
             fix: (!check.ok).then_some(fix),
             detail: check.detail,
+        }
+    }
+
+    fn passed(name: &'static str, detail: impl Into<String>) -> Line {
+        Line {
+            name,
+            ok: true,
+            warning: false,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn failed(name: &'static str, detail: impl Into<String>, fix: &'static str) -> Line {
+        Line {
+            name,
+            ok: false,
+            warning: false,
+            detail: detail.into(),
+            fix: Some(fix),
+        }
+    }
+
+    fn warned(name: &'static str, detail: impl Into<String>, fix: &'static str) -> Line {
+        Line {
+            name,
+            ok: true,
+            warning: true,
+            detail: detail.into(),
+            fix: Some(fix),
         }
     }
 }
@@ -38,21 +73,25 @@ impl Line {
 pub async fn run(cli: &Cli) -> Result<(), CliError> {
     let lines = match crate::config(cli) {
         Ok(config) => checks(config).await,
-        Err(message) => vec![Line {
-            name: "configuration",
-            ok: false,
-            detail: message.to_string(),
-            fix: Some("correct the variable named above (README: Configuration)"),
-        }],
+        Err(message) => vec![Line::failed(
+            "configuration",
+            message.to_string(),
+            "correct the variable named above (README: Configuration)",
+        )],
     };
     let ok = lines.iter().all(|l| l.ok);
     if cli.json {
         crate::print_json(&serde_json::json!({ "ok": ok, "checks": lines }))?;
     } else {
         for line in &lines {
+            let status = match (line.ok, line.warning) {
+                (false, _) => "FAIL",
+                (true, true) => "warn",
+                (true, false) => "ok",
+            };
             match line.fix {
-                None => println!("ok    {:<14} {}", line.name, line.detail),
-                Some(fix) => println!("FAIL  {:<14} {}; fix: {fix}", line.name, line.detail),
+                None => println!("{status:<5} {:<14} {}", line.name, line.detail),
+                Some(fix) => println!("{status:<5} {:<14} {}; fix: {fix}", line.name, line.detail),
             }
         }
     }
@@ -71,45 +110,33 @@ pub async fn run(cli: &Cli) -> Result<(), CliError> {
 }
 
 async fn checks(config: Config) -> Vec<Line> {
-    let mut lines = vec![Line {
-        name: "configuration",
-        ok: true,
-        detail: format!("read; data directory {}", config.data_dir.display()),
-        fix: None,
-    }];
+    let mut lines = vec![Line::passed(
+        "configuration",
+        format!("read; data directory {}", config.data_dir.display()),
+    )];
     lines.push(if config.jwt_secret_generated {
-        Line {
-            name: "JWT_SECRET",
-            ok: false,
-            detail: "not set: a random secret is used, so every restart signs everyone out".into(),
-            fix: Some(
-                "set JWT_SECRET to a random string of 32+ characters, the same on every instance",
-            ),
-        }
+        Line::failed(
+            "JWT_SECRET",
+            "not set: a random secret is used, so every restart signs everyone out",
+            "set JWT_SECRET to a random string of 32+ characters, the same on every instance",
+        )
     } else {
-        Line {
-            name: "JWT_SECRET",
-            ok: true,
-            detail: format!("set, {} characters", config.jwt_secret.expose().len()),
-            fix: None,
-        }
+        Line::passed(
+            "JWT_SECRET",
+            format!("set, {} characters", config.jwt_secret.expose().len()),
+        )
     });
     lines.push(
         match langcamp_core::platform::mail::check_smtp(&config.mail).await {
-            Ok(detail) => Line {
-                name: "mail",
-                ok: true,
+            Ok(detail) => Line::passed("mail", detail),
+            Err(detail) => Line::failed(
+                "mail",
                 detail,
-                fix: None,
-            },
-            Err(detail) => Line {
-                name: "mail",
-                ok: false,
-                detail,
-                fix: Some("check MAIL_HOST, MAIL_PORT, MAIL_SECURE, MAIL_USER and MAIL_PASS"),
-            },
+                "check MAIL_HOST, MAIL_PORT, MAIL_SECURE, MAIL_USER and MAIL_PASS",
+            ),
         },
     );
+    lines.push(frontend_line(&config.frontend_base_url));
 
     let url = config.database_url.expose().to_owned();
     let location = health::database_location(&url);
@@ -158,26 +185,68 @@ async fn checks(config: Config) -> Vec<Line> {
             }
         }
         Ok(Err(e)) => {
-            lines.push(Line {
-                name: "database",
-                ok: false,
-                detail: health::connect_error(&url, &e).await,
-                fix: Some(DB_FIX),
-            });
+            lines.push(Line::failed(
+                "database",
+                health::connect_error(&url, &e).await,
+                DB_FIX,
+            ));
             lines.push(Line::from_check(store_check().await, store_fix));
         }
         Err(_) => {
-            lines.push(Line {
-                name: "database",
-                ok: false,
-                detail: format!(
+            lines.push(Line::failed(
+                "database",
+                format!(
                     "{location}: no answer within {} s",
                     CONNECT_TIMEOUT.as_secs()
                 ),
-                fix: Some(DB_FIX),
-            });
+                DB_FIX,
+            ));
             lines.push(Line::from_check(store_check().await, store_fix));
         }
     }
     lines
+}
+
+/// `FRONTEND_BASE_URL`, the base of the links in mail (an assigned material's): unset or
+/// without `http(s)://`, a link has no host and no mail reader can open it. The school
+/// still runs, so this warns.
+fn frontend_line(base: &str) -> Line {
+    const NAME: &str = "FRONTEND_BASE_URL";
+    const FIX: &str =
+        "set FRONTEND_BASE_URL to the address of the school's web app, e.g. https://school.example";
+    if base.is_empty() {
+        Line::warned(
+            NAME,
+            "not set: an assignment mail links to /materials/<id>, which no mail reader can open",
+            FIX,
+        )
+    } else if !(base.starts_with("https://") || base.starts_with("http://")) {
+        Line::warned(
+            NAME,
+            format!(
+                "{base:?} is no http(s) address: an assignment mail links to {base}/materials/<id>, which no mail reader can open"
+            ),
+            FIX,
+        )
+    } else {
+        Line::passed(NAME, format!("mail links to {base}/materials/<id>"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frontend_address_without_a_host_warns_and_passes() {
+        for base in ["", "school.example", "/app"] {
+            let line = frontend_line(base);
+            assert!(line.ok && line.warning, "{base:?}: {line:?}");
+            assert!(line.fix.is_some_and(|f| f.contains("FRONTEND_BASE_URL")));
+        }
+        for base in ["https://school.example", "http://localhost:5173"] {
+            let line = frontend_line(base);
+            assert!(line.ok && !line.warning && line.fix.is_none(), "{line:?}");
+        }
+    }
 }

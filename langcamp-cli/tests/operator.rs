@@ -37,6 +37,7 @@ impl Env {
         let mut command = self.langcamp(args);
         command
             .env("JWT_SECRET", "operator-test-secret-0123456789")
+            .env("FRONTEND_BASE_URL", "https://school.example")
             .env_remove("MAIL_HOST")
             .env_remove("LOG_FORMAT")
             .env_remove("METRICS_TOKEN");
@@ -92,6 +93,7 @@ async fn doctor_passes_every_check_on_a_migrated_database() {
         "configuration",
         "JWT_SECRET",
         "mail",
+        "FRONTEND_BASE_URL",
         "database",
         "migrations",
         "fileStore",
@@ -109,8 +111,46 @@ async fn doctor_passes_every_check_on_a_migrated_database() {
             .lines()
             .filter(|l| l.starts_with("ok "))
             .count(),
-        6
+        7
     );
+}
+
+/// Without `FRONTEND_BASE_URL` (the default) an assignment mail's link has no host:
+/// doctor says so with the fix, as a warning that fails nothing.
+#[tokio::test]
+async fn doctor_warns_about_mail_links_without_a_host_and_still_passes() {
+    let env = Env::migrated().await;
+    let out = env
+        .command(&["doctor"])
+        .env_remove("FRONTEND_BASE_URL")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let report = text(&out.stdout);
+    let line = report
+        .lines()
+        .find(|l| l.contains("FRONTEND_BASE_URL"))
+        .unwrap_or_else(|| panic!("no FRONTEND_BASE_URL line in\n{report}"));
+    assert!(
+        line.starts_with("warn ")
+            && line.contains("/materials/<id>")
+            && line.contains("fix: set FRONTEND_BASE_URL"),
+        "{line}"
+    );
+    let out = env
+        .command(&["doctor", "--json"])
+        .env_remove("FRONTEND_BASE_URL")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["ok"], true);
+    let check = report["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|c| c["name"] == "FRONTEND_BASE_URL"))
+        .expect("the FRONTEND_BASE_URL check");
+    assert_eq!(check["ok"], true, "{check}");
+    assert_eq!(check["warning"], true, "{check}");
 }
 
 #[tokio::test]

@@ -3,8 +3,9 @@
 //! One entry per staff write, written by [`record`] inside the write's own transaction, so
 //! no change exists without its entry and no entry without its change: a refused or
 //! failed write rolls its entry back with it. `record` takes any [`WriteConn`]: an open
-//! transaction, or the connection of a [`crate::platform::db::Write`] piece. The frequent admin
-//! writes (settings, deletes by id) are such pieces, run by `Langcamp::write_change`: on
+//! transaction, or the connection of a [`crate::platform::db::Write`] piece. The staff writes
+//! (settings, mail templates, users, contacts, deletes by id, ...) are such pieces, run by
+//! `Langcamp::write_change`: on
 //! SQLite they join the group commit in a savepoint of their own, so a burst of them
 //! shares the writer's transaction and the pages the entries touch (each entry adds a
 //! row to five indexes) instead of each paying its own commit. The table is append-only (database triggers
@@ -71,7 +72,8 @@ impl Target {
         }
     }
 
-    /// Something without an id (a setting is named by its key; an export by its name).
+    /// Something that is no single record (an export, a purge): no id, a label only. A
+    /// setting or a mail template is a record, by its key or `kind/locale`.
     pub fn named(kind: &'static str, label: impl Into<String>) -> Target {
         Target {
             kind,

@@ -15,6 +15,8 @@ pub const REPLY_MAX: usize = 10_000;
 pub const SOURCE_MAX: usize = 200;
 pub const PHONE_MIN: usize = 4;
 pub const PHONE_MAX: usize = 30;
+/// The longest `locale` sent, surrounding spaces included: the longest tag.
+pub const LOCALE_MAX: usize = 35;
 
 /// A first or last name.
 pub type Name = Text<NAME_MAX>;
@@ -54,7 +56,8 @@ pub struct ContactInput {
         example = "pricing-page"
     )]
     pub source: Option<String>,
-    /// Optional: the language replies are written in (BCP 47); else the request's first
+    /// Optional: the language replies are written in (BCP 47), at most 35 characters as
+    /// sent; blank counts as absent, as every optional field. Absent: the request's first
     /// `Accept-Language` tag, else the school's default.
     #[schema(
         max_length = 35,
@@ -125,6 +128,18 @@ impl Phone {
     }
 }
 
+/// The form's locale: blank counts as absent, like every optional field; a value longer
+/// than the longest tag is refused as sent, blank or padded, as the document's `maxLength`
+/// says (a tag needs no padding, and 36 spaces are no tag).
+fn contact_locale(raw: &str) -> std::result::Result<Option<LanguageTag>, String> {
+    if raw.chars().count() > LOCALE_MAX {
+        return Err(format!(
+            "locale must be at most {LOCALE_MAX} characters long"
+        ));
+    }
+    LanguageTag::parse_optional("locale", raw)
+}
+
 /// A validated contact form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewContact {
@@ -183,12 +198,7 @@ impl TryFrom<ContactInput> for NewContact {
                 .as_deref()
                 .map_or(Ok(None), |r| Source::parse_optional("source", r)),
         );
-        let locale = problems.take(
-            input
-                .locale
-                .as_deref()
-                .map_or(Ok(None), |raw| LanguageTag::parse_optional("locale", raw)),
-        );
+        let locale = problems.take(input.locale.as_deref().map_or(Ok(None), contact_locale));
         problems.finish()?;
         Ok(NewContact {
             first_name: passed(first_name)?,

@@ -1,7 +1,7 @@
 //! Contact desk: the public contact form, and the admins' inbox with replies by e-mail.
 //!
-//! A reply and its mail commit together: the visitor gets exactly the text that is stored
-//! (the mail is in `mail`). Here: the operations and what they answer; [`input`] holds
+//! A reply and its mail commit together, one piece of the group commit with its audit entry:
+//! the visitor gets exactly the text that is stored (the mail is in `mail`). Here: the operations and what they answer; [`input`] holds
 //! what clients send and the validated commands, `store` the SQL.
 
 mod input;
@@ -18,7 +18,7 @@ pub use self::input::{
     Source,
 };
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
+use crate::audit::Target;
 pub use crate::domain::ContactStatus;
 use crate::domain::Deleted;
 use crate::domain::Id;
@@ -27,7 +27,6 @@ use crate::domain::error::Result;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::mail_templates::MailValues;
-use crate::platform::mail::MailKind;
 
 /// A contact request. Unset optional fields are `null`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -72,17 +71,14 @@ impl Langcamp {
     /// action; one the operator writes (the demo seed) is, and is audited.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_contact(&self, actor: &Actor, new: NewContact) -> Result<Contact> {
-        let now = self.clock().now_ms();
-        let id = Id::new();
-        let mut tx = self.db().begin().await?;
-        store::insert(&mut tx, &id, &new, now).await?;
-        let contact = store::require(&mut tx, &id).await?;
-        if *actor == Actor::Operator {
-            let entry = Entry::new("contact.created", contact_target(&contact));
-            audit::record(&mut tx, self, actor, entry).await?;
-        }
-        tx.commit().await?;
-        Ok(contact)
+        let create = store::Create {
+            app: self.clone(),
+            actor: actor.clone(),
+            id: Id::new(),
+            new,
+            now: self.clock().now_ms(),
+        };
+        self.write_change(create, None).await
     }
 
     /// `GET /contact/admin`: newest first, filtered by status and text.
@@ -104,7 +100,7 @@ impl Langcamp {
     pub async fn get_contact(&self, actor: &Actor, id: &Id<Contact>) -> Result<Contact> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
-        store::require(&mut conn, id).await
+        store::require(&mut *conn, id).await
     }
 
     /// `POST /contact/admin/{id}/reply`: stores the reply, marks the request `REPLIED` and
@@ -118,23 +114,29 @@ impl Langcamp {
         reply: &ReplyText,
     ) -> Result<Contact> {
         actor.require(Role::Admin)?;
-        let now = self.clock().now_ms();
         let book = self.mail_book().await?;
-        let mut tx = self.db().begin().await?;
-        let before = store::require(&mut tx, id).await?;
-        store::record_reply(&mut tx, id, reply, now).await?;
-        let contact = store::require(&mut tx, id).await?;
-        let entry =
-            Entry::new("contact.replied", contact_target(&contact)).with_changes(&before, &contact);
-        audit::record(&mut tx, self, actor, entry).await?;
-        let values = MailValues::ContactReply {
-            first_name: contact.first_name.clone(),
-            reply: reply.as_str().to_owned(),
-            original_message: contact.message.clone(),
+        // The mail is written before the piece, from the fields of the request it answers,
+        // which nothing changes after it is sent (name, message, address, locale); the
+        // piece reads the request again for the change it makes.
+        let sent = {
+            let mut conn = self.db().reader().acquire().await?;
+            store::require(&mut *conn, id).await?
         };
-        let mail = book.compose(&contact.email, contact.locale.as_deref(), &values)?;
-        crate::platform::mail::enqueue(&mut tx, self, MailKind::ContactReply, &mail, None).await?;
-        tx.commit().await?;
+        let values = MailValues::ContactReply {
+            first_name: sent.first_name.clone(),
+            reply: reply.as_str().to_owned(),
+            original_message: sent.message.clone(),
+        };
+        let mail = book.compose(&sent.email, sent.locale.as_deref(), &values)?;
+        let work = store::Reply {
+            app: self.clone(),
+            actor: actor.clone(),
+            id: id.clone(),
+            reply: reply.clone(),
+            mail,
+            now: self.clock().now_ms(),
+        };
+        let contact = self.write_change(work, None).await?;
         self.wake_mail_worker();
         Ok(contact)
     }
@@ -148,28 +150,14 @@ impl Langcamp {
         status: ContactStatus,
     ) -> Result<Contact> {
         actor.require(Role::Admin)?;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        // The row is not read before the write: setting a status is also how an admin
-        // repairs one this build cannot read (see `store::contact_from_row`). Its stored
-        // status is read as text, for the trail.
-        let from: Option<String> = if crate::domain::id::looks_like_id(id.as_str()) {
-            sqlx::query_scalar("SELECT status FROM contacts WHERE id = $1")
-                .bind(id.as_str())
-                .fetch_optional(&mut *tx)
-                .await?
-        } else {
-            None
+        let work = store::SetStatus {
+            app: self.clone(),
+            actor: actor.clone(),
+            id: id.clone(),
+            status,
+            now: self.clock().now_ms(),
         };
-        if !store::set_status(&mut tx, id, status, now).await? {
-            return Err(store::not_found());
-        }
-        let contact = store::require(&mut tx, id).await?;
-        let entry = Entry::new("contact.status_changed", contact_target(&contact))
-            .with_change_map(serde_json::json!({ "status": { "from": from, "to": status } }));
-        audit::record(&mut tx, self, actor, entry).await?;
-        tx.commit().await?;
-        Ok(contact)
+        self.write_change(work, None).await
     }
 
     /// `DELETE /contact/admin/{id}`.

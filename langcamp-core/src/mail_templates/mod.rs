@@ -26,7 +26,7 @@ pub use self::input::{
 };
 pub use self::kind::{MailValues, SecurityEvent, TemplateKind};
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
+use crate::audit::Target;
 use crate::domain::LanguageTag;
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
@@ -249,8 +249,8 @@ impl Langcamp {
         Ok(stored_template(stored))
     }
 
-    /// Stores many templates in one transaction (`langcamp mail-templates import`): all or
-    /// none. A template the same as the one in effect for its kind and locale is left as it
+    /// Stores many templates as one piece of write work (`langcamp mail-templates import`):
+    /// all or none. A template the same as the one in effect for its kind and locale is left as it
     /// is, so importing an export stores nothing and built-in templates stay built-in.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn import_mail_templates(
@@ -271,29 +271,25 @@ impl Langcamp {
         // Read afresh: what is compared must be what is in the database now.
         self.caches().mail.invalidate_all();
         let book = self.mail_book().await?;
-        let now = self.clock().now_ms();
         let mut report = ImportedMailTemplates::default();
-        let mut tx = self.db().begin().await?;
-        for template in &templates {
+        let mut changed = Vec::new();
+        for template in templates {
             let locale = template.locale.as_str().to_ascii_lowercase();
             if book.in_locale(template.kind, &locale) == Some(&template.source) {
-                report.unchanged.push(name(template));
+                report.unchanged.push(name(&template));
             } else {
-                store::upsert(
-                    &mut tx,
-                    template.kind,
-                    &template.locale,
-                    &template.source,
-                    now,
-                )
-                .await?;
-                let target = template_target(template.kind, &template.locale);
-                let entry = Entry::new("mail_template.put", target);
-                audit::record(&mut tx, self, actor, entry).await?;
-                report.stored.push(name(template));
+                report.stored.push(name(&template));
+                changed.push(template);
             }
         }
-        self.commit_change(tx, Change::MailTemplates).await?;
+        let import = store::Import {
+            app: self.clone(),
+            actor: actor.clone(),
+            templates: changed,
+            now: self.clock().now_ms(),
+        };
+        self.write_change(import, Some(Change::MailTemplates))
+            .await?;
         Ok(report)
     }
 
@@ -348,9 +344,15 @@ impl Langcamp {
     }
 }
 
-/// A template as the audit trail names it: `<kind>.<locale>`.
+/// A template as the audit trail names it (CONTRACT §17): its id is `<kind>/<locale>` (the
+/// path's, `otp/de`), so `targetId=otp/de` finds its whole history; its label
+/// `<kind>.<locale>`.
 fn template_target(kind: TemplateKind, locale: &LanguageTag) -> Target {
-    Target::named("mail_template", format!("{kind}.{locale}"))
+    Target::record(
+        "mail_template",
+        format!("{kind}/{locale}"),
+        format!("{kind}.{locale}"),
+    )
 }
 
 fn stored_template(stored: store::StoredTemplate) -> MailTemplate {

@@ -3,7 +3,7 @@
 
 use sqlx::AnyConnection;
 
-use super::{TemplateKind, TemplateSource, template_target};
+use super::{NewMailTemplate, TemplateKind, TemplateSource, template_target};
 use crate::Langcamp;
 use crate::audit::{self, Entry};
 use crate::domain::LanguageTag;
@@ -156,6 +156,36 @@ impl Write for Delete {
         let target = template_target(self.kind, &self.locale);
         let entry = Entry::new("mail_template.deleted", target);
         audit::record(conn, &self.app, &self.actor, entry).await?;
+        self.app.announce(conn, &Change::MailTemplates).await
+    }
+}
+
+/// `langcamp mail-templates import`: each template with its entry, all or none, as one
+/// piece of write work (`templates` holds only those that differ from the ones in effect).
+pub(super) struct Import {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub templates: Vec<NewMailTemplate>,
+    pub now: i64,
+}
+
+impl Write for Import {
+    type Output = ();
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+        for template in &self.templates {
+            upsert(
+                conn,
+                template.kind,
+                &template.locale,
+                &template.source,
+                self.now,
+            )
+            .await?;
+            let target = template_target(template.kind, &template.locale);
+            let entry = Entry::new("mail_template.put", target);
+            audit::record(conn, &self.app, &self.actor, entry).await?;
+        }
         self.app.announce(conn, &Change::MailTemplates).await
     }
 }

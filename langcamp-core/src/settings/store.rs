@@ -17,6 +17,12 @@ use crate::domain::time::Timestamp;
 use crate::platform::changes::Change;
 use crate::platform::db::{Arg, Row, Write, WriteConn};
 
+/// A setting as the audit trail names it: by its key, as id and label (CONTRACT §17), so
+/// `targetId=<key>` finds its whole history.
+fn setting_target(key: &str) -> Target {
+    Target::record("setting", key, key)
+}
+
 fn from_row(row: &impl Row) -> Result<Setting> {
     Ok(Setting {
         key: row.text("key")?,
@@ -63,7 +69,7 @@ impl Write for Put {
         // this write should happen while it is held. The entry is written first, with the
         // value it replaces and the value being written.
         let before = find(conn, &self.key).await?.map(|s| s.value);
-        let entry = Entry::new("setting.put", Target::named("setting", key))
+        let entry = Entry::new("setting.put", setting_target(key))
             .with_change_map(serde_json::json!({ "value": { "from": before, "to": &self.value } }));
         audit::record(conn, &self.app, &self.actor, entry).await?;
         self.app.announce(conn, &Change::Settings).await?;
@@ -101,7 +107,7 @@ impl Write for Delete {
         if deleted == 0 {
             return Err(Error::not_found("setting"));
         }
-        let entry = Entry::new("setting.deleted", Target::named("setting", key));
+        let entry = Entry::new("setting.deleted", setting_target(key));
         audit::record(conn, &self.app, &self.actor, entry).await?;
         self.app.announce(conn, &Change::Settings).await
     }

@@ -7,17 +7,15 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
 use crate::domain::Deleted;
 use crate::domain::Id;
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
-use crate::domain::id::new_id;
+use crate::domain::id::{looks_like_id, new_id};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::domain::validate::Email;
 use crate::platform::changes::Change;
-use crate::platform::db::bit;
 
 mod input;
 pub mod operator;
@@ -28,7 +26,7 @@ pub use self::input::{
     Registration, RegistrationInput, RoleInput, UserFilter, UserQuery,
 };
 pub(crate) use self::store::chunk_after as export_chunk;
-use self::store::{apply_change, count_superadmins, require_user};
+use self::store::require_user;
 pub(crate) use self::store::{find_or_create_user, find_user, find_user_by_email, like_pattern};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -107,7 +105,7 @@ impl Langcamp {
             return Ok(User::clone(&live.user));
         }
         let mut conn = self.db().reader().acquire().await?;
-        find_user(&mut conn, &caller.user_id)
+        find_user(&mut *conn, &caller.user_id)
             .await?
             .ok_or(Error::TokenInvalid)
     }
@@ -129,23 +127,14 @@ impl Langcamp {
     ) -> Result<CompletedRegistration> {
         let caller = actor.caller()?;
         let Registration(change) = registration;
-
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let user = find_user(&mut tx, &caller.user_id)
-            .await?
-            .ok_or(Error::TokenInvalid)?;
-        if user.is_registration_complete {
-            return Err(Error::Conflict("registration is already complete".into()));
-        }
-        apply_change(&mut tx, &user, change, now).await?;
-        sqlx::query("UPDATE users SET is_registration_complete = $1 WHERE id = $2")
-            .bind(bit(true))
-            .bind(&user.id)
-            .execute(&mut *tx)
-            .await?;
-        let user = require_user(&mut tx, &user.id).await?;
-        self.commit_change(tx, Change::User(user.id.clone()))
+        let complete = store::CompleteRegistration {
+            app: self.clone(),
+            id: caller.user_id.clone(),
+            change,
+            now: self.clock().now_ms(),
+        };
+        let user = self
+            .write_change(complete, Some(Change::User(caller.user_id.clone())))
             .await?;
         Ok(CompletedRegistration {
             user,
@@ -159,7 +148,7 @@ impl Langcamp {
         let caller = actor.caller()?;
         let missing = || Error::TokenInvalid;
         // The user's own data: not a staff action, so not audited.
-        self.change_user(&caller.user_id, change, missing, |_| Ok(()), None)
+        self.change_user(&caller.user_id, change, missing, None)
             .await
     }
 
@@ -185,14 +174,14 @@ impl Langcamp {
     pub async fn get_user(&self, actor: &Actor, id: &Id<User>) -> Result<User> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
-        require_user(&mut conn, id.as_str()).await
+        require_user(&mut *conn, id.as_str()).await
     }
 
     /// Looks a user up by e-mail (operator tools).
     pub async fn get_user_by_email(&self, actor: &Actor, email: &Email) -> Result<User> {
         actor.require(Role::Admin)?;
         let mut conn = self.db().reader().acquire().await?;
-        find_user_by_email(&mut conn, email.as_str())
+        find_user_by_email(&mut *conn, email.as_str())
             .await?
             .ok_or_else(no_user)
     }
@@ -201,30 +190,18 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn set_role(&self, actor: &Actor, id: &Id<User>, role: Role) -> Result<User> {
         actor.require(Role::Superadmin)?;
-        let id = id.as_str();
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let user = require_user(&mut tx, id).await?;
-        if user.role == Role::Superadmin
-            && role != Role::Superadmin
-            && count_superadmins(&mut tx).await? <= 1
-        {
-            return Err(Error::Conflict(
-                "the last superadmin cannot be demoted".into(),
-            ));
+        if !looks_like_id(id.as_str()) {
+            return Err(no_user());
         }
-        sqlx::query("UPDATE users SET role = $1, updated_at = $2 WHERE id = $3")
-            .bind(role.as_str())
-            .bind(now)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        let changed = require_user(&mut tx, id).await?;
-        let entry = Entry::new("user.role_changed", Target::user(id)).with_changes(&user, &changed);
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_change(tx, Change::User(changed.id.clone()))
-            .await?;
-        Ok(changed)
+        let set = store::SetRole {
+            app: self.clone(),
+            actor: actor.clone(),
+            id: id.as_str().to_owned(),
+            role,
+            now: self.clock().now_ms(),
+        };
+        self.write_change(set, Some(Change::User(id.as_str().to_owned())))
+            .await
     }
 
     /// `PATCH /users/{id}/email`.
@@ -235,15 +212,8 @@ impl Langcamp {
             email: Some(email),
             ..ProfileChange::default()
         };
-        let audit = Some((actor, "user.email_changed"));
-        self.change_user(
-            id.as_str(),
-            change,
-            no_user,
-            |user| may_manage(actor, user),
-            audit,
-        )
-        .await
+        let staff = Some((actor.clone(), "user.email_changed"));
+        self.change_user(id.as_str(), change, no_user, staff).await
     }
 
     /// `PATCH /admin/users/{id}/profile`.
@@ -260,69 +230,53 @@ impl Langcamp {
                 id.as_str(),
                 change,
                 no_user,
-                |user| may_manage(actor, user),
-                Some((actor, "user.profile_updated")),
+                Some((actor.clone(), "user.profile_updated")),
             )
             .await?;
         Ok(UserEnvelope { user })
     }
 
-    /// Writes `change` to the user `id` in a transaction of its own, once `allowed` has
-    /// accepted the stored user (`missing` when there is none), records it as `audit`'s
-    /// action of its actor when staff made it, and forgets that user's held sign-ins after
-    /// the commit.
+    /// Writes `change` to the user `id` as one piece of write work (`missing` when there
+    /// is no such user: a malformed id opens no write); made by `staff` (who, and the action recorded), it is allowed only
+    /// on a user they may manage, and recorded. The user's held sign-ins are forgotten.
     async fn change_user(
         &self,
         id: &str,
         change: ProfileChange,
         missing: fn() -> Error,
-        allowed: impl FnOnce(&User) -> Result<()>,
-        audit: Option<(&Actor, &'static str)>,
+        staff: Option<(Actor, &'static str)>,
     ) -> Result<User> {
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let before = find_user(&mut tx, id).await?.ok_or_else(missing)?;
-        allowed(&before)?;
-        let user = apply_change(&mut tx, &before, change, now).await?;
-        if let Some((actor, action)) = audit {
-            let entry = Entry::new(action, Target::user(id)).with_changes(&before, &user);
-            audit::record(&mut tx, self, actor, entry).await?;
+        if !looks_like_id(id) {
+            return Err(missing());
         }
-        self.commit_change(tx, Change::User(user.id.clone()))
-            .await?;
-        Ok(user)
+        let work = store::ChangeUser {
+            app: self.clone(),
+            id: id.to_owned(),
+            change,
+            missing,
+            staff,
+            now: self.clock().now_ms(),
+        };
+        self.write_change(work, Some(Change::User(id.to_owned())))
+            .await
     }
 
     /// `DELETE /users/{id}`: removes the user with their sessions, results and assignments.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_user(&self, actor: &Actor, id: &Id<User>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let mut tx = self.db().begin().await?;
-        let id = id.as_str();
-        let user = require_user(&mut tx, id).await?;
-        may_manage(actor, &user)?;
-        if user.role == Role::Superadmin && count_superadmins(&mut tx).await? <= 1 {
-            return Err(Error::Conflict(
-                "the last superadmin cannot be deleted".into(),
-            ));
+        if !looks_like_id(id.as_str()) {
+            return Err(no_user());
         }
-        sqlx::query("DELETE FROM users WHERE id = $1")
-            .bind(id)
-            .execute(&mut *tx)
+        let id = id.as_str().to_owned();
+        let delete = store::DeleteUser {
+            app: self.clone(),
+            actor: actor.clone(),
+            id: id.clone(),
+        };
+        self.write_change(delete, Some(Change::User(id.clone())))
             .await?;
-        audit::record(
-            &mut tx,
-            self,
-            actor,
-            Entry::new("user.deleted", Target::user(id)),
-        )
-        .await?;
-        // Its sign-ins went with it (foreign keys).
-        self.commit_change(tx, Change::User(id.to_owned())).await?;
-        Ok(Deleted {
-            id: id.to_owned(),
-            deleted: true,
-        })
+        Ok(Deleted { id, deleted: true })
     }
 
     /// Creates a user directly (operator tools); registration is complete when a name is given.
@@ -330,35 +284,15 @@ impl Langcamp {
     pub async fn create_user(&self, actor: &Actor, new: NewUser) -> Result<User> {
         actor.require(Role::Superadmin)?;
         let NewUser { email, role, name } = new;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        if find_user_by_email(&mut tx, email.as_str()).await?.is_some() {
-            return Err(Error::Conflict(
-                "a user with that e-mail address already exists".into(),
-            ));
-        }
-        let id = new_id();
-        sqlx::query(
-            "INSERT INTO users (id, email, name, role, is_registration_complete, locale, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, 'en', $6, $6)",
-        )
-        .bind(&id)
-        .bind(email.as_str())
-        .bind(name.as_deref())
-        .bind(role.as_str())
-        .bind(bit(name.is_some()))
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        let user = require_user(&mut tx, &id).await?;
-        audit::record(
-            &mut tx,
-            self,
-            actor,
-            Entry::new("user.created", Target::user(&id)),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(user)
+        let create = store::CreateUser {
+            app: self.clone(),
+            actor: actor.clone(),
+            id: new_id(),
+            email,
+            role,
+            name,
+            now: self.clock().now_ms(),
+        };
+        self.write_change(create, None).await
     }
 }

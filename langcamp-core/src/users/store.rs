@@ -1,18 +1,28 @@
 //! The SQL of users: reads by id and e-mail, the sign-in insert, locks, and profile writes.
+//!
+//! Every write to a user is a piece of work for [`Langcamp::write_change`] ([`SetRole`],
+//! [`ChangeUser`], [`CompleteRegistration`], [`DeleteUser`], [`CreateUser`]): the change,
+//! its audit entry when staff made it, and the notice that makes every instance forget the
+//! user's held sign-ins, so on SQLite they share the group commit with the writes beside
+//! them. The rules that need the stored row (who may manage whom, the last superadmin) are
+//! checked inside the piece, on the row it changes.
 
 use sqlx::AnyConnection;
 
-use super::User;
 use super::input::ProfileChange;
-use crate::domain::actor::Role;
+use super::{User, may_manage, no_user};
+use crate::Langcamp;
+use crate::audit::{self, Entry, Target};
+use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
 use crate::domain::page::PageRequest;
 use crate::domain::time::Timestamp;
 use crate::domain::validate::Email;
+use crate::platform::changes::Change;
 use crate::platform::db::by_id;
 use crate::platform::db::listing::ListSql;
-use crate::platform::db::{self, Arg, Locks, WriteConn, flag};
+use crate::platform::db::{self, Arg, Locks, Row as _, Write, WriteConn, bit, flag};
 
 /// Every query that returns users reads these columns, in this order.
 macro_rules! user_columns {
@@ -77,7 +87,7 @@ pub(crate) fn like_pattern(text: &str) -> String {
     out
 }
 
-pub(crate) async fn find_user(conn: &mut AnyConnection, id: &str) -> Result<Option<User>> {
+pub(crate) async fn find_user<C: WriteConn>(conn: &mut C, id: &str) -> Result<Option<User>> {
     let row = by_id::find(conn, select_users!("WHERE id = $1"), id).await?;
     row.as_ref().map(User::from_row).transpose()
 }
@@ -144,19 +154,18 @@ pub(crate) async fn chunk_after(
     rows.iter().map(User::from_row).collect()
 }
 
-pub(crate) async fn find_user_by_email(
-    conn: &mut AnyConnection,
+pub(crate) async fn find_user_by_email<C: WriteConn>(
+    conn: &mut C,
     email: &str,
 ) -> Result<Option<User>> {
-    let row = sqlx::query(select_users!("WHERE email = $1"))
-        .bind(email)
-        .fetch_optional(conn)
+    let row = conn
+        .fetch_first(select_users!("WHERE email = $1"), &[Arg::Text(email)])
         .await?;
     row.as_ref().map(User::from_row).transpose()
 }
 
-pub(super) async fn require_user(conn: &mut AnyConnection, id: &str) -> Result<User> {
-    find_user(conn, id).await?.ok_or_else(super::no_user)
+pub(super) async fn require_user<C: WriteConn>(conn: &mut C, id: &str) -> Result<User> {
+    find_user(conn, id).await?.ok_or_else(no_user)
 }
 
 /// Creates a user with incomplete registration (or returns the existing one).
@@ -201,16 +210,19 @@ pub(crate) async fn find_or_create_user<C: WriteConn>(
 /// How many superadmins there are, and still at the commit: their rows are held first
 /// ([`Locks::hold_superadmins`]), so two superadmins demoted or deleted at once cannot
 /// both see the other one still there.
-pub(super) async fn count_superadmins(conn: &mut AnyConnection) -> Result<i64> {
+pub(super) async fn count_superadmins<C: WriteConn>(conn: &mut C) -> Result<i64> {
     conn.hold_superadmins().await?;
-    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'superadmin'")
-        .fetch_one(conn)
-        .await?;
-    Ok(count)
+    conn.fetch_first(
+        "SELECT COUNT(*) AS n FROM users WHERE role = 'superadmin'",
+        &[],
+    )
+    .await?
+    .ok_or_else(|| Error::internal("a count returned no row"))?
+    .int("n")
 }
 
-pub(super) async fn apply_change(
-    conn: &mut AnyConnection,
+pub(super) async fn apply_change<C: WriteConn>(
+    conn: &mut C,
     user: &User,
     change: ProfileChange,
     now: i64,
@@ -226,29 +238,214 @@ pub(super) async fn apply_change(
     }
     let keep =
         |new: Option<Option<String>>, old: &Option<String>| new.unwrap_or_else(|| old.clone());
-    sqlx::query(
+    let name = change.name.or_else(|| user.name.clone());
+    let gender = keep(change.gender, &user.gender);
+    let city = keep(change.city, &user.city);
+    let country = keep(change.country, &user.country);
+    let country_code = keep(change.country_code, &user.country_code);
+    let phone_number = keep(change.phone_number, &user.phone_number);
+    let locale = change.locale.unwrap_or_else(|| user.locale.clone());
+    let email = change
+        .email
+        .map_or_else(|| user.email.clone(), Email::into_string);
+    conn.exec(
         "UPDATE users SET name = $1, age = $2, gender = $3, city = $4, country = $5, country_code = $6,
                 phone_number = $7, locale = $8, email = $9, updated_at = $10
          WHERE id = $11",
+        &[
+            Arg::OptText(name.as_deref()),
+            Arg::OptInt(change.age.unwrap_or(user.age)),
+            Arg::OptText(gender.as_deref()),
+            Arg::OptText(city.as_deref()),
+            Arg::OptText(country.as_deref()),
+            Arg::OptText(country_code.as_deref()),
+            Arg::OptText(phone_number.as_deref()),
+            Arg::Text(&locale),
+            Arg::Text(&email),
+            Arg::Int(now),
+            Arg::Text(&user.id),
+        ],
     )
-    .bind(change.name.or_else(|| user.name.clone()))
-    .bind(change.age.unwrap_or(user.age))
-    .bind(keep(change.gender, &user.gender))
-    .bind(keep(change.city, &user.city))
-    .bind(keep(change.country, &user.country))
-    .bind(keep(change.country_code, &user.country_code))
-    .bind(keep(change.phone_number, &user.phone_number))
-    .bind(change.locale.unwrap_or_else(|| user.locale.clone()))
-    .bind(change.email.map_or_else(|| user.email.clone(), Email::into_string))
-    .bind(now)
-    .bind(&user.id)
-    .execute(&mut *conn)
     .await
-    .map_err(|e| match Error::from(e) {
+    .map_err(|e| match e {
         Error::Conflict(_) => Error::Conflict("that e-mail address is already in use".into()),
         other => other,
     })?;
     require_user(conn, &user.id).await
+}
+
+/// `PATCH /users/{id}/role` (superadmin): the last superadmin stays.
+pub(super) struct SetRole {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub id: String,
+    pub role: Role,
+    pub now: i64,
+}
+
+impl Write for SetRole {
+    type Output = User;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<User> {
+        let id = self.id.as_str();
+        let user = require_user(conn, id).await?;
+        if user.role == Role::Superadmin
+            && self.role != Role::Superadmin
+            && count_superadmins(conn).await? <= 1
+        {
+            return Err(Error::Conflict(
+                "the last superadmin cannot be demoted".into(),
+            ));
+        }
+        conn.exec(
+            "UPDATE users SET role = $1, updated_at = $2 WHERE id = $3",
+            &[
+                Arg::Text(self.role.as_str()),
+                Arg::Int(self.now),
+                Arg::Text(id),
+            ],
+        )
+        .await?;
+        let changed = require_user(conn, id).await?;
+        let entry = Entry::new("user.role_changed", Target::user(id)).with_changes(&user, &changed);
+        audit::record(conn, &self.app, &self.actor, entry).await?;
+        self.app.announce(conn, &Change::User(self.id)).await?;
+        Ok(changed)
+    }
+}
+
+/// A profile change of the user `id`: the user's own (`staff` `None`: not a staff action,
+/// not recorded), or staff's (`staff`: who, and the action recorded), who must be allowed
+/// to manage the stored user. `missing` answers when there is no such user.
+pub(super) struct ChangeUser {
+    pub app: Langcamp,
+    pub id: String,
+    pub change: ProfileChange,
+    pub missing: fn() -> Error,
+    pub staff: Option<(Actor, &'static str)>,
+    pub now: i64,
+}
+
+impl Write for ChangeUser {
+    type Output = User;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<User> {
+        let before = find_user(conn, &self.id).await?.ok_or_else(self.missing)?;
+        if let Some((actor, _)) = &self.staff {
+            may_manage(actor, &before)?;
+        }
+        let user = apply_change(conn, &before, self.change, self.now).await?;
+        if let Some((actor, action)) = &self.staff {
+            let entry = Entry::new(action, Target::user(&self.id)).with_changes(&before, &user);
+            audit::record(conn, &self.app, actor, entry).await?;
+        }
+        self.app.announce(conn, &Change::User(self.id)).await?;
+        Ok(user)
+    }
+}
+
+/// A first sign-in's profile, completed by its user (not recorded); 409 when already
+/// complete.
+pub(super) struct CompleteRegistration {
+    pub app: Langcamp,
+    pub id: String,
+    pub change: ProfileChange,
+    pub now: i64,
+}
+
+impl Write for CompleteRegistration {
+    type Output = User;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<User> {
+        let user = find_user(conn, &self.id)
+            .await?
+            .ok_or(Error::TokenInvalid)?;
+        if user.is_registration_complete {
+            return Err(Error::Conflict("registration is already complete".into()));
+        }
+        apply_change(conn, &user, self.change, self.now).await?;
+        conn.exec(
+            "UPDATE users SET is_registration_complete = $1 WHERE id = $2",
+            &[Arg::Int(bit(true)), Arg::Text(&user.id)],
+        )
+        .await?;
+        let user = require_user(conn, &user.id).await?;
+        self.app.announce(conn, &Change::User(self.id)).await?;
+        Ok(user)
+    }
+}
+
+/// `DELETE /users/{id}`: the user with their sessions, results and assignments (foreign
+/// keys); only a superadmin deletes staff, and the last superadmin stays.
+pub(super) struct DeleteUser {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub id: String,
+}
+
+impl Write for DeleteUser {
+    type Output = ();
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+        let id = self.id.as_str();
+        let user = require_user(conn, id).await?;
+        may_manage(&self.actor, &user)?;
+        if user.role == Role::Superadmin && count_superadmins(conn).await? <= 1 {
+            return Err(Error::Conflict(
+                "the last superadmin cannot be deleted".into(),
+            ));
+        }
+        conn.exec("DELETE FROM users WHERE id = $1", &[Arg::Text(id)])
+            .await?;
+        let entry = Entry::new("user.deleted", Target::user(id));
+        audit::record(conn, &self.app, &self.actor, entry).await?;
+        // Its sign-ins went with it (foreign keys).
+        self.app.announce(conn, &Change::User(self.id)).await
+    }
+}
+
+/// A user created directly (operator tools); registration is complete when a name is
+/// given; 409 when the address is taken.
+pub(super) struct CreateUser {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub id: String,
+    pub email: Email,
+    pub role: Role,
+    pub name: Option<String>,
+    pub now: i64,
+}
+
+impl Write for CreateUser {
+    type Output = User;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<User> {
+        if find_user_by_email(conn, self.email.as_str())
+            .await?
+            .is_some()
+        {
+            return Err(Error::Conflict(
+                "a user with that e-mail address already exists".into(),
+            ));
+        }
+        conn.exec(
+            "INSERT INTO users (id, email, name, role, is_registration_complete, locale, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, 'en', $6, $6)",
+            &[
+                Arg::Text(&self.id),
+                Arg::Text(self.email.as_str()),
+                Arg::OptText(self.name.as_deref()),
+                Arg::Text(self.role.as_str()),
+                Arg::Int(bit(self.name.is_some())),
+                Arg::Int(self.now),
+            ],
+        )
+        .await?;
+        let user = require_user(conn, &self.id).await?;
+        let entry = Entry::new("user.created", Target::user(&self.id));
+        audit::record(conn, &self.app, &self.actor, entry).await?;
+        Ok(user)
+    }
 }
 
 #[cfg(test)]

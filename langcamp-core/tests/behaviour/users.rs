@@ -1,8 +1,8 @@
 //! Users as core keeps them: the last superadmin stays, whatever two operations race to
-//! remove the last two; a stored role this build does not know is a fault, never a quiet
-//! `user`.
+//! remove the last two; an address goes to one user, whatever two edits race for it; a
+//! stored role this build does not know is a fault, never a quiet `user`.
 
-use langcamp_core::domain::Id;
+use langcamp_core::domain::{Email, Id};
 use langcamp_core::users::{NewUser, UserQuery};
 use langcamp_core::{Actor, Error, PageRequest, Role};
 
@@ -120,4 +120,57 @@ async fn a_stored_role_this_build_does_not_know_is_an_internal_error_never_a_use
         .await
         .expect("the repaired row");
     assert_eq!(repaired.role, Role::Admin);
+}
+
+/// Staff edits of users are pieces of the group commit on SQLite (several in one
+/// transaction, each in its savepoint) and transactions side by side on PostgreSQL: two
+/// edits giving one address to two users at once leave it with one of them, the other
+/// refused with 409 and nothing of it written, its entry included.
+#[tokio::test]
+async fn two_users_given_one_address_at_once_leave_it_with_one_and_one_entry() {
+    let school = TestCore::start().await;
+    let core = &school.core;
+    for round in 0..6 {
+        let user = |name: String| async move {
+            core.create_user(
+                &Actor::Operator,
+                NewUser::new(&name, Role::User, None).expect("a valid user"),
+            )
+            .await
+            .expect("create a user")
+            .typed_id()
+        };
+        let a = user(format!("a{round}@example.com")).await;
+        let b = user(format!("b{round}@example.com")).await;
+        let address = format!("wanted{round}@example.com");
+        let email = || Email::parse("email", &address).expect("an address");
+        let (first, second) = tokio::join!(
+            core.set_user_email(&Actor::Operator, &a, email()),
+            core.set_user_email(&Actor::Operator, &b, email()),
+        );
+        let refused: Vec<&Error> = [&first, &second]
+            .into_iter()
+            .filter_map(|outcome| outcome.as_ref().err())
+            .collect();
+        assert_eq!(refused.len(), 1, "round {round}: {first:?} {second:?}");
+        assert!(
+            matches!(refused[0], Error::Conflict(m) if m == "that e-mail address is already in use"),
+            "round {round}: {refused:?}"
+        );
+        let taken = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM users WHERE email = $1")
+            .bind(&address)
+            .fetch_one(core.db().reader())
+            .await
+            .expect("count");
+        assert_eq!(taken, 1, "round {round}");
+        let entries = sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM audit_events WHERE action = 'user.email_changed' AND target_id IN ($1, $2)",
+        )
+        .bind(a.as_str())
+        .bind(b.as_str())
+        .fetch_one(core.db().reader())
+        .await
+        .expect("count");
+        assert_eq!(entries, 1, "round {round}: only the kept edit's entry");
+    }
 }

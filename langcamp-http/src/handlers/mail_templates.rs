@@ -40,11 +40,25 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
 /// BCP 47 tag is 400 and nothing is stored.
 #[utoipa::path(put, path = "/admin/mail-templates/{kind}/{locale}", tag = "mail-templates", operation_id = "putMailTemplate",
     params(TemplateAddress),
-    request_body(content = MailTemplateInput, example = json!({
-        "subject": "Ihr Anmeldecode für {{ schoolName }}",
-        "text": "Ihr Anmeldecode lautet {{ code }}.\n\nEr ist {{ minutes }} Minuten gültig.",
-        "html": "<p>Ihr Anmeldecode lautet <b>{{ code }}</b>.</p>"
-    })),
+    // One example per kind: each kind has variables of its own, and a template that uses
+    // another kind's is refused.
+    request_body(content = MailTemplateInput, examples(
+        ("otp" = (summary = "A sign-in code mail (kind otp), in German", value = json!({
+            "subject": "Ihr Anmeldecode für {{ schoolName }}",
+            "text": "Ihr Anmeldecode lautet {{ code }}.\n\nEr ist {{ minutes }} Minuten gültig.",
+            "html": "<p>Ihr Anmeldecode lautet <b>{{ code }}</b>.</p>"
+        }))),
+        ("contact_reply" = (summary = "A reply to a contact request (kind contact_reply), in German", value = json!({
+            "subject": "Ihre Anfrage bei {{ schoolName }}",
+            "text": "Hallo {{ firstName }},\n\n{{ reply }}\n\nIhre Nachricht:\n{{ originalMessage }}",
+            "html": "<p>Hallo {{ firstName }},</p><p>{{ reply }}</p>"
+        }))),
+        ("material_assigned" = (summary = "An assigned material (kind material_assigned), in German", value = json!({
+            "subject": "Neues Material: {{ materialTitle }}",
+            "text": "Hallo {{ name }},\n\n{{ materialTitle }} wartet auf Sie: {{ link }}",
+            "html": "<p>Hallo {{ name }},</p><p><a href=\"{{ link }}\">{{ materialTitle }}</a></p>"
+        }))),
+    )),
     responses(
         (status = 200, description = "The stored template (`builtIn` false)", body = Envelope<MailTemplate>),
         (status = 400, description = "A problem of the template, kind or locale, one message each", body = ErrorEnvelope),
@@ -82,10 +96,21 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
 /// same checks as saving it; nothing is stored.
 #[utoipa::path(post, path = "/admin/mail-templates/{kind}/{locale}/preview", tag = "mail-templates", operation_id = "previewMailTemplate",
     params(TemplateAddress),
-    request_body(content = Option<MailTemplatePreviewInput>, example = json!({
-        "subject": "Your {{ schoolName }} code",
-        "text": "Your code is {{ code }}"
-    })),
+    // One example per kind, as for PUT.
+    request_body(content = Option<MailTemplatePreviewInput>, examples(
+        ("otp" = (summary = "A sign-in code mail (kind otp)", value = json!({
+            "subject": "Your {{ schoolName }} code",
+            "text": "Your code is {{ code }}"
+        }))),
+        ("contact_reply" = (summary = "A reply to a contact request (kind contact_reply)", value = json!({
+            "subject": "Your question to {{ schoolName }}",
+            "text": "Hello {{ firstName }},\n\n{{ reply }}\n\nYou wrote:\n{{ originalMessage }}"
+        }))),
+        ("material_assigned" = (summary = "An assigned material (kind material_assigned)", value = json!({
+            "subject": "New material: {{ materialTitle }}",
+            "text": "Hello {{ name }},\n\n{{ materialTitle }} is waiting for you: {{ link }}"
+        }))),
+    )),
     responses(
         (status = 200, description = "The rendered mail", body = Envelope<RenderedMail>),
         (status = 400, description = "A problem of the template, kind or locale, one message each", body = ErrorEnvelope),

@@ -34,6 +34,25 @@ fn is_postgres(app: &TestApp) -> bool {
         .starts_with("postgres")
 }
 
+/// Makes every insert into `table` whose `column` is `value` fail, on either backend (a
+/// trigger installed from outside the service).
+async fn refuse_inserts(app: &TestApp, table: &str, column: &str, value: &str) {
+    let statement = if is_postgres(app) {
+        format!(
+            "CREATE FUNCTION refuse_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                 IF NEW.{column} = '{value}' THEN RAISE EXCEPTION 'refused'; END IF;
+                 RETURN NEW; END $$;
+             CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION refuse_{table}();"
+        )
+    } else {
+        format!(
+            "CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} WHEN NEW.{column} = '{value}'
+             BEGIN SELECT RAISE(ABORT, 'refused'); END;"
+        )
+    };
+    execute(app, &statement).await.expect("install the fault");
+}
+
 #[tokio::test]
 async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_request_id() {
     let app = TestApp::spawn().await;
@@ -103,7 +122,7 @@ async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_req
     assert_eq!(setting["action"], "setting.put");
     assert_eq!(
         setting["target"],
-        json!({ "type": "setting", "id": null, "label": "school_name" })
+        json!({ "type": "setting", "id": "school_name", "label": "school_name" })
     );
     assert_eq!(
         setting["changes"],
@@ -150,7 +169,10 @@ async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_req
         .expect(200);
     let template = step("template-1").await;
     assert_eq!(template["action"], "mail_template.put");
-    assert_eq!(template["target"]["label"], "otp.nl");
+    assert_eq!(
+        template["target"],
+        json!({ "type": "mail_template", "id": "otp/nl", "label": "otp.nl" })
+    );
 
     assert_eq!(
         entries(&root, "").await.len(),
@@ -176,6 +198,58 @@ async fn each_staff_write_leaves_one_entry_with_its_actor_target_changes_and_req
             .all(|e| e["actor"]["id"] == root.user_id.as_str())
     );
     assert_eq!(by_actor.len(), 1);
+}
+
+/// A setting is named by its key and a mail template by `kind/locale` (CONTRACT §17), so
+/// `targetId` finds the whole history of either, deletions included.
+#[tokio::test]
+async fn a_settings_and_a_templates_history_is_found_by_its_key_or_kind_and_locale() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    for value in ["https://v.example/1", "https://v.example/2"] {
+        admin
+            .put(
+                "/settings",
+                &json!({ "key": "landing_video_url", "value": value }),
+            )
+            .await;
+    }
+    admin
+        .put(
+            "/settings",
+            &json!({ "key": "school_name", "value": "Escola" }),
+        )
+        .await;
+    admin.delete("/settings/landing_video_url").await;
+    let template = json!({ "subject": "Code", "text": "{{ code }}" });
+    admin
+        .put("/admin/mail-templates/otp/pt-BR", &template)
+        .await;
+    admin.put("/admin/mail-templates/otp/de", &template).await;
+    admin.delete("/admin/mail-templates/otp/pt-br").await;
+
+    let history = entries(&root, "&targetType=setting&targetId=landing_video_url").await;
+    let actions: Vec<&Value> = history.iter().map(|e| &e["action"]).collect();
+    assert_eq!(actions, ["setting.deleted", "setting.put", "setting.put"]);
+    assert_eq!(
+        history[2]["changes"],
+        json!({ "value": { "from": null, "to": "https://v.example/1" } })
+    );
+    // The template's id is its path, the locale in its normal form whatever was typed;
+    // `/` may come percent-encoded.
+    for query in [
+        "&targetId=otp/pt-BR",
+        "&targetType=mail_template&targetId=otp%2Fpt-BR",
+    ] {
+        let history = entries(&root, query).await;
+        let actions: Vec<&Value> = history.iter().map(|e| &e["action"]).collect();
+        assert_eq!(
+            actions,
+            ["mail_template.deleted", "mail_template.put"],
+            "{query}"
+        );
+        assert_eq!(history[0]["target"]["label"], "otp.pt-BR");
+    }
 }
 
 #[tokio::test]
@@ -264,6 +338,60 @@ async fn a_write_that_fails_after_its_change_leaves_neither_change_nor_entry() {
     assert_eq!(stored["replyMessage"], Value::Null);
 }
 
+/// A contact reply is one piece of the group commit with its entry and its mail: two
+/// replies sent at once share a transaction on SQLite, and when one's mail is refused, that
+/// reply leaves neither change, entry nor mail, while the other keeps all three.
+#[tokio::test]
+async fn a_grouped_reply_whose_mail_fails_leaves_nothing_and_the_one_beside_it_keeps_its_mail() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    let send = |first: &'static str, email: &'static str| {
+        app.post("/contact")
+            .header("x-forwarded-for", &fresh_client())
+            .json(
+                &json!({ "firstName": first, "lastName": "Lind", "email": email, "message": "Hi" }),
+            )
+            .send()
+    };
+    let refused = send("Eva", "refused@example.com").await.expect(201).data();
+    let kept = send("Ola", "kept@example.com").await.expect(201).data();
+    refuse_inserts(&app, "mail_outbox", "recipient", "refused@example.com").await;
+    let before = entries(&root, "").await.len();
+    let reply = |contact: &Value| {
+        let path = format!(
+            "/contact/admin/{}/reply",
+            contact["id"].as_str().expect("id")
+        );
+        admin.post(&path, &json!({ "replyMessage": "Yes." })).send()
+    };
+    let (failed, sent) = tokio::join!(reply(&refused), reply(&kept));
+    assert!(failed.status >= 500, "{}", failed.text());
+    assert_eq!(sent.status, 200, "{}", sent.text());
+    let stored = |contact: &Value| {
+        admin.get(&format!(
+            "/contact/admin/{}",
+            contact["id"].as_str().expect("id")
+        ))
+    };
+    assert_eq!(stored(&refused).await["status"], "PENDING", "no change");
+    assert_eq!(stored(&kept).await["status"], "REPLIED");
+    let after = entries(&root, "").await;
+    assert_eq!(after.len(), before + 1, "only the kept reply's entry");
+    assert_eq!(after[0]["action"], "contact.replied");
+    assert_eq!(after[0]["target"]["id"], kept["id"]);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'contact_reply' AND recipient = 'kept@example.com'")
+            .await,
+        1,
+        "the kept reply's mail"
+    );
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM mail_outbox WHERE recipient = 'refused@example.com'")
+            .await,
+        0
+    );
+}
+
 /// A settings write runs with its entry as one piece of the SQLite group commit (its own
 /// transaction on PostgreSQL): when its change fails after the entry was written, the entry
 /// is undone too, and the write beside it is kept.
@@ -271,16 +399,7 @@ async fn a_write_that_fails_after_its_change_leaves_neither_change_nor_entry() {
 async fn a_grouped_write_that_fails_after_its_entry_leaves_neither_change_nor_entry() {
     let (app, admin) = TestApp::with_admin().await;
     let root = app.superadmin().await;
-    let refuse = if is_postgres(&app) {
-        "CREATE FUNCTION refuse_setting() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-             IF NEW.key = 'refused.key' THEN RAISE EXCEPTION 'no setting'; END IF;
-             RETURN NEW; END $$;
-         CREATE TRIGGER refuse_setting BEFORE INSERT ON settings FOR EACH ROW EXECUTE FUNCTION refuse_setting();"
-    } else {
-        "CREATE TRIGGER refuse_setting BEFORE INSERT ON settings WHEN NEW.key = 'refused.key'
-         BEGIN SELECT RAISE(ABORT, 'no setting'); END;"
-    };
-    execute(&app, refuse).await.expect("install the fault");
+    refuse_inserts(&app, "settings", "key", "refused.key").await;
     let before = entries(&root, "").await.len();
     let (refused, kept) = tokio::join!(
         admin

@@ -155,6 +155,46 @@ async fn the_longest_allowed_values_are_accepted() {
     send_contact(&app, &shortest).await;
 }
 
+/// `locale` is optional like `phone` and `source`: blank counts as absent (the request's
+/// `Accept-Language` then decides). Its document says at most 35 characters, and that
+/// holds for the value as sent: 36 spaces, or a tag padded past 35, are refused.
+#[tokio::test]
+async fn a_blank_locale_is_absent_but_one_longer_than_35_characters_is_refused() {
+    let app = TestApp::spawn().await;
+    let with_locale = |locale: &str| {
+        let mut body = form("Lo", "Ca", "loca@example.com");
+        body["locale"] = json!(locale);
+        body
+    };
+    for (locale, accept, stored) in [
+        ("", None, Value::Null),
+        ("   ", Some("de-AT,de;q=0.9"), json!("de-AT")),
+        (" pt-pt ", Some("de"), json!("pt-PT")),
+        (&*format!("{}pt", " ".repeat(33)), None, json!("pt")),
+    ] {
+        let mut call = post_contact(&app, &fresh_client()).json(&with_locale(locale));
+        if let Some(accept) = accept {
+            call = call.header("accept-language", accept);
+        }
+        let contact = call.created().await;
+        assert_eq!(contact["locale"], stored, "{locale:?}");
+    }
+    let before = app.rows("contacts").await;
+    for locale in [" ".repeat(36), format!("{}pt", " ".repeat(34))] {
+        let refused = post_contact(&app, &fresh_client())
+            .json(&with_locale(&locale))
+            .send()
+            .await
+            .expect(400);
+        assert_eq!(
+            refused.errors(),
+            ["locale must be at most 35 characters long"],
+            "{locale:?}"
+        );
+    }
+    assert_eq!(app.rows("contacts").await, before, "nothing stored");
+}
+
 #[tokio::test]
 async fn invalid_contact_requests_get_one_message_per_field_and_store_nothing() {
     let app = TestApp::spawn().await;

@@ -435,3 +435,32 @@ async fn only_admins_read_or_change_mail_templates() {
     assert_eq!(app.rows("mail_templates").await, 0);
     admin.get("/admin/mail-templates").await;
 }
+
+/// The document gives each kind its own example body, for saving and for previewing (a
+/// template may use only its kind's variables): each example is accepted for its kind.
+#[tokio::test]
+async fn each_documented_example_is_accepted_for_its_kind() {
+    let (app, admin) = TestApp::with_admin().await;
+    let doc = app.get("/swagger/json").expect(200).await.json();
+    let kinds = ["contact_reply", "material_assigned", "otp"];
+    for (path, method) in [
+        ("/admin/mail-templates/{kind}/{locale}/preview", "post"),
+        ("/admin/mail-templates/{kind}/{locale}", "put"),
+    ] {
+        let examples =
+            doc["paths"][path][method]["requestBody"]["content"]["application/json"]["examples"]
+                .as_object()
+                .unwrap_or_else(|| panic!("no examples for {method} {path}"));
+        let named: Vec<&str> = examples.keys().map(String::as_str).collect();
+        assert_eq!(named, kinds, "one example per kind: {method} {path}");
+        for (kind, example) in examples {
+            let concrete = path.replace("{kind}", kind).replace("{locale}", "de");
+            let body = &example["value"];
+            let answer = match method {
+                "post" => admin.post(&concrete, body).send().await,
+                _ => admin.put(&concrete, body).send().await,
+            };
+            assert_eq!(answer.status, 200, "{method} {concrete}: {}", answer.text());
+        }
+    }
+}

@@ -278,7 +278,7 @@ impl Langcamp {
                 None => {
                     let mut conn = self.db().reader().acquire().await?;
                     Arc::new(
-                        users::find_user(&mut conn, &caller.user_id)
+                        users::find_user(&mut *conn, &caller.user_id)
                             .await?
                             .ok_or(Error::TokenInvalid)?,
                     )
