@@ -6,13 +6,12 @@
 mod write;
 
 pub(super) use self::write::{
-    delete_test, insert_test, lock_test, set_answer_count, set_difficulty, update_test,
+    Create, Delete, Duplicate, Update, audited, set_answer_count, set_difficulty,
 };
 
 use std::collections::{BTreeMap, HashMap};
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
 use super::adaptive::levels::default_difficulty;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question, TestMode};
@@ -21,8 +20,8 @@ use crate::domain::error::{Error, Result};
 use crate::domain::page::{PageRequest, UNPAGED_CAP};
 use crate::domain::time::Timestamp;
 use crate::platform::db::by_id;
-use crate::platform::db::flag;
 use crate::platform::db::listing::{Bound, ListSql};
+use crate::platform::db::{Arg, Row, WriteConn};
 
 /// An option as stored; a draft's options are these too, ids decided.
 #[derive(Clone, Debug, PartialEq)]
@@ -248,77 +247,76 @@ macro_rules! test_list {
 const PUBLIC_LIST: TestListSql = test_list!(public_tests);
 const ADMIN_LIST: TestListSql = test_list!(all_tests);
 
-fn test_from_row(row: &AnyRow) -> std::result::Result<StoredTest, sqlx::Error> {
-    let mode: String = row.try_get("mode")?;
-    let messages: Option<String> = row.try_get("level_messages")?;
+fn test_from_row(row: &impl Row) -> Result<StoredTest> {
+    let messages = row.opt_text("level_messages")?;
     Ok(StoredTest {
-        mode: TestMode::from_stored(&mode),
-        max_questions: row.try_get("max_questions")?,
+        mode: TestMode::from_stored(&row.text("mode")?),
+        max_questions: row.opt_int("max_questions")?,
         level_messages: messages.and_then(|m| serde_json::from_str(&m).ok()),
-        id: row.try_get("id")?,
-        title: row.try_get("title")?,
-        description: row.try_get("description")?,
-        locale: row.try_get("locale")?,
-        target_language: row.try_get("target_language")?,
-        time_limit_minutes: row.try_get("time_limit_minutes")?,
-        is_active: flag(row.try_get("is_active")?),
-        question_count: row.try_get("question_count")?,
-        max_score: row.try_get("max_score")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
+        id: row.text("id")?,
+        title: row.text("title")?,
+        description: row.opt_text("description")?,
+        locale: row.opt_text("locale")?,
+        target_language: row.opt_text("target_language")?,
+        time_limit_minutes: row.opt_int("time_limit_minutes")?,
+        is_active: row.flag("is_active")?,
+        question_count: row.int("question_count")?,
+        max_score: row.int("max_score")?,
+        created_at: row.int("created_at")?,
+        updated_at: row.int("updated_at")?,
         questions: Vec::new(),
         level_ranges: Vec::new(),
     })
 }
 
 /// Puts question, option and range rows (each ordered by position) under their tests.
-fn assemble(
+fn assemble<R: Row>(
     tests: &mut [StoredTest],
-    questions: &[AnyRow],
-    options: &[AnyRow],
-    ranges: &[AnyRow],
-) -> std::result::Result<(), sqlx::Error> {
+    questions: &[R],
+    options: &[R],
+    ranges: &[R],
+) -> Result<()> {
     let mut options_of: HashMap<String, Vec<StoredOption>> = HashMap::new();
     for row in options {
-        let question_id: String = row.try_get("question_id")?;
         options_of
-            .entry(question_id)
+            .entry(row.text("question_id")?)
             .or_default()
             .push(StoredOption {
-                id: row.try_get("id")?,
-                text: row.try_get("text")?,
+                id: row.text("id")?,
+                text: row.text("text")?,
             });
     }
     let mut questions_of: HashMap<String, Vec<StoredQuestion>> = HashMap::new();
     for row in questions {
-        let id: String = row.try_get("id")?;
-        let test_id: String = row.try_get("test_id")?;
+        let id = row.text("id")?;
         let options = options_of.remove(&id).unwrap_or_default();
         questions_of
-            .entry(test_id)
+            .entry(row.text("test_id")?)
             .or_default()
             .push(StoredQuestion {
                 id,
-                text: row.try_get("text")?,
-                points: row.try_get("points")?,
-                correct_option_id: row.try_get("correct_option_id")?,
+                text: row.text("text")?,
+                points: row.int("points")?,
+                correct_option_id: row.text("correct_option_id")?,
                 options,
                 level: row
-                    .try_get::<Option<String>, _>("level")?
+                    .opt_text("level")?
                     .and_then(|l| CefrLevel::parse("level", &l).ok()),
-                difficulty: row.try_get("difficulty")?,
-                answer_count: row.try_get("answer_count")?,
+                difficulty: row.opt_float("difficulty")?,
+                answer_count: row.int("answer_count")?,
             });
     }
     let mut ranges_of: HashMap<String, Vec<StoredRange>> = HashMap::new();
     for row in ranges {
-        let test_id: String = row.try_get("test_id")?;
-        ranges_of.entry(test_id).or_default().push(StoredRange {
-            level: row.try_get("level")?,
-            min_score: row.try_get("min_score")?,
-            max_score: row.try_get("max_score")?,
-            message: row.try_get("message")?,
-        });
+        ranges_of
+            .entry(row.text("test_id")?)
+            .or_default()
+            .push(StoredRange {
+                level: row.text("level")?,
+                min_score: row.int("min_score")?,
+                max_score: row.int("max_score")?,
+                message: row.text("message")?,
+            });
     }
     for test in tests {
         test.questions = questions_of.remove(&test.id).unwrap_or_default();
@@ -327,8 +325,9 @@ fn assemble(
     Ok(())
 }
 
-/// One test with everything in it; `None` for an unknown or malformed id.
-pub(super) async fn find_test(conn: &mut AnyConnection, id: &str) -> Result<Option<StoredTest>> {
+/// One test with everything in it; `None` for an unknown or malformed id. On any
+/// connection: a read's, or a piece of write work's.
+pub(super) async fn find_test<C: WriteConn>(conn: &mut C, id: &str) -> Result<Option<StoredTest>> {
     let select = concat!(
         "SELECT ",
         test_columns!(),
@@ -338,24 +337,21 @@ pub(super) async fn find_test(conn: &mut AnyConnection, id: &str) -> Result<Opti
         return Ok(None);
     };
     let mut tests = [test_from_row(&row)?];
-    let questions = sqlx::query(questions_where!("= $1"))
-        .bind(id)
-        .fetch_all(&mut *conn)
+    let questions = conn
+        .fetch_all(questions_where!("= $1"), &[Arg::Text(id)])
         .await?;
-    let options = sqlx::query(options_where!("= $1"))
-        .bind(id)
-        .fetch_all(&mut *conn)
+    let options = conn
+        .fetch_all(options_where!("= $1"), &[Arg::Text(id)])
         .await?;
-    let ranges = sqlx::query(ranges_where!("= $1"))
-        .bind(id)
-        .fetch_all(&mut *conn)
+    let ranges = conn
+        .fetch_all(ranges_where!("= $1"), &[Arg::Text(id)])
         .await?;
     assemble(&mut tests, &questions, &options, &ranges)?;
     let [test] = tests;
     Ok(Some(test))
 }
 
-pub(super) async fn require_test(conn: &mut AnyConnection, id: &str) -> Result<StoredTest> {
+pub(super) async fn require_test<C: WriteConn>(conn: &mut C, id: &str) -> Result<StoredTest> {
     find_test(conn, id)
         .await?
         .ok_or_else(|| Error::not_found("test"))
@@ -375,10 +371,7 @@ pub(super) async fn page_of_tests<'a>(
     if rows.is_empty() {
         return Ok((Vec::new(), total));
     }
-    let mut tests = rows
-        .iter()
-        .map(test_from_row)
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut tests = rows.iter().map(test_from_row).collect::<Result<Vec<_>>>()?;
     let mut children = Vec::with_capacity(3);
     for statement in [sql.questions, sql.options, sql.ranges] {
         children.push(
