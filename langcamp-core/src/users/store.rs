@@ -77,7 +77,7 @@ pub(crate) fn like_pattern(text: &str) -> String {
     out
 }
 
-pub(crate) async fn find_user(conn: &mut AnyConnection, id: &str) -> Result<Option<User>> {
+pub(crate) async fn find_user<C: WriteConn>(conn: &mut C, id: &str) -> Result<Option<User>> {
     let row = by_id::find(conn, select_users!("WHERE id = $1"), id).await?;
     row.as_ref().map(User::from_row).transpose()
 }
