@@ -15,6 +15,7 @@ mod input;
 mod store;
 
 use serde::Serialize;
+use tracing::Instrument;
 use utoipa::ToSchema;
 
 pub use self::input::{
@@ -116,6 +117,21 @@ pub struct Unassigned {
     pub unassigned: bool,
 }
 
+/// Runs a material write to its end in a task of its own, whoever waits for it. Its piece
+/// commits even when the caller has stopped waiting (a client hanging up), so what must
+/// follow the commit cannot be left to the caller: keeping the staged PDFs (dropped
+/// unsettled, their bytes would go, and the committed material would name PDFs that can
+/// never be served), removing the bytes of the files it let go of. A panic is answered as
+/// an internal error.
+async fn to_the_end<T: Send + 'static>(
+    work: impl Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    match tokio::spawn(work.in_current_span()).await {
+        Ok(outcome) => outcome,
+        Err(failed) => Err(Error::internal(failed)),
+    }
+}
+
 /// Staged files handed to a material must be PDF documents.
 fn check_pdfs(pdfs: &[StagedFile]) -> Result<()> {
     match pdfs.iter().find(|f| f.file_type() != FileType::Pdf) {
@@ -164,8 +180,12 @@ impl Langcamp {
         new: NewMaterial,
         pdfs: Vec<StagedFile>,
     ) -> Result<Material> {
-        let outcome = self.insert_material(actor, new, &pdfs).await;
-        self.settle_staged(outcome, pdfs).await
+        let (app, actor) = (self.clone(), actor.clone());
+        to_the_end(async move {
+            let outcome = app.insert_material(&actor, new, &pdfs).await;
+            app.settle_staged(outcome, pdfs).await
+        })
+        .await
     }
 
     async fn insert_material(
@@ -210,10 +230,14 @@ impl Langcamp {
         change: MaterialChange,
         new_pdfs: Vec<StagedFile>,
     ) -> Result<Material> {
-        let outcome = self.change_material(actor, id, change, &new_pdfs).await;
-        let (material, removed) = self.settle_staged(outcome, new_pdfs).await?;
-        self.remove_stored_bytes(removed).await;
-        Ok(material)
+        let (app, actor, id) = (self.clone(), actor.clone(), id.clone());
+        to_the_end(async move {
+            let outcome = app.change_material(&actor, &id, change, &new_pdfs).await;
+            let (material, removed) = app.settle_staged(outcome, new_pdfs).await?;
+            app.remove_stored_bytes(removed).await;
+            Ok(material)
+        })
+        .await
     }
 
     async fn change_material(
@@ -256,8 +280,13 @@ impl Langcamp {
             actor: actor.clone(),
             id: id.clone(),
         };
-        let keys = self.write_change(delete, None).await?;
-        self.remove_stored_bytes(keys).await;
+        let app = self.clone();
+        to_the_end(async move {
+            let keys = app.write_change(delete, None).await?;
+            app.remove_stored_bytes(keys).await;
+            Ok(())
+        })
+        .await?;
         Ok(Deleted::from(id))
     }
 
