@@ -119,13 +119,8 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_course(&self, actor: &Actor, new: NewCourse) -> Result<Course> {
         actor.require(Role::Admin)?;
-        let create = store::Create {
-            app: self.clone(),
-            actor: actor.clone(),
-            values: new.into_values(),
-            now: self.clock().now_ms(),
-        };
-        self.write_change(create, Some(Change::Courses)).await
+        let create = store::Create(new.into_values());
+        self.staff_write(actor, create, Some(Change::Courses)).await
     }
 
     /// `POST /courses/{id}/duplicate`: an unpublished copy titled `<title> (copy)`.
@@ -135,13 +130,9 @@ impl Langcamp {
         if !id.is_well_formed() {
             return Err(store::not_found());
         }
-        let duplicate = store::Duplicate {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: id.clone(),
-            now: self.clock().now_ms(),
-        };
-        self.write_change(duplicate, Some(Change::Courses)).await
+        let duplicate = store::Duplicate(id.clone());
+        self.staff_write(actor, duplicate, Some(Change::Courses))
+            .await
     }
 
     /// `PATCH /courses/{id}`. The change is checked against the stored course (an unknown
@@ -157,14 +148,8 @@ impl Langcamp {
         if !id.is_well_formed() {
             return Err(store::not_found());
         }
-        let update = store::Update {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: id.clone(),
-            change,
-            now: self.clock().now_ms(),
-        };
-        self.write_change(update, Some(Change::Courses)).await
+        let update = store::Update(id.clone(), change);
+        self.staff_write(actor, update, Some(Change::Courses)).await
     }
 
     /// `DELETE /courses/{id}`.

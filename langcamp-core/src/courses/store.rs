@@ -1,24 +1,21 @@
 //! The SQL of courses: reads by id and the catalogue list, and the writes.
 //!
-//! The writes ([`Create`], [`Duplicate`], [`Update`]) are pieces of work for
-//! [`Langcamp::write_change`]: the change, its audit entry and its announcement to the
-//! other instances in one piece, so on SQLite they share the group commit's transaction
-//! with the writes beside them. Every query runs on any [`WriteConn`], so the pieces and
-//! the reads share one copy of each.
+//! The writes ([`Create`], [`Duplicate`], [`Update`]) are staff writes
+//! ([`StaffWrite`]): each runs with its audit entry and the courses' change notice as one
+//! piece of write work, so on SQLite it shares the group commit's transaction with the
+//! writes beside it. Every query runs on any [`WriteConn`], so the pieces and the reads
+//! share one copy of each.
 
 use super::input::{CourseChange, CourseValues};
 use super::{Course, CourseFilter};
-use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
-use crate::domain::actor::Actor;
+use crate::audit::{Entry, Staff, StaffWrite, Target};
 use crate::domain::error::{Error, Result};
 use crate::domain::money::{self, Price};
 use crate::domain::page::UNPAGED_CAP;
 use crate::domain::time::Timestamp;
 use crate::domain::validate::Problems;
 use crate::domain::{Id, LanguageTag};
-use crate::platform::changes::Change;
-use crate::platform::db::{Arg, Row, Write, WriteConn, bit, by_id};
+use crate::platform::db::{Arg, Row, WriteConn, bit, by_id};
 
 /// The columns every query that returns courses reads, in this order.
 macro_rules! course_columns {
@@ -123,24 +120,21 @@ async fn require<C: WriteConn>(conn: &mut C, id: &Id<Course>) -> Result<Course> 
 async fn insert<C: WriteConn>(conn: &mut C, v: &CourseValues, now: i64) -> Result<Course> {
     let id: Id<Course> = Id::new();
     let args = value_args(Arg::Text(id.as_str()), v, Arg::Int(now))?;
-    let row = conn
-        .fetch_first(
-            concat!(
-                "INSERT INTO courses (id, title, summary, description, target_language, level,
-                     locale, image_url, location, start_date, end_date, price_minor, currency,
-                     capacity, is_published, sort_order, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                     $17, $17)
-                 RETURNING ",
-                course_columns!()
-            ),
-            &args,
-        )
-        .await?;
-    row.as_ref()
-        .map(course_from_row)
-        .transpose()?
-        .ok_or_else(|| Error::internal("the insert returned no row"))
+    returned(
+        conn,
+        concat!(
+            "INSERT INTO courses (id, title, summary, description, target_language, level,
+                 locale, image_url, location, start_date, end_date, price_minor, currency,
+                 capacity, is_published, sort_order, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                 $17, $17)
+             RETURNING ",
+            course_columns!()
+        ),
+        &args,
+    )
+    .await?
+    .ok_or_else(|| Error::internal("the insert returned no row"))
 }
 
 /// Writes every editable column of the course; the course as stored, or 404.
@@ -151,106 +145,84 @@ async fn update<C: WriteConn>(
     now: i64,
 ) -> Result<Course> {
     let args = value_args(Arg::Int(now), v, Arg::Text(id.as_str()))?;
-    let row = conn
-        .fetch_first(
-            concat!(
-                "UPDATE courses SET updated_at = $1, title = $2, summary = $3, description = $4,
-                     target_language = $5, level = $6, locale = $7, image_url = $8,
-                     location = $9, start_date = $10, end_date = $11, price_minor = $12,
-                     currency = $13, capacity = $14, is_published = $15, sort_order = $16
-                 WHERE id = $17
-                 RETURNING ",
-                course_columns!()
-            ),
-            &args,
-        )
-        .await?;
-    row.as_ref()
-        .map(course_from_row)
-        .transpose()?
-        .ok_or_else(not_found)
+    returned(
+        conn,
+        concat!(
+            "UPDATE courses SET updated_at = $1, title = $2, summary = $3, description = $4,
+                 target_language = $5, level = $6, locale = $7, image_url = $8,
+                 location = $9, start_date = $10, end_date = $11, price_minor = $12,
+                 currency = $13, capacity = $14, is_published = $15, sort_order = $16
+             WHERE id = $17
+             RETURNING ",
+            course_columns!()
+        ),
+        &args,
+    )
+    .await?
+    .ok_or_else(not_found)
 }
 
-/// Records `entry` by `actor`, and tells the other instances that courses changed.
-async fn audited<C: WriteConn>(
+/// The course a statement returns (`... RETURNING` the course's columns), if any.
+async fn returned<C: WriteConn>(
     conn: &mut C,
-    app: &Langcamp,
-    actor: &Actor,
-    entry: Entry,
-) -> Result<()> {
-    audit::record(conn, app, actor, entry).await?;
-    app.announce(conn, &Change::Courses).await
+    sql: &'static str,
+    args: &[Arg<'_>],
+) -> Result<Option<Course>> {
+    let row = conn.fetch_first(sql, args).await?;
+    row.as_ref().map(course_from_row).transpose()
 }
 
 fn target(course: &Course) -> Target {
     Target::record("course", &course.id, &course.title)
 }
 
-/// `POST /courses`: the new course.
-pub(super) struct Create {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub values: CourseValues,
-    pub now: i64,
-}
+/// `POST /courses`: the new course with these values.
+pub(super) struct Create(pub CourseValues);
 
-impl Write for Create {
+impl StaffWrite for Create {
     type Output = Course;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Course> {
-        let course = insert(conn, &self.values, self.now).await?;
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entry)> {
+        let course = insert(conn, &self.0, by.now).await?;
         let entry = Entry::new("course.created", target(&course));
-        audited(conn, &self.app, &self.actor, entry).await?;
-        Ok(course)
+        Ok((course, entry))
     }
 }
 
 /// `POST /courses/{id}/duplicate`: an unpublished copy titled `<title> (copy)`.
-pub(super) struct Duplicate {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub id: Id<Course>,
-    pub now: i64,
-}
+pub(super) struct Duplicate(pub Id<Course>);
 
-impl Write for Duplicate {
+impl StaffWrite for Duplicate {
     type Output = Course;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Course> {
-        let original = require(conn, &self.id).await?;
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entry)> {
+        let original = require(conn, &self.0).await?;
         let mut values = CourseValues::from(&original);
         values.title = super::copy_title(&original.title);
         values.is_published = false;
-        let copy = insert(conn, &values, self.now).await?;
+        let copy = insert(conn, &values, by.now).await?;
         let entry = Entry::new("course.duplicated", target(&copy));
-        audited(conn, &self.app, &self.actor, entry).await?;
-        Ok(copy)
+        Ok((copy, entry))
     }
 }
 
 /// `PATCH /courses/{id}`: the change is checked against the stored course (an unknown
 /// course is 404), so the rules that span fields see the values the course will have.
-pub(super) struct Update {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub id: Id<Course>,
-    pub change: CourseChange,
-    pub now: i64,
-}
+pub(super) struct Update(pub Id<Course>, pub CourseChange);
 
-impl Write for Update {
+impl StaffWrite for Update {
     type Output = Course;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Course> {
-        let course = require(conn, &self.id).await?;
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entry)> {
+        let Update(id, change) = self;
+        let course = require(conn, &id).await?;
         let mut values = CourseValues::from(&course);
         let mut problems = Problems::new();
-        self.change.apply(&mut values, &mut problems);
+        change.apply(&mut values, &mut problems);
         problems.finish()?;
-        let updated = update(conn, &self.id, &values, self.now).await?;
+        let updated = update(conn, &id, &values, by.now).await?;
         let entry = Entry::new("course.updated", target(&updated)).with_changes(&course, &updated);
-        audited(conn, &self.app, &self.actor, entry).await?;
-        Ok(updated)
+        Ok((updated, entry))
     }
 }
 

@@ -2,7 +2,7 @@
 //! to users, who are told by mail and then read what was assigned to them.
 //!
 //! Every write is one piece of the group commit with its audit entry (the
-//! pieces of `store/write.rs`, run by `Langcamp::write_change`). PDFs arrive as staged files
+//! staff writes of `store/write.rs`). PDFs arrive as staged files
 //! (see [`crate::storage`]): their bytes are already in the file store, and the
 //! material's piece records them. If that piece fails, the staged bytes are removed
 //! again; if it removes PDFs (an update, a delete), their bytes are removed after it
@@ -208,16 +208,8 @@ impl Langcamp {
                 "videos[{i}].id does not name a video of this material"
             )));
         }
-        let create = store::Create {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: Id::new(),
-            new,
-            pdfs: pdfs.iter().map(StagedFile::record).collect(),
-            now: self.clock().now_ms(),
-            max_bytes: self.config().file_store_max_bytes,
-        };
-        self.write_change(create, None).await
+        let create = store::Create(new, pdfs.iter().map(StagedFile::record).collect());
+        self.staff_write(actor, create, None).await
     }
 
     /// `PATCH /education-materials/{id}` (admin): changes fields, replaces the videos when
@@ -255,16 +247,9 @@ impl Langcamp {
         if !id.is_well_formed() {
             return Err(store::not_found());
         }
-        let update = store::Update {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: id.clone(),
-            change,
-            pdfs: new_pdfs.iter().map(StagedFile::record).collect(),
-            now: self.clock().now_ms(),
-            max_bytes: self.config().file_store_max_bytes,
-        };
-        self.write_change(update, None).await
+        let records = new_pdfs.iter().map(StagedFile::record).collect();
+        let update = store::Update(id.clone(), change, records);
+        self.staff_write(actor, update, None).await
     }
 
     /// `DELETE /education-materials/{id}` (admin): the material, its assignments and its
@@ -275,14 +260,9 @@ impl Langcamp {
         if !id.is_well_formed() {
             return Err(store::not_found());
         }
-        let delete = store::Delete {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: id.clone(),
-        };
-        let app = self.clone();
+        let (app, actor, delete) = (self.clone(), actor.clone(), store::Delete(id.clone()));
         to_the_end(async move {
-            let keys = app.write_change(delete, None).await?;
+            let keys = app.staff_write(&actor, delete, None).await?;
             app.remove_stored_bytes(keys).await;
             Ok(())
         })
@@ -365,21 +345,16 @@ impl Langcamp {
             .iter()
             .map(|u| u.as_str().to_owned())
             .collect();
-        let now = self.clock().now_ms();
         let book = self.mail_book().await?;
         if !id.is_well_formed() {
             return Err(store::not_found());
         }
         let assign = store::Assign {
-            app: self.clone(),
-            actor: actor.clone(),
             id: id.clone(),
             user_ids,
             book,
-            link: self.material_link(id.as_str()),
-            now,
         };
-        let (assigned, already_assigned) = self.write_change(assign, None).await?;
+        let (assigned, already_assigned) = self.staff_write(actor, assign, None).await?;
         if assigned > 0 {
             self.wake_mail_worker();
         }
@@ -403,12 +378,10 @@ impl Langcamp {
             return Err(store::not_found());
         }
         let unassign = store::Unassign {
-            app: self.clone(),
-            actor: actor.clone(),
             id: id.clone(),
             user_id: user_id.clone(),
         };
-        self.write_change(unassign, None).await?;
+        self.staff_write(actor, unassign, None).await?;
         Ok(Unassigned {
             material_id: id.as_str().to_owned(),
             user_id: user_id.as_str().to_owned(),

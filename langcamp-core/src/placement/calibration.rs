@@ -27,12 +27,12 @@ use super::adaptive::levels::default_difficulty;
 use super::results::Snapshot;
 use super::{ProficiencyTest, TestMode};
 use crate::Langcamp;
-use crate::audit::{Entry, Target};
+use crate::audit::{Entry, Staff, StaffWrite, Target};
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::{CefrLevel, Id};
 use crate::platform::changes::Change;
-use crate::platform::db::{Write, WriteConn};
+use crate::platform::db::WriteConn;
 use crate::platform::progress::Progress;
 
 /// What a calibration did.
@@ -122,12 +122,17 @@ impl Langcamp {
     ) -> Result<Vec<CalibratedQuestion>> {
         let observed = self.observations(test_id).await?;
         let calibrate = Calibrate {
-            app: self.clone(),
-            actor: actor.clone(),
             test_id: test_id.to_owned(),
             observed,
         };
-        self.write_change(calibrate, Some(Change::Tests)).await
+        match self
+            .staff_write(actor, calibrate, Some(Change::Tests))
+            .await
+        {
+            // Deleted since it was listed: nothing to calibrate.
+            Err(Error::NotFound(_)) => Ok(Vec::new()),
+            outcome => outcome,
+        }
     }
 
     /// Each answered question of the test's finished adaptive attempts, by question id:
@@ -163,22 +168,23 @@ impl Langcamp {
     }
 }
 
-/// The piece of work of [`Langcamp::calibrate_test`]: reads the test (a test deleted
-/// meanwhile is skipped), stores each question's difficulty or answer count, and records
-/// the calibration.
+/// The work of [`Langcamp::calibrate_test`]: reads the test (404 when it was deleted
+/// meanwhile), stores each question's difficulty or answer count, and names the entry.
 struct Calibrate {
-    app: Langcamp,
-    actor: Actor,
     test_id: String,
     observed: HashMap<String, Vec<Observation>>,
 }
 
-impl Write for Calibrate {
+impl StaffWrite for Calibrate {
     type Output = Vec<CalibratedQuestion>;
 
-    async fn run<C: WriteConn>(mut self, conn: &mut C) -> Result<Vec<CalibratedQuestion>> {
+    async fn run<C: WriteConn>(
+        mut self,
+        conn: &mut C,
+        _by: &Staff,
+    ) -> Result<(Vec<CalibratedQuestion>, Entry)> {
         let Some(test) = super::store::find_test(conn, &self.test_id).await? else {
-            return Ok(Vec::new());
+            return Err(Error::not_found("test"));
         };
         let mut report = Vec::with_capacity(test.questions.len());
         for question in &test.questions {
@@ -209,7 +215,6 @@ impl Write for Calibrate {
         let entry = Entry::new("test.calibrated", target).with_change_map(serde_json::json!({
             "calibratedQuestions": {"from": null, "to": calibrated}
         }));
-        super::store::audited(conn, &self.app, &self.actor, entry).await?;
-        Ok(report)
+        Ok((report, entry))
     }
 }

@@ -444,13 +444,8 @@ impl Langcamp {
     pub async fn create_test(&self, actor: &Actor, new: NewTest) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
         let NewTest(draft) = new;
-        let create = store::Create {
-            app: self.clone(),
-            actor: actor.clone(),
-            draft,
-            now: self.clock().now_ms(),
-        };
-        self.write_change(create, Some(Change::Tests)).await
+        let create = store::Create(draft);
+        self.staff_write(actor, create, Some(Change::Tests)).await
     }
 
     /// `POST /proficiency-tests/{id}/duplicate`: an inactive copy with new ids.
@@ -464,13 +459,9 @@ impl Langcamp {
         if !id.is_well_formed() {
             return Err(Error::not_found("test"));
         }
-        let duplicate = store::Duplicate {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: id.as_str().to_owned(),
-            now: self.clock().now_ms(),
-        };
-        self.write_change(duplicate, Some(Change::Tests)).await
+        let duplicate = store::Duplicate(id.as_str().to_owned());
+        self.staff_write(actor, duplicate, Some(Change::Tests))
+            .await
     }
 
     /// `PATCH /proficiency-tests/{id}`.
@@ -485,14 +476,8 @@ impl Langcamp {
         if !id.is_well_formed() {
             return Err(Error::not_found("test"));
         }
-        let update = store::Update {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: id.as_str().to_owned(),
-            patch: input,
-            now: self.clock().now_ms(),
-        };
-        self.write_change(update, Some(Change::Tests)).await
+        let update = store::Update(id.as_str().to_owned(), input);
+        self.staff_write(actor, update, Some(Change::Tests)).await
     }
 
     /// `DELETE /proficiency-tests/{id}`: its results remain, with their snapshots.
@@ -502,12 +487,8 @@ impl Langcamp {
         if !id.is_well_formed() {
             return Err(Error::not_found("test"));
         }
-        let delete = store::Delete {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: id.as_str().to_owned(),
-        };
-        self.write_change(delete, Some(Change::Tests)).await?;
+        let delete = store::Delete(id.as_str().to_owned());
+        self.staff_write(actor, delete, Some(Change::Tests)).await?;
         Ok(Deleted::from(id))
     }
 }

@@ -1,6 +1,6 @@
-//! The writes of materials, as pieces of work for [`Langcamp::write_change`]: each does
-//! its change and its audit entry in one piece, so on SQLite it shares the group commit's
-//! transaction with the writes beside it.
+//! The writes of materials, each a [`StaffWrite`]: it runs with its audit entry as one
+//! piece of write work, so on SQLite it shares the group commit's transaction with the
+//! writes beside it.
 //!
 //! What a piece cannot do waits for the operation, outside it: the staged PDFs' bytes are
 //! kept (or removed) once the piece has committed (or failed), and the bytes of the files
@@ -10,9 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{load, require};
-use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
-use crate::domain::actor::Actor;
+use crate::audit::{Entry, Staff, StaffWrite, Target};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
 use crate::domain::validate::Problems;
@@ -20,7 +18,7 @@ use crate::domain::{Id, LanguageTag};
 use crate::mail_templates::{MailBook, MailValues};
 use crate::materials::input::{Description, MaterialChange, NewMaterial, Title, Video};
 use crate::materials::{MAX_PDFS, Material, MaterialPdf, MaterialVideo};
-use crate::platform::db::{Arg, Locks, Row as _, Write, WriteConn};
+use crate::platform::db::{Arg, Locks, Row as _, WriteConn};
 use crate::platform::mail::{self, MailKind};
 use crate::storage::{self, FileRecord};
 use crate::users::{self, User};
@@ -159,9 +157,9 @@ async fn append_pdfs<C: WriteConn>(
     conn: &mut C,
     id: &Id<Material>,
     pdfs: &[FileRecord],
-    now: i64,
-    file_store_max_bytes: Option<u64>,
+    by: &Staff,
 ) -> Result<()> {
+    let max_bytes = by.app.config().file_store_max_bytes;
     if pdfs.is_empty() {
         return Ok(());
     }
@@ -175,7 +173,7 @@ async fn append_pdfs<C: WriteConn>(
         .ok_or_else(|| Error::internal("an aggregate returned no row"))?
         .int("last")?;
     for (offset, file) in (1i64..).zip(pdfs) {
-        storage::insert_stored_file(conn, file, file_store_max_bytes).await?;
+        storage::insert_stored_file(conn, file, max_bytes).await?;
         conn.exec(
             "INSERT INTO material_pdfs (id, material_id, file_id, title, size, position, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -186,7 +184,7 @@ async fn append_pdfs<C: WriteConn>(
                 Arg::Text(&pdf_title(file.original_name())),
                 Arg::Int(i64::try_from(file.size()).unwrap_or(i64::MAX)),
                 Arg::Int(last + offset),
-                Arg::Int(now),
+                Arg::Int(by.now),
             ],
         )
         .await?;
@@ -244,60 +242,40 @@ fn target(material: &Material) -> Target {
 
 /// `POST /education-materials`: the new material with its videos and the staged PDFs'
 /// records.
-pub(in crate::materials) struct Create {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub id: Id<Material>,
-    pub new: NewMaterial,
-    pub pdfs: Vec<FileRecord>,
-    pub now: i64,
-    pub max_bytes: Option<u64>,
-}
+pub(in crate::materials) struct Create(pub NewMaterial, pub Vec<FileRecord>);
 
-impl Write for Create {
+impl StaffWrite for Create {
     type Output = Material;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Material> {
-        let id = &self.id;
-        insert(conn, id, &self.new, self.now).await?;
-        insert_videos(conn, id, &self.new.videos).await?;
-        append_pdfs(conn, id, &self.pdfs, self.now, self.max_bytes).await?;
-        let material = load(&self.app, conn, id).await?;
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Material, Entry)> {
+        let Create(new, pdfs) = self;
+        let id = &Id::new();
+        insert(conn, id, &new, by.now).await?;
+        insert_videos(conn, id, &new.videos).await?;
+        append_pdfs(conn, id, &pdfs, by).await?;
+        let material = load(&by.app, conn, id).await?;
         let entry = Entry::new("material.created", target(&material));
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        Ok(material)
+        Ok((material, entry))
     }
 }
 
 /// `PATCH /education-materials/{id}`: changes fields, replaces the videos when given,
 /// appends the staged PDFs' records and removes those in `removePdfIds`. Answers the
 /// material and the storage keys of the files it let go of.
-pub(in crate::materials) struct Update {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub id: Id<Material>,
-    pub change: MaterialChange,
-    pub pdfs: Vec<FileRecord>,
-    pub now: i64,
-    pub max_bytes: Option<u64>,
-}
+pub(in crate::materials) struct Update(pub Id<Material>, pub MaterialChange, pub Vec<FileRecord>);
 
-impl Write for Update {
+impl StaffWrite for Update {
     type Output = (Material, Vec<String>);
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<(Material, Vec<String>)> {
-        let Update {
-            app,
-            actor,
-            id,
-            change,
-            pdfs,
-            now,
-            max_bytes,
-        } = self;
+    async fn run<C: WriteConn>(
+        self,
+        conn: &mut C,
+        by: &Staff,
+    ) -> Result<((Material, Vec<String>), Entry)> {
+        let Update(id, change, pdfs) = self;
         let id = &id;
         let current = require(conn, id).await?;
-        let before = load(&app, conn, id).await?;
+        let before = load(&by.app, conn, id).await?;
         let video_ids = video_ids(conn, id).await?;
         let pdf_files = pdf_files(conn, id).await?;
         let removing = check_names(&change, &video_ids, &pdf_files, pdfs.len())?;
@@ -317,7 +295,7 @@ impl Write for Update {
                 .level
                 .map_or(current.level, |l| l.map(|l| l.as_str().to_owned())),
         };
-        update(conn, id, &fields, now).await?;
+        update(conn, id, &fields, by.now).await?;
         if let Some(videos) = &change.videos {
             replace_videos(conn, id, videos).await?;
         }
@@ -329,12 +307,11 @@ impl Write for Update {
                 removed_keys.push(key);
             }
         }
-        append_pdfs(conn, id, &pdfs, now, max_bytes).await?;
-        let material = load(&app, conn, id).await?;
+        append_pdfs(conn, id, &pdfs, by).await?;
+        let material = load(&by.app, conn, id).await?;
         let entry =
             Entry::new("material.updated", target(&material)).with_changes(&before, &material);
-        audit::record(conn, &app, &actor, entry).await?;
-        Ok((material, removed_keys))
+        Ok(((material, removed_keys), entry))
     }
 }
 
@@ -380,22 +357,15 @@ fn check_names(
 
 /// `DELETE /education-materials/{id}`: the material, its assignments and its PDFs'
 /// records. Answers the storage keys of the files no other record uses.
-pub(in crate::materials) struct Delete {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub id: Id<Material>,
-}
+pub(in crate::materials) struct Delete(pub Id<Material>);
 
-impl Write for Delete {
+impl StaffWrite for Delete {
     type Output = Vec<String>;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Vec<String>> {
-        let material = require(conn, &self.id).await?;
-        let keys = delete(conn, &self.id).await?;
-        let target = Target::record("material", self.id.as_str(), &material.title);
-        let entry = Entry::new("material.deleted", target);
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        Ok(keys)
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<(Vec<String>, Entry)> {
+        let material = require(conn, &self.0).await?;
+        let keys = delete(conn, &self.0).await?;
+        Ok((keys, Entry::new("material.deleted", target(&material))))
     }
 }
 
@@ -403,20 +373,16 @@ impl Write for Delete {
 /// (naming it) and nothing is assigned; each newly assigned user gets one mail, queued in
 /// the same piece. Answers how many were newly assigned and how many already were.
 pub(in crate::materials) struct Assign {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub id: Id<Material>,
     pub user_ids: Vec<String>,
     /// The mail templates, read before the piece.
     pub book: Arc<MailBook>,
-    pub link: String,
-    pub now: i64,
 }
 
-impl Write for Assign {
+impl StaffWrite for Assign {
     type Output = (u64, u64);
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<(u64, u64)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<((u64, u64), Entry)> {
         let material = require(conn, &self.id).await?;
         conn.hold_users(&self.user_ids).await?;
         let mut users: Vec<User> = Vec::with_capacity(self.user_ids.len());
@@ -439,10 +405,11 @@ impl Write for Assign {
             }
         }
 
+        let link = by.app.material_link(self.id.as_str());
         let (mut assigned, mut already_assigned) = (0u64, 0u64);
         let mut newly: Vec<&str> = Vec::new();
         for user in &users {
-            if !assign(conn, &self.id, &user.id, self.now, self.actor.user_id()).await? {
+            if !assign(conn, &self.id, &user.id, by.now, by.actor.user_id()).await? {
                 already_assigned += 1;
                 continue;
             }
@@ -451,18 +418,16 @@ impl Write for Assign {
             let values = MailValues::MaterialAssigned {
                 name: user.name.clone().unwrap_or_default(),
                 material_title: material.title.clone(),
-                link: self.link.clone(),
+                link: link.clone(),
             };
             let mail = self
                 .book
                 .compose(&user.email, Some(&user.locale), &values)?;
-            mail::enqueue(conn, &self.app, MailKind::MaterialAssignment, &mail, None).await?;
+            mail::enqueue(conn, &by.app, MailKind::MaterialAssignment, &mail, None).await?;
         }
-        let target = Target::record("material", self.id.as_str(), &material.title);
-        let entry = Entry::new("material.assigned", target)
+        let entry = Entry::new("material.assigned", target(&material))
             .with_change_map(serde_json::json!({ "assignedTo": { "from": null, "to": newly } }));
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        Ok((assigned, already_assigned))
+        Ok(((assigned, already_assigned), entry))
     }
 }
 
@@ -492,16 +457,14 @@ async fn assign<C: WriteConn>(
 /// `DELETE /education-materials/{id}/assign/{userId}`: 404 when the material is not
 /// assigned to that user.
 pub(in crate::materials) struct Unassign {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub id: Id<Material>,
     pub user_id: Id<User>,
 }
 
-impl Write for Unassign {
+impl StaffWrite for Unassign {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entry)> {
         let material = require(conn, &self.id).await?;
         let removed = conn
             .exec(
@@ -517,11 +480,10 @@ impl Write for Unassign {
                 "this material is not assigned to that user".into(),
             ));
         }
-        let target = Target::record("material", self.id.as_str(), &material.title);
-        let entry = Entry::new("material.unassigned", target).with_change_map(
+        let entry = Entry::new("material.unassigned", target(&material)).with_change_map(
             serde_json::json!({ "assignedTo": { "from": self.user_id.as_str(), "to": null } }),
         );
-        audit::record(conn, &self.app, &self.actor, entry).await
+        Ok(((), entry))
     }
 }
 

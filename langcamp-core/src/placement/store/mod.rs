@@ -5,9 +5,7 @@
 
 mod write;
 
-pub(super) use self::write::{
-    Create, Delete, Duplicate, Update, audited, set_answer_count, set_difficulty,
-};
+pub(super) use self::write::{Create, Delete, Duplicate, Update, set_answer_count, set_difficulty};
 
 use std::collections::{BTreeMap, HashMap};
 

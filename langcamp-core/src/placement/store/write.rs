@@ -1,23 +1,20 @@
 //! The writes of a test: its own row and its children (questions, options, level ranges),
 //! inserted, rewritten or deleted together, and the difficulties calibration stores.
 //!
-//! The staff writes ([`Create`], [`Duplicate`], [`Update`], [`Delete`]) are pieces of
-//! work for [`Langcamp::write_change`]: the change, its audit entry and the tests' change
-//! notice in one piece, so on SQLite they share the group commit's transaction with the
-//! writes beside them. On PostgreSQL each keeps the lock it took in a transaction of its
-//! own, first: an edit locks the test's row, a duplicate reads one snapshot.
+//! The staff writes ([`Create`], [`Duplicate`], [`Update`], [`Delete`]) are
+//! [`StaffWrite`]s: each runs with its audit entry and the tests' change notice as one
+//! piece of write work, so on SQLite it shares the group commit's transaction with the
+//! writes beside it. On PostgreSQL each takes the lock it needs first, as a transaction of
+//! its own: an edit locks the test's row, a duplicate reads one snapshot.
 
 use super::require_test;
-use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
+use crate::audit::{Entry, Staff, StaffWrite, Target};
 use crate::domain::CefrLevel;
-use crate::domain::actor::Actor;
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
 use crate::placement::draft::{self, TestDraft};
 use crate::placement::{ProficiencyTest, TestPatch, copy_title};
-use crate::platform::changes::Change;
-use crate::platform::db::{Arg, Locks, Row as _, Write, WriteConn, bit};
+use crate::platform::db::{Arg, Locks, Row as _, WriteConn, bit};
 
 /// Takes the test's row lock before reading it, so two edits of one test run one after
 /// the other, the second on the result of the first. Whether the test exists.
@@ -225,17 +222,6 @@ fn test_target(test: &ProficiencyTest) -> Target {
     Target::record("test", &test.id, &test.title)
 }
 
-/// Records `entry` by `actor`, and tells the other instances that tests changed.
-pub(in crate::placement) async fn audited<C: WriteConn>(
-    conn: &mut C,
-    app: &Langcamp,
-    actor: &Actor,
-    entry: Entry,
-) -> Result<()> {
-    audit::record(conn, app, actor, entry).await?;
-    app.announce(conn, &Change::Tests).await
-}
-
 /// Inserts `draft` as the test `id` and answers it as an admin sees it.
 async fn insert_and_read<C: WriteConn>(
     conn: &mut C,
@@ -247,113 +233,86 @@ async fn insert_and_read<C: WriteConn>(
     Ok(require_test(conn, id).await?.view(true))
 }
 
-/// `POST /proficiency-tests`.
-pub(in crate::placement) struct Create {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub draft: TestDraft,
-    pub now: i64,
-}
+/// `POST /proficiency-tests`: the new test of this draft.
+pub(in crate::placement) struct Create(pub TestDraft);
 
-impl Write for Create {
+impl StaffWrite for Create {
     type Output = ProficiencyTest;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<ProficiencyTest> {
-        let test = insert_and_read(conn, &new_id(), &self.draft, self.now).await?;
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(ProficiencyTest, Entry)> {
+        let test = insert_and_read(conn, &new_id(), &self.0, by.now).await?;
         let entry = Entry::new("test.created", test_target(&test));
-        audited(conn, &self.app, &self.actor, entry).await?;
-        Ok(test)
+        Ok((test, entry))
     }
 }
 
-/// `POST /proficiency-tests/{id}/duplicate`: an inactive copy with new ids.
-pub(in crate::placement) struct Duplicate {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub id: String,
-    pub now: i64,
-}
+/// `POST /proficiency-tests/{id}/duplicate`: an inactive copy with new ids, of the test
+/// as one snapshot shows it.
+pub(in crate::placement) struct Duplicate(pub String);
 
-impl Write for Duplicate {
+impl StaffWrite for Duplicate {
     type Output = ProficiencyTest;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<ProficiencyTest> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(ProficiencyTest, Entry)> {
         conn.repeatable_reads().await?;
-        let original = require_test(conn, &self.id).await?;
+        let original = require_test(conn, &self.0).await?;
         let mut copy = draft::from_stored(&original);
         copy.title = copy_title(&original.title);
         copy.is_active = false;
         copy.renew_ids();
-        let test = insert_and_read(conn, &new_id(), &copy, self.now).await?;
+        let test = insert_and_read(conn, &new_id(), &copy, by.now).await?;
         let entry = Entry::new("test.duplicated", test_target(&test));
-        audited(conn, &self.app, &self.actor, entry).await?;
-        Ok(test)
+        Ok((test, entry))
     }
 }
 
 /// `PATCH /proficiency-tests/{id}`: the patch is checked against the stored test, read
 /// under the test's row lock.
-pub(in crate::placement) struct Update {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub id: String,
-    pub patch: TestPatch,
-    pub now: i64,
-}
+pub(in crate::placement) struct Update(pub String, pub TestPatch);
 
-impl Write for Update {
+impl StaffWrite for Update {
     type Output = ProficiencyTest;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<ProficiencyTest> {
-        if !lock_test(conn, &self.id).await? {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(ProficiencyTest, Entry)> {
+        let Update(id, patch) = self;
+        if !lock_test(conn, &id).await? {
             return Err(Error::not_found("test"));
         }
-        let existing = require_test(conn, &self.id).await?;
-        let (draft, children_changed) = draft::from_patch(&existing, self.patch)?;
-        update_test(conn, &self.id, &draft, children_changed, self.now).await?;
-        let test = require_test(conn, &self.id).await?.view(true);
+        let existing = require_test(conn, &id).await?;
+        let (draft, children_changed) = draft::from_patch(&existing, patch)?;
+        update_test(conn, &id, &draft, children_changed, by.now).await?;
+        let test = require_test(conn, &id).await?.view(true);
         let entry = Entry::new("test.updated", test_target(&test))
             .with_changes(&existing.view(true), &test);
-        audited(conn, &self.app, &self.actor, entry).await?;
-        Ok(test)
+        Ok((test, entry))
     }
 }
 
 /// `DELETE /proficiency-tests/{id}`: the test and its questions; its results stay (their
 /// `test_id` becomes NULL, the snapshot keeps the rest).
-pub(in crate::placement) struct Delete {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub id: String,
-}
+pub(in crate::placement) struct Delete(pub String);
 
-impl Write for Delete {
+impl StaffWrite for Delete {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
-        let id = self.id.as_str();
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entry)> {
+        let id = [Arg::Text(&self.0)];
         conn.exec(
             "UPDATE test_results SET test_id = NULL WHERE test_id = $1",
-            &[Arg::Text(id)],
+            &id,
         )
         .await?;
-        delete_children(conn, id).await?;
+        delete_children(conn, &self.0).await?;
         let Some(deleted) = conn
             .fetch_first(
                 "DELETE FROM proficiency_tests WHERE id = $1 RETURNING title",
-                &[Arg::Text(id)],
+                &id,
             )
             .await?
         else {
             return Err(Error::not_found("test"));
         };
-        let target = Target::record("test", id, deleted.text("title")?);
-        audited(
-            conn,
-            &self.app,
-            &self.actor,
-            Entry::new("test.deleted", target),
-        )
-        .await
+        let target = Target::record("test", &self.0, deleted.text("title")?);
+        Ok(((), Entry::new("test.deleted", target)))
     }
 }
