@@ -2,13 +2,13 @@
 //! areas whose records are deleted by id (courses, contacts, results).
 
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
+use crate::audit::{Entry, Staff, StaffWrite, Target};
 use crate::domain::Deleted;
 use crate::domain::actor::Actor;
 use crate::domain::error::{Error, Result};
 use crate::domain::id::looks_like_id;
 use crate::platform::changes::Change;
-use crate::platform::db::{Arg, Row as _, Write, WriteConn};
+use crate::platform::db::{Arg, Row as _, WriteConn};
 
 impl Langcamp {
     /// Deletes the row of `id` with `delete` (`DELETE FROM ... WHERE id = $1 RETURNING
@@ -28,16 +28,13 @@ impl Langcamp {
             return Err(not_found());
         }
         let work = DeleteById {
-            app: self.clone(),
-            actor: actor.clone(),
             action,
             target,
             id: id.to_owned(),
             delete,
             not_found,
-            change: change.clone(),
         };
-        self.write_change(work, change).await?;
+        self.staff_write(actor, work, change).await?;
         Ok(Deleted {
             id: id.to_owned(),
             deleted: true,
@@ -45,22 +42,19 @@ impl Langcamp {
     }
 }
 
-/// The piece of work of [`Langcamp::delete_by_id`].
+/// The work of [`Langcamp::delete_by_id`].
 struct DeleteById {
-    app: Langcamp,
-    actor: Actor,
     action: &'static str,
     target: &'static str,
     id: String,
     delete: &'static str,
     not_found: fn() -> Error,
-    change: Option<Change>,
 }
 
-impl Write for DeleteById {
+impl StaffWrite for DeleteById {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entry)> {
         let Some(row) = conn
             .fetch_first(self.delete, &[Arg::Text(&self.id)])
             .await?
@@ -68,11 +62,6 @@ impl Write for DeleteById {
             return Err((self.not_found)());
         };
         let target = Target::record(self.target, &self.id, row.text("label")?);
-        let entry = Entry::new(self.action, target);
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        if let Some(change) = &self.change {
-            self.app.announce(conn, change).await?;
-        }
-        Ok(())
+        Ok(((), Entry::new(self.action, target)))
     }
 }

@@ -3,12 +3,12 @@
 //! One entry per staff write, written by [`record`] inside the write's own transaction, so
 //! no change exists without its entry and no entry without its change: a refused or
 //! failed write rolls its entry back with it. `record` takes any [`WriteConn`]: an open
-//! transaction, or the connection of a [`crate::platform::db::Write`] piece. The staff writes
-//! (settings, mail templates, users, contacts, deletes by id, ...) are such pieces, run by
-//! `Langcamp::write_change`: on
-//! SQLite they join the group commit in a savepoint of their own, so a burst of them
-//! shares the writer's transaction and the pages the entries touch (each entry adds a
-//! row to five indexes) instead of each paying its own commit. The table is append-only (database triggers
+//! transaction, or the connection of a [`crate::platform::db::Write`] piece. The staff
+//! writes are such pieces, run by `Langcamp::write_change` (most as a `StaffWrite`, whose
+//! entry is written after the area's work, in the same piece): on SQLite they join the
+//! group commit in a savepoint of their own, so a burst of them shares the writer's
+//! transaction and the pages the entries touch (each entry adds a row to five indexes)
+//! instead of each paying its own commit. The table is append-only (database triggers
 //! refuse `UPDATE` and `DELETE`, migration 0095); the one exception is the retention
 //! purge of [`Langcamp::purge_audit`], run by the server's maintenance.
 //!
@@ -20,8 +20,10 @@
 mod delete;
 mod input;
 mod store;
+mod write;
 
 pub(crate) use self::store::about_user;
+pub(crate) use self::write::{Staff, StaffWrite};
 
 use std::sync::OnceLock;
 

@@ -18,14 +18,12 @@ pub use self::input::{
     CourseChange, CourseFilter, CourseInput, CourseQuery, NewCourse, copy_title,
 };
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
 use crate::domain::Deleted;
 use crate::domain::Id;
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::Result;
 use crate::domain::money::Price;
 use crate::domain::time::Timestamp;
-use crate::domain::validate::Problems;
 use crate::platform::changes::Change;
 
 /// The longest title; a duplicate's title is shortened to stay within it.
@@ -84,12 +82,6 @@ impl Course {
 }
 
 impl Langcamp {
-    /// Commits a course change and drops the cached lists, whatever the outcome of the
-    /// commit (a failed commit may still have been applied).
-    async fn commit_courses(&self, tx: crate::platform::db::Tx) -> Result<()> {
-        self.commit_change(tx, Change::Courses).await
-    }
-
     /// `GET /courses`: published courses (every course for admins), by `sortOrder` then
     /// creation time, at most [`crate::domain::page::UNPAGED_CAP`]. The public list comes from the
     /// cache.
@@ -101,14 +93,14 @@ impl Langcamp {
     ) -> Result<Arc<Vec<Course>>> {
         if actor.is_admin() {
             let mut conn = self.db().reader().acquire().await?;
-            return Ok(Arc::new(store::list(&mut conn, false, filter).await?));
+            return Ok(Arc::new(store::list(&mut *conn, false, filter).await?));
         }
         let now = self.clock().now_ms();
         self.caches()
             .courses
             .get_or_load(filter.clone(), now, || async {
                 let mut conn = self.db().reader().acquire().await?;
-                Ok(Arc::new(store::list(&mut conn, true, filter).await?))
+                Ok(Arc::new(store::list(&mut *conn, true, filter).await?))
             })
             .await
     }
@@ -117,7 +109,7 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Course> {
         let mut conn = self.db().reader().acquire().await?;
-        match store::find(&mut conn, id).await? {
+        match store::find(&mut *conn, id).await? {
             Some(course) if course.is_published || actor.is_admin() => Ok(course),
             _ => Err(store::not_found()),
         }
@@ -127,36 +119,20 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_course(&self, actor: &Actor, new: NewCourse) -> Result<Course> {
         actor.require(Role::Admin)?;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let course = store::insert(&mut tx, &new.into_values(), now).await?;
-        let target = Target::record("course", &course.id, &course.title);
-        audit::record(&mut tx, self, actor, Entry::new("course.created", target)).await?;
-        self.commit_courses(tx).await?;
-        Ok(course)
+        let create = store::Create(new.into_values());
+        self.staff_write(actor, create, Some(Change::Courses)).await
     }
 
     /// `POST /courses/{id}/duplicate`: an unpublished copy titled `<title> (copy)`.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn duplicate_course(&self, actor: &Actor, id: &Id<Course>) -> Result<Course> {
         actor.require(Role::Admin)?;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let original = store::require(&mut tx, id).await?;
-        let mut values = input::CourseValues::from(&original);
-        values.title = copy_title(&original.title);
-        values.is_published = false;
-        let copy = store::insert(&mut tx, &values, now).await?;
-        let target = Target::record("course", &copy.id, &copy.title);
-        audit::record(
-            &mut tx,
-            self,
-            actor,
-            Entry::new("course.duplicated", target),
-        )
-        .await?;
-        self.commit_courses(tx).await?;
-        Ok(copy)
+        if !id.is_well_formed() {
+            return Err(store::not_found());
+        }
+        let duplicate = store::Duplicate(id.clone());
+        self.staff_write(actor, duplicate, Some(Change::Courses))
+            .await
     }
 
     /// `PATCH /courses/{id}`. The change is checked against the stored course (an unknown
@@ -169,20 +145,11 @@ impl Langcamp {
         change: CourseChange,
     ) -> Result<Course> {
         actor.require(Role::Admin)?;
-        let mut problems = Problems::new();
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let course = store::require(&mut tx, id).await?;
-        let mut values = input::CourseValues::from(&course);
-        change.apply(&mut values, &mut problems);
-        problems.finish()?;
-        store::update(&mut tx, id, &values, now).await?;
-        let updated = store::require(&mut tx, id).await?;
-        let target = Target::record("course", &updated.id, &updated.title);
-        let entry = Entry::new("course.updated", target).with_changes(&course, &updated);
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_courses(tx).await?;
-        Ok(updated)
+        if !id.is_well_formed() {
+            return Err(store::not_found());
+        }
+        let update = store::Update(id.clone(), change);
+        self.staff_write(actor, update, Some(Change::Courses)).await
     }
 
     /// `DELETE /courses/{id}`.

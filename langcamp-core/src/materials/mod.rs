@@ -1,10 +1,12 @@
 //! Education materials (CONTRACT §7): sets of PDF documents and videos that admins assign
 //! to users, who are told by mail and then read what was assigned to them.
 //!
-//! PDFs arrive as staged files (see [`crate::storage`]): their bytes are already in the
-//! file store, and the material's transaction records them. If that transaction fails,
-//! the staged bytes are removed again; if it removes PDFs (an update, a delete), their
-//! bytes are removed after it commits.
+//! Every write is one piece of the group commit with its audit entry (the
+//! staff writes of `store/write.rs`). PDFs arrive as staged files
+//! (see [`crate::storage`]): their bytes are already in the file store, and the
+//! material's piece records them. If that piece fails, the staged bytes are removed
+//! again; if it removes PDFs (an update, a delete), their bytes are removed after it
+//! commits.
 //!
 //! Here: the operations and what they answer. [`input`] holds what clients send and the
 //! validated commands the operations take, `store` the SQL, `mail` the assignment mail.
@@ -12,9 +14,8 @@
 mod input;
 mod store;
 
-use std::collections::HashSet;
-
 use serde::Serialize;
+use tracing::Instrument;
 use utoipa::ToSchema;
 
 pub use self::input::{
@@ -22,16 +23,12 @@ pub use self::input::{
     NewMaterial, Title, Video, VideoInput, VideoTitle,
 };
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
 use crate::domain::Deleted;
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::domain::{Id, LanguageTag};
-use crate::mail_templates::MailValues;
-use crate::platform::db::Locks;
-use crate::platform::mail::MailKind;
 use crate::storage::{FileType, StagedFile};
 use crate::users::{self, User};
 
@@ -120,6 +117,21 @@ pub struct Unassigned {
     pub unassigned: bool,
 }
 
+/// Runs a material write to its end in a task of its own, whoever waits for it. Its piece
+/// commits even when the caller has stopped waiting (a client hanging up), so what must
+/// follow the commit cannot be left to the caller: keeping the staged PDFs (dropped
+/// unsettled, their bytes would go, and the committed material would name PDFs that can
+/// never be served), removing the bytes of the files it let go of. A panic is answered as
+/// an internal error.
+async fn to_the_end<T: Send + 'static>(
+    work: impl Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    match tokio::spawn(work.in_current_span()).await {
+        Ok(outcome) => outcome,
+        Err(failed) => Err(Error::internal(failed)),
+    }
+}
+
 /// Staged files handed to a material must be PDF documents.
 fn check_pdfs(pdfs: &[StagedFile]) -> Result<()> {
     match pdfs.iter().find(|f| f.file_type() != FileType::Pdf) {
@@ -168,8 +180,12 @@ impl Langcamp {
         new: NewMaterial,
         pdfs: Vec<StagedFile>,
     ) -> Result<Material> {
-        let outcome = self.insert_material(actor, new, &pdfs).await;
-        self.settle_staged(outcome, pdfs).await
+        let (app, actor) = (self.clone(), actor.clone());
+        to_the_end(async move {
+            let outcome = app.insert_material(&actor, new, &pdfs).await;
+            app.settle_staged(outcome, pdfs).await
+        })
+        .await
     }
 
     async fn insert_material(
@@ -192,18 +208,8 @@ impl Langcamp {
                 "videos[{i}].id does not name a video of this material"
             )));
         }
-        let now = self.clock().now_ms();
-        let id = Id::new();
-        let mut tx = self.db().begin().await?;
-        store::insert(&mut tx, &id, &new, now).await?;
-        store::insert_videos(&mut tx, &id, &new.videos).await?;
-        let max_bytes = self.config().file_store_max_bytes;
-        store::append_pdfs(&mut tx, &id, pdfs, now, max_bytes).await?;
-        let material = store::load(self, &mut tx, &id).await?;
-        let entry = Entry::new("material.created", material_target(&material));
-        audit::record(&mut tx, self, actor, entry).await?;
-        tx.commit().await?;
-        Ok(material)
+        let create = store::Create(new, pdfs.iter().map(StagedFile::record).collect());
+        self.staff_write(actor, create, None).await
     }
 
     /// `PATCH /education-materials/{id}` (admin): changes fields, replaces the videos when
@@ -216,10 +222,14 @@ impl Langcamp {
         change: MaterialChange,
         new_pdfs: Vec<StagedFile>,
     ) -> Result<Material> {
-        let outcome = self.change_material(actor, id, change, &new_pdfs).await;
-        let (material, removed) = self.settle_staged(outcome, new_pdfs).await?;
-        self.remove_stored_bytes(removed).await;
-        Ok(material)
+        let (app, actor, id) = (self.clone(), actor.clone(), id.clone());
+        to_the_end(async move {
+            let outcome = app.change_material(&actor, &id, change, &new_pdfs).await;
+            let (material, removed) = app.settle_staged(outcome, new_pdfs).await?;
+            app.remove_stored_bytes(removed).await;
+            Ok(material)
+        })
+        .await
     }
 
     async fn change_material(
@@ -234,84 +244,12 @@ impl Langcamp {
         if change.videos.as_ref().is_some_and(|v| v.len() > MAX_VIDEOS) {
             return Err(too_many_videos());
         }
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let current = store::require(&mut tx, id).await?;
-        let before = store::load(self, &mut tx, id).await?;
-        let video_ids = store::video_ids(&mut tx, id).await?;
-        let pdf_files = store::pdf_files(&mut tx, id).await?;
-
-        // What the change names must be the material's: one message per problem.
-        let mut problems = crate::domain::validate::Problems::new();
-        let mut removing = Vec::new();
-        for pdf_id in &change.remove_pdf_ids {
-            if !pdf_files.contains_key(pdf_id) {
-                problems.add(format!(
-                    "removePdfIds: {pdf_id:?} is not a PDF of this material"
-                ));
-            } else if !removing.contains(pdf_id) {
-                removing.push(pdf_id.clone());
-            }
+        if !id.is_well_formed() {
+            return Err(store::not_found());
         }
-        if pdf_files.len() - removing.len() + new_pdfs.len() > MAX_PDFS {
-            problems.add(format!("a material holds at most {MAX_PDFS} PDFs"));
-        }
-        if let Some(videos) = &change.videos {
-            let mut seen = HashSet::new();
-            for (i, video) in videos.iter().enumerate() {
-                if let Some(video_id) = &video.id {
-                    if !video_ids.contains(video_id) {
-                        problems.add(format!(
-                            "videos[{i}].id does not name a video of this material"
-                        ));
-                    } else if !seen.insert(video_id) {
-                        problems.add(format!("videos[{i}].id appears twice"));
-                    }
-                }
-            }
-        }
-        problems.finish()?;
-
-        let title = change.title.map_or(current.title, Title::into_string);
-        let description = change
-            .description
-            .map_or(current.description, |d| d.map(Description::into_string));
-        let locale = change
-            .locale
-            .map_or(current.locale, |l| l.map(LanguageTag::into_string));
-        let target_language = change
-            .target_language
-            .map_or(current.target_language, |l| l.map(LanguageTag::into_string));
-        let level = change
-            .level
-            .map_or(current.level, |l| l.map(|l| l.as_str().to_owned()));
-        let fields = store::Fields {
-            title: &title,
-            description: description.as_deref(),
-            locale: locale.as_deref(),
-            target_language: target_language.as_deref(),
-            level: level.as_deref(),
-        };
-        store::update(&mut tx, id, fields, now).await?;
-        if let Some(videos) = &change.videos {
-            store::replace_videos(&mut tx, id, videos).await?;
-        }
-        let mut removed_keys = Vec::new();
-        for pdf_id in &removing {
-            if let Some(file_id) = pdf_files.get(pdf_id)
-                && let Some(key) = store::remove_pdf(&mut tx, id, pdf_id, file_id).await?
-            {
-                removed_keys.push(key);
-            }
-        }
-        let max_bytes = self.config().file_store_max_bytes;
-        store::append_pdfs(&mut tx, id, new_pdfs, now, max_bytes).await?;
-        let material = store::load(self, &mut tx, id).await?;
-        let entry = Entry::new("material.updated", material_target(&material))
-            .with_changes(&before, &material);
-        audit::record(&mut tx, self, actor, entry).await?;
-        tx.commit().await?;
-        Ok((material, removed_keys))
+        let records = new_pdfs.iter().map(StagedFile::record).collect();
+        let update = store::Update(id.clone(), change, records);
+        self.staff_write(actor, update, None).await
     }
 
     /// `DELETE /education-materials/{id}` (admin): the material, its assignments and its
@@ -319,13 +257,16 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_material(&self, actor: &Actor, id: &Id<Material>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let mut tx = self.db().begin().await?;
-        let material = store::require(&mut tx, id).await?;
-        let keys = store::delete(&mut tx, id).await?;
-        let target = Target::record("material", id.as_str(), &material.title);
-        audit::record(&mut tx, self, actor, Entry::new("material.deleted", target)).await?;
-        tx.commit().await?;
-        self.remove_stored_bytes(keys).await;
+        if !id.is_well_formed() {
+            return Err(store::not_found());
+        }
+        let (app, actor, delete) = (self.clone(), actor.clone(), store::Delete(id.clone()));
+        to_the_end(async move {
+            let keys = app.staff_write(&actor, delete, None).await?;
+            app.remove_stored_bytes(keys).await;
+            Ok(())
+        })
+        .await?;
         Ok(Deleted::from(id))
     }
 
@@ -390,7 +331,7 @@ impl Langcamp {
 
     /// `POST /education-materials/{id}/assign` (admin): all or nothing. Any unknown user
     /// is 404 (naming it) and nothing is assigned; each newly assigned user gets one mail,
-    /// queued in the same transaction.
+    /// queued in the same piece of write work.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn assign_material(
         &self,
@@ -404,61 +345,16 @@ impl Langcamp {
             .iter()
             .map(|u| u.as_str().to_owned())
             .collect();
-        let now = self.clock().now_ms();
         let book = self.mail_book().await?;
-        let mut tx = self.db().begin().await?;
-        let material = store::require(&mut tx, id).await?;
-        tx.hold_users(&user_ids).await?;
-        let mut users: Vec<User> = Vec::with_capacity(user_ids.len());
-        let mut unknown: Vec<&str> = Vec::new();
-        for user_id in &user_ids {
-            match users::find_user(&mut tx, user_id).await? {
-                Some(user) => users.push(user),
-                None => unknown.push(user_id),
-            }
+        if !id.is_well_formed() {
+            return Err(store::not_found());
         }
-        match unknown.as_slice() {
-            [] => {}
-            [one] => return Err(Error::NotFound(format!("user {one:?} not found"))),
-            many => {
-                let names: Vec<String> = many.iter().map(|u| format!("{u:?}")).collect();
-                return Err(Error::NotFound(format!(
-                    "users not found: {}",
-                    names.join(", ")
-                )));
-            }
-        }
-
-        let link = self.material_link(id.as_str());
-        let (mut assigned, mut already_assigned) = (0u64, 0u64);
-        let mut newly: Vec<&str> = Vec::new();
-        for user in &users {
-            if !store::assign(&mut tx, id, &user.id, now, actor.user_id()).await? {
-                already_assigned += 1;
-                continue;
-            }
-            assigned += 1;
-            newly.push(&user.id);
-            let values = MailValues::MaterialAssigned {
-                name: user.name.clone().unwrap_or_default(),
-                material_title: material.title.clone(),
-                link: link.clone(),
-            };
-            let mail = book.compose(&user.email, Some(&user.locale), &values)?;
-            crate::platform::mail::enqueue(
-                &mut tx,
-                self,
-                MailKind::MaterialAssignment,
-                &mail,
-                None,
-            )
-            .await?;
-        }
-        let target = Target::record("material", id.as_str(), &material.title);
-        let entry = Entry::new("material.assigned", target)
-            .with_change_map(serde_json::json!({ "assignedTo": { "from": null, "to": newly } }));
-        audit::record(&mut tx, self, actor, entry).await?;
-        tx.commit().await?;
+        let assign = store::Assign {
+            id: id.clone(),
+            user_ids,
+            book,
+        };
+        let (assigned, already_assigned) = self.staff_write(actor, assign, None).await?;
         if assigned > 0 {
             self.wake_mail_worker();
         }
@@ -478,19 +374,14 @@ impl Langcamp {
         user_id: &Id<User>,
     ) -> Result<Unassigned> {
         actor.require(Role::Admin)?;
-        let mut tx = self.db().begin().await?;
-        let material = store::require(&mut tx, id).await?;
-        if !store::unassign(&mut tx, id, user_id).await? {
-            return Err(Error::NotFound(
-                "this material is not assigned to that user".into(),
-            ));
+        if !id.is_well_formed() {
+            return Err(store::not_found());
         }
-        let target = Target::record("material", id.as_str(), &material.title);
-        let entry = Entry::new("material.unassigned", target).with_change_map(
-            serde_json::json!({ "assignedTo": { "from": user_id.as_str(), "to": null } }),
-        );
-        audit::record(&mut tx, self, actor, entry).await?;
-        tx.commit().await?;
+        let unassign = store::Unassign {
+            id: id.clone(),
+            user_id: user_id.clone(),
+        };
+        self.staff_write(actor, unassign, None).await?;
         Ok(Unassigned {
             material_id: id.as_str().to_owned(),
             user_id: user_id.as_str().to_owned(),
@@ -499,12 +390,6 @@ impl Langcamp {
     }
 }
 
-/// A material as the audit trail names it: by its title.
-fn material_target(material: &Material) -> Target {
-    Target::record("material", &material.id, &material.title)
-}
-
-/// Pairs each material with when it was assigned.
 /// Every material assigned to `user_id`, newest assignment first, read on `conn` (the
 /// personal-data export, `crate::exports`).
 pub(crate) async fn assigned_materials(

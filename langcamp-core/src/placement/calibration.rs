@@ -10,7 +10,7 @@
 //! admins see how far each one is from being calibrated. Questions asked but left
 //! unanswered when the time ran out are not observations.
 //!
-//! Each test is one transaction, recorded in the audit trail as `test.calibrated` with the
+//! Each test is one piece of write work, recorded in the audit trail as `test.calibrated` with the
 //! number of questions calibrated; running it again after more answers refines the
 //! difficulties (attempts under way keep the difficulties their questions were asked
 //! with).
@@ -27,10 +27,12 @@ use super::adaptive::levels::default_difficulty;
 use super::results::Snapshot;
 use super::{ProficiencyTest, TestMode};
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
+use crate::audit::{Entry, Staff, StaffWrite, Target};
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::{CefrLevel, Id};
+use crate::platform::changes::Change;
+use crate::platform::db::WriteConn;
 use crate::platform::progress::Progress;
 
 /// What a calibration did.
@@ -109,52 +111,28 @@ impl Langcamp {
         })
     }
 
-    /// One test, in one transaction, recorded in the audit trail (`test.calibrated`). The
-    /// answers are read before it, from the reader pool, one result at a time: the write
-    /// transaction (SQLite's single writer) is held only for the difficulties' updates,
-    /// and memory holds the observations, not the results.
+    /// One test, in one piece of write work, recorded in the audit trail
+    /// (`test.calibrated`). The answers are read before it, from the reader pool, one
+    /// result at a time: the writer (SQLite's single writer) is held only for the
+    /// difficulties' updates, and memory holds the observations, not the results.
     async fn calibrate_test(
         &self,
         actor: &Actor,
         test_id: &str,
     ) -> Result<Vec<CalibratedQuestion>> {
-        let mut observed = self.observations(test_id).await?;
-        let mut tx = self.db().begin().await?;
-        let Some(test) = super::store::find_test(&mut tx, test_id).await? else {
-            return Ok(Vec::new());
+        let observed = self.observations(test_id).await?;
+        let calibrate = Calibrate {
+            test_id: test_id.to_owned(),
+            observed,
         };
-        let mut report = Vec::with_capacity(test.questions.len());
-        for question in &test.questions {
-            let observations = observed.remove(&question.id).unwrap_or_default();
-            let level_default = default_difficulty(question.level.unwrap_or(CefrLevel::B1));
-            let count = i64::try_from(observations.len()).unwrap_or(i64::MAX);
-            let previous = question.effective_difficulty();
-            let calibrated = calibrate(level_default, &observations);
-            match calibrated {
-                Some(c) => {
-                    super::store::set_difficulty(&mut tx, &question.id, c.difficulty, count).await?
-                }
-                None => super::store::set_answer_count(&mut tx, &question.id, count).await?,
-            }
-            report.push(CalibratedQuestion {
-                test_id: test.id.clone(),
-                question_id: question.id.clone(),
-                level: question.level.map(|l| l.as_str().to_owned()),
-                answers: observations.len(),
-                previous,
-                difficulty: calibrated.map_or(previous, |c| c.difficulty),
-                calibrated: calibrated.is_some(),
-                standard_error: calibrated.map(|c| c.standard_error),
-            });
+        match self
+            .staff_write(actor, calibrate, Some(Change::Tests))
+            .await
+        {
+            // Deleted since it was listed: nothing to calibrate.
+            Err(Error::NotFound(_)) => Ok(Vec::new()),
+            outcome => outcome,
         }
-        let calibrated = report.iter().filter(|q| q.calibrated).count();
-        let target = Target::record("test", &test.id, &test.title);
-        let entry = Entry::new("test.calibrated", target).with_change_map(serde_json::json!({
-            "calibratedQuestions": {"from": null, "to": calibrated}
-        }));
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_test_change(tx).await?;
-        Ok(report)
     }
 
     /// Each answered question of the test's finished adaptive attempts, by question id:
@@ -187,5 +165,56 @@ impl Langcamp {
             }
         }
         Ok(observed)
+    }
+}
+
+/// The work of [`Langcamp::calibrate_test`]: reads the test (404 when it was deleted
+/// meanwhile), stores each question's difficulty or answer count, and names the entry.
+struct Calibrate {
+    test_id: String,
+    observed: HashMap<String, Vec<Observation>>,
+}
+
+impl StaffWrite for Calibrate {
+    type Output = Vec<CalibratedQuestion>;
+
+    async fn run<C: WriteConn>(
+        mut self,
+        conn: &mut C,
+        _by: &Staff,
+    ) -> Result<(Vec<CalibratedQuestion>, Entry)> {
+        let Some(test) = super::store::find_test(conn, &self.test_id).await? else {
+            return Err(Error::not_found("test"));
+        };
+        let mut report = Vec::with_capacity(test.questions.len());
+        for question in &test.questions {
+            let observations = self.observed.remove(&question.id).unwrap_or_default();
+            let level_default = default_difficulty(question.level.unwrap_or(CefrLevel::B1));
+            let count = i64::try_from(observations.len()).unwrap_or(i64::MAX);
+            let previous = question.effective_difficulty();
+            let calibrated = calibrate(level_default, &observations);
+            match calibrated {
+                Some(c) => {
+                    super::store::set_difficulty(conn, &question.id, c.difficulty, count).await?
+                }
+                None => super::store::set_answer_count(conn, &question.id, count).await?,
+            }
+            report.push(CalibratedQuestion {
+                test_id: test.id.clone(),
+                question_id: question.id.clone(),
+                level: question.level.map(|l| l.as_str().to_owned()),
+                answers: observations.len(),
+                previous,
+                difficulty: calibrated.map_or(previous, |c| c.difficulty),
+                calibrated: calibrated.is_some(),
+                standard_error: calibrated.map(|c| c.standard_error),
+            });
+        }
+        let calibrated = report.iter().filter(|q| q.calibrated).count();
+        let target = Target::record("test", &test.id, &test.title);
+        let entry = Entry::new("test.calibrated", target).with_change_map(serde_json::json!({
+            "calibratedQuestions": {"from": null, "to": calibrated}
+        }));
+        Ok((report, entry))
     }
 }

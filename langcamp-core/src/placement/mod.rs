@@ -34,16 +34,14 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
 use crate::domain::Deleted;
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
-use crate::domain::id::new_id;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::domain::validate::Patch;
 use crate::domain::{Id, LanguageFilter, LanguageTag};
-use crate::platform::db::Locks;
+use crate::platform::changes::Change;
 
 pub use attempts::{AnswerInput, Attempt, AttemptAnswer, AttemptQuestion, AttemptView};
 pub use calibration::{CalibratedQuestion, Calibration};
@@ -387,7 +385,7 @@ impl Langcamp {
             ));
         }
         // The public list is read far more than written: served from the read cache,
-        // which every test change empties (see `commit_test_change`).
+        // which every test change empties (`Change::Tests`).
         let key = (locale, target, page.page, page.limit);
         let now = self.clock().now_ms();
         let cached = self
@@ -418,13 +416,6 @@ impl Langcamp {
         Ok(Page::new(list, page, total))
     }
 
-    /// Commits a change to tests and empties the public-list cache whatever the outcome
-    /// (a commit that failed may still have been applied).
-    async fn commit_test_change(&self, tx: crate::platform::db::Tx) -> Result<()> {
-        self.commit_change(tx, crate::platform::changes::Change::Tests)
-            .await
-    }
-
     /// `GET /proficiency-tests/languages`: target languages having an active test, sorted.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn test_languages(&self, _actor: &Actor) -> Result<Vec<String>> {
@@ -453,15 +444,8 @@ impl Langcamp {
     pub async fn create_test(&self, actor: &Actor, new: NewTest) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
         let NewTest(draft) = new;
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        let id = new_id();
-        store::insert_test(&mut tx, &id, &draft, now).await?;
-        let test = store::require_test(&mut tx, &id).await?.view(true);
-        let entry = Entry::new("test.created", test_target(&test));
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_test_change(tx).await?;
-        Ok(test)
+        let create = store::Create(draft);
+        self.staff_write(actor, create, Some(Change::Tests)).await
     }
 
     /// `POST /proficiency-tests/{id}/duplicate`: an inactive copy with new ids.
@@ -472,22 +456,12 @@ impl Langcamp {
         id: &Id<ProficiencyTest>,
     ) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
-        let id = id.as_str();
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        tx.repeatable_reads().await?;
-        let original = store::require_test(&mut tx, id).await?;
-        let mut copy = draft::from_stored(&original);
-        copy.title = copy_title(&original.title);
-        copy.is_active = false;
-        copy.renew_ids();
-        let new = new_id();
-        store::insert_test(&mut tx, &new, &copy, now).await?;
-        let test = store::require_test(&mut tx, &new).await?.view(true);
-        let entry = Entry::new("test.duplicated", test_target(&test));
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_test_change(tx).await?;
-        Ok(test)
+        if !id.is_well_formed() {
+            return Err(Error::not_found("test"));
+        }
+        let duplicate = store::Duplicate(id.as_str().to_owned());
+        self.staff_write(actor, duplicate, Some(Change::Tests))
+            .await
     }
 
     /// `PATCH /proficiency-tests/{id}`.
@@ -499,45 +473,24 @@ impl Langcamp {
         input: TestPatch,
     ) -> Result<ProficiencyTest> {
         actor.require(Role::Admin)?;
-        let id = id.as_str();
-        let now = self.clock().now_ms();
-        let mut tx = self.db().begin().await?;
-        if !store::lock_test(&mut tx, id).await? {
+        if !id.is_well_formed() {
             return Err(Error::not_found("test"));
         }
-        let existing = store::require_test(&mut tx, id).await?;
-        let (draft, children_changed) = draft::from_patch(&existing, input)?;
-        store::update_test(&mut tx, id, &draft, children_changed, now).await?;
-        let test = store::require_test(&mut tx, id).await?.view(true);
-        let entry = Entry::new("test.updated", test_target(&test))
-            .with_changes(&existing.view(true), &test);
-        audit::record(&mut tx, self, actor, entry).await?;
-        self.commit_test_change(tx).await?;
-        Ok(test)
+        let update = store::Update(id.as_str().to_owned(), input);
+        self.staff_write(actor, update, Some(Change::Tests)).await
     }
 
     /// `DELETE /proficiency-tests/{id}`: its results remain, with their snapshots.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_test(&self, actor: &Actor, id: &Id<ProficiencyTest>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
-        let mut tx = self.db().begin().await?;
-        let title: Option<String> = match store::find_test(&mut tx, id.as_str()).await? {
-            Some(test) => Some(test.title),
-            None => None,
-        };
-        if !store::delete_test(&mut tx, id.as_str()).await? {
+        if !id.is_well_formed() {
             return Err(Error::not_found("test"));
         }
-        let target = Target::record("test", id.as_str(), title.unwrap_or_default());
-        audit::record(&mut tx, self, actor, Entry::new("test.deleted", target)).await?;
-        self.commit_test_change(tx).await?;
+        let delete = store::Delete(id.as_str().to_owned());
+        self.staff_write(actor, delete, Some(Change::Tests)).await?;
         Ok(Deleted::from(id))
     }
-}
-
-/// A test as the audit trail names it: by its title.
-fn test_target(test: &ProficiencyTest) -> Target {
-    Target::record("test", &test.id, &test.title)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::stream::{Stream, StreamExt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use sqlx::{AnyConnection, Row};
+use sqlx::Row;
 use utoipa::ToSchema;
 
 use crate::Langcamp;
@@ -31,6 +31,7 @@ use crate::domain::error::{Error, Result};
 use crate::domain::id::{looks_like_id, new_id};
 use crate::domain::time::Timestamp;
 use crate::platform::crypto::hex;
+use crate::platform::db::{Arg, Row as _, WriteConn};
 pub use crate::platform::file_store::{ByteStream, FileStore, FileType};
 use crate::platform::file_store::{SNIFF_LEN, sniff};
 
@@ -194,38 +195,85 @@ fn too_large(limit: u64) -> Error {
     ))
 }
 
-/// Records a staged file in `stored_files` (inside the caller's transaction), refusing
-/// with 507 when the stored bytes would pass `max_bytes` (`FILE_STORE_MAX_BYTES`).
+/// The `stored_files` row of a staged file: what a piece of write work records, while the
+/// [`StagedFile`] itself stays with the operation, which settles it once the piece has
+/// committed.
+#[derive(Clone, Debug)]
+pub(crate) struct FileRecord {
+    id: String,
+    key: String,
+    original_name: String,
+    mime_type: &'static str,
+    size: u64,
+    sha256: String,
+    created_at: i64,
+}
+
+impl FileRecord {
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub(crate) fn original_name(&self) -> &str {
+        &self.original_name
+    }
+
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl StagedFile {
+    /// The row that records this file.
+    pub(crate) fn record(&self) -> FileRecord {
+        FileRecord {
+            id: self.id.clone(),
+            key: self.key.clone(),
+            original_name: self.original_name.clone(),
+            mime_type: self.file_type.mime(),
+            size: self.size,
+            sha256: self.sha256.clone(),
+            created_at: self.created_at,
+        }
+    }
+}
+
+/// Records a staged file in `stored_files` (inside the caller's transaction, or its piece
+/// of write work), refusing with 507 when the stored bytes would pass `max_bytes`
+/// (`FILE_STORE_MAX_BYTES`).
 ///
 /// The total is the `file_store_usage` row that a trigger updates with the insert, in this
 /// transaction; on PostgreSQL that update holds the row's lock until commit, so concurrent
 /// uploads (from any instance) are counted one after the other and the check is exact.
-pub(crate) async fn insert_stored_file(
-    conn: &mut AnyConnection,
-    file: &StagedFile,
+pub(crate) async fn insert_stored_file<C: WriteConn>(
+    conn: &mut C,
+    file: &FileRecord,
     max_bytes: Option<u64>,
 ) -> Result<()> {
-    sqlx::query(
+    conn.exec(
         "INSERT INTO stored_files (id, original_name, mime_type, size, sha256, storage_key, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            Arg::Text(&file.id),
+            Arg::Text(&file.original_name),
+            Arg::Text(file.mime_type),
+            Arg::Int(i64::try_from(file.size).unwrap_or(i64::MAX)),
+            Arg::Text(&file.sha256),
+            Arg::Text(&file.key),
+            Arg::Int(file.created_at),
+        ],
     )
-    .bind(&file.id)
-    .bind(&file.original_name)
-    .bind(file.file_type.mime())
-    .bind(i64::try_from(file.size).unwrap_or(i64::MAX))
-    .bind(&file.sha256)
-    .bind(&file.key)
-    .bind(file.created_at)
-    .execute(&mut *conn)
     .await?;
     let Some(max) = max_bytes else {
         return Ok(());
     };
-    let used: i64 = sqlx::query_scalar("SELECT bytes FROM file_store_usage WHERE id = 1")
-        .fetch_one(&mut *conn)
-        .await?;
+    let used = conn
+        .fetch_first("SELECT bytes FROM file_store_usage WHERE id = 1", &[])
+        .await?
+        .ok_or_else(|| Error::internal("the file store's usage row is missing"))?
+        .int("bytes")?;
     if u64::try_from(used).unwrap_or(0) > max {
-        // The caller's transaction is dropped: the insert and the count are undone.
+        // The caller's transaction (or piece) is undone: the insert and the count with it.
         return Err(Error::InsufficientStorage(format!(
             "the file store is full: storing {:?} ({} bytes) would pass its quota of {max} bytes",
             file.original_name, file.size
@@ -236,19 +284,19 @@ pub(crate) async fn insert_stored_file(
 
 /// Deletes the record of a file no material uses any more; returns its store key so the
 /// bytes can be removed once the transaction has committed.
-pub(crate) async fn delete_unused_file(
-    conn: &mut AnyConnection,
+pub(crate) async fn delete_unused_file<C: WriteConn>(
+    conn: &mut C,
     file_id: &str,
 ) -> Result<Option<String>> {
-    let row = sqlx::query(
-        "DELETE FROM stored_files
-         WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM material_pdfs WHERE file_id = $1)
-         RETURNING storage_key",
-    )
-    .bind(file_id)
-    .fetch_optional(conn)
-    .await?;
-    Ok(row.map(|r| r.try_get("storage_key")).transpose()?)
+    let row = conn
+        .fetch_first(
+            "DELETE FROM stored_files
+             WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM material_pdfs WHERE file_id = $1)
+             RETURNING storage_key",
+            &[Arg::Text(file_id)],
+        )
+        .await?;
+    row.map(|r| r.text("storage_key")).transpose()
 }
 
 impl Langcamp {
@@ -364,7 +412,12 @@ impl Langcamp {
         let _ = actor;
         let recorded: Result<()> = async {
             let mut tx = self.db().begin().await?;
-            insert_stored_file(&mut tx, &staged, self.config().file_store_max_bytes).await?;
+            insert_stored_file(
+                &mut tx,
+                &staged.record(),
+                self.config().file_store_max_bytes,
+            )
+            .await?;
             tx.commit().await?;
             Ok(())
         }

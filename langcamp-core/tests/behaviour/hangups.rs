@@ -12,9 +12,15 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::Poll;
 
+use std::time::Duration;
+
+use futures_util::StreamExt;
 use langcamp_core::courses::{CourseInput, NewCourse};
+use langcamp_core::domain::Id;
+use langcamp_core::materials::{MaterialInput, NewMaterial};
+use langcamp_core::storage::{Accept, StagedFile};
 use langcamp_core::users::UserQuery;
-use langcamp_core::{PageRequest, Role};
+use langcamp_core::{Actor, PageRequest, Role};
 
 use langcamp_testkit::database::assert_no_connection_inside_a_transaction;
 
@@ -96,6 +102,76 @@ async fn a_staff_write_cancelled_at_any_await_commits_whole_or_leaves_nothing() 
     );
     assert_eq!(paired, courses, "each course has exactly its own entry");
     assert!(courses >= created, "the uncancelled creates are kept");
+}
+
+fn new_material(title: &str) -> NewMaterial {
+    let input: MaterialInput =
+        serde_json::from_value(serde_json::json!({ "title": title })).expect("a material body");
+    NewMaterial::try_from(input).expect("a valid material")
+}
+
+async fn staged_pdf(school: &TestCore, office: &Actor, number: usize) -> StagedFile {
+    let bytes = bytes::Bytes::from(format!("%PDF-1.4\nworkbook {number}\n"));
+    let chunks = futures_util::stream::iter([Ok::<_, langcamp_core::Error>(bytes)]);
+    school
+        .core
+        .stage_file(office, Accept::Pdf, Some("workbook.pdf"), chunks)
+        .await
+        .expect("stage a PDF")
+}
+
+/// A material's piece commits even when its caller has stopped waiting; the staged PDF's
+/// bytes are kept only when the operation settles them after the commit, so the caller's
+/// leaving must not stop that either: a recorded PDF without its bytes could never be
+/// served again.
+#[tokio::test]
+async fn a_material_cancelled_at_any_await_keeps_the_bytes_of_every_pdf_it_recorded() {
+    let school = TestCore::start().await;
+    let office = school.user("office@school.test", Role::Admin).await;
+    let mut finished_alone = false;
+    for waits in 0..200 {
+        let pdf = staged_pdf(&school, &office, waits).await;
+        let title = format!("Material {waits}");
+        let create = school
+            .core
+            .create_material(&office, new_material(&title), vec![pdf]);
+        if let Some(material) = cancel_after(create, waits).await {
+            material.expect("an uncancelled create succeeds");
+            finished_alone = true;
+            break;
+        }
+    }
+    assert!(finished_alone, "the create finishes within 200 waits");
+    // Work whose caller left finishes on its own (and an abandoned upload's bytes go in
+    // the background): give it a moment.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let recorded: Vec<String> = sqlx::query_scalar("SELECT file_id FROM material_pdfs")
+        .fetch_all(school.core.db().reader())
+        .await
+        .expect("the recorded PDFs");
+    let materials = school
+        .count("SELECT COUNT(*) FROM education_materials")
+        .await;
+    assert_eq!(
+        i64::try_from(recorded.len()).ok(),
+        Some(materials),
+        "each material recorded its one PDF"
+    );
+    for file_id in recorded {
+        let meta = school
+            .core
+            .stored_file(&office, &Id::from(file_id.as_str()))
+            .await
+            .expect("the PDF's record");
+        let mut bytes = school
+            .core
+            .read_stored_file(&meta, None)
+            .await
+            .unwrap_or_else(|e| panic!("the bytes of the recorded PDF {file_id}: {e}"));
+        while let Some(chunk) = bytes.next().await {
+            chunk.unwrap_or_else(|e| panic!("the bytes of the recorded PDF {file_id}: {e}"));
+        }
+    }
 }
 
 #[tokio::test]

@@ -6,6 +6,8 @@ use serde_json::{Value, json};
 use sqlx::Connection;
 
 use crate::helpers::{Session, TestApp, fresh_client, utc};
+use crate::materials::create_form;
+use crate::storage::{Multipart, pdf, stored_files};
 
 /// Every entry, newest first, as the superadmin reads them.
 async fn entries(root: &Session, query: &str) -> Vec<Value> {
@@ -589,4 +591,201 @@ async fn exports_are_recorded_and_the_personal_data_holds_the_entries_about_the_
         entries(&root, "&action=export.personal_data").await.len(),
         1
     );
+}
+
+/// A small fixed test: two questions, two level ranges.
+fn small_test(title: &str) -> Value {
+    json!({
+        "title": title,
+        "questions": [
+            {"text": "___ Haus", "options": [{"text": "der"}, {"text": "das"}], "correctOptionIndex": 1},
+            {"text": "Ich ___ müde", "options": [{"text": "bin"}, {"text": "bist"}], "correctOptionIndex": 0}
+        ],
+        "levelRanges": [
+            {"level": "A1", "minScore": 0, "maxScore": 1, "message": "A1"},
+            {"level": "A2", "minScore": 2, "maxScore": 2, "message": "A2"}
+        ]
+    })
+}
+
+/// What the course, test and material writes change, as admins read it and as stored:
+/// the lists, a user's materials, the rows of every table those writes touch (children,
+/// recorded files, queued mails) and the files in the store.
+async fn school_state(app: &TestApp, admin: &Session, user_id: &str) -> Value {
+    let mut rows = serde_json::Map::new();
+    for table in [
+        "courses",
+        "proficiency_tests",
+        "test_questions",
+        "test_options",
+        "test_level_ranges",
+        "education_materials",
+        "material_pdfs",
+        "material_videos",
+        "material_assignments",
+        "stored_files",
+        "mail_outbox",
+    ] {
+        rows.insert(table.to_owned(), json!(app.rows(table).await));
+    }
+    let mut files: Vec<String> = stored_files(app)
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    files.sort();
+    json!({
+        "courses": admin.get("/courses").await,
+        "tests": admin.get("/proficiency-tests?limit=100").await,
+        "materials": admin.get("/education-materials?limit=100").await,
+        "assigned": admin.get(&format!("/education-materials/user/{user_id}")).await,
+        "rows": rows,
+        "files": files,
+    })
+}
+
+/// Every course, test and material write is one piece of the SQLite group commit with its
+/// audit entry (a transaction of its own on PostgreSQL), the entry written after the
+/// change: when the entry fails, the change is undone with it (child rows, recorded files
+/// and queued mails too), a refused upload's bytes are removed and a refused delete's
+/// kept, and the writes committed beside it are kept.
+#[tokio::test]
+async fn course_test_and_material_writes_whose_entry_fails_leave_no_change() {
+    let (app, admin) = TestApp::with_admin().await;
+    let root = app.superadmin().await;
+    let ana = app.student("ana@example.com").await;
+    let ben = app.student("ben@example.com").await;
+    let course = admin
+        .post("/courses", &json!({ "title": "Kept course" }))
+        .created()
+        .await;
+    let test = admin
+        .post("/proficiency-tests", &small_test("Kept test"))
+        .created()
+        .await;
+    let form = Multipart::new()
+        .text("title", "Kept material")
+        .text("videos", r#"[{"url":"https://video.example.com/kept"}]"#)
+        .file("pdfs", "kept.pdf", "application/pdf", &pdf("kept"));
+    let material = create_form(&app, &admin, form).await.expect(201).data();
+    let id = |record: &Value| record["id"].as_str().expect("an id").to_owned();
+    let (course, test, material) = (id(&course), id(&test), id(&material));
+    let kept_pdf = material_pdf(&admin, &material).await;
+    admin
+        .post(
+            &format!("/education-materials/{material}/assign"),
+            &json!({ "userIds": [ana.user_id] }),
+        )
+        .await;
+    let before = school_state(&app, &admin, &ana.user_id).await;
+    let entries_before = entries(&root, "").await.len();
+
+    let refuse = if is_postgres(&app) {
+        "CREATE FUNCTION refuse_entry() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+             IF NEW.action LIKE 'course.%' OR NEW.action LIKE 'test.%'
+                OR NEW.action LIKE 'material.%' THEN RAISE EXCEPTION 'no entry'; END IF;
+             RETURN NEW; END $$;
+         CREATE TRIGGER refuse_entry BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION refuse_entry();"
+    } else {
+        "CREATE TRIGGER refuse_entry BEFORE INSERT ON audit_events
+         WHEN NEW.action LIKE 'course.%' OR NEW.action LIKE 'test.%' OR NEW.action LIKE 'material.%'
+         BEGIN SELECT RAISE(ABORT, 'no entry'); END;"
+    };
+    execute(&app, refuse).await.expect("install the fault");
+
+    let (new_form_type, new_form) = Multipart::new()
+        .text("title", "Refused material")
+        .file("pdfs", "new.pdf", "application/pdf", &pdf("new"))
+        .finish();
+    let (patch_form_type, patch_form) = Multipart::new()
+        .text("title", "Refused title")
+        .text("videos", r#"[{"url":"https://video.example.com/other"}]"#)
+        .text("removePdfIds", &json!([kept_pdf]).to_string())
+        .file("pdfs", "added.pdf", "application/pdf", &pdf("added"))
+        .finish();
+    let rewritten = small_test("Refused title");
+    let refused = [
+        admin
+            .post("/courses", &json!({ "title": "Refused course" }))
+            .send(),
+        admin
+            .post_empty(&format!("/courses/{course}/duplicate"))
+            .send(),
+        admin
+            .patch(
+                &format!("/courses/{course}"),
+                &json!({ "title": "Refused title" }),
+            )
+            .send(),
+        admin
+            .post("/proficiency-tests", &small_test("Refused test"))
+            .send(),
+        admin
+            .post_empty(&format!("/proficiency-tests/{test}/duplicate"))
+            .send(),
+        admin
+            .patch(&format!("/proficiency-tests/{test}"), &rewritten)
+            .send(),
+        admin.delete(&format!("/proficiency-tests/{test}")).send(),
+        app.post("/education-materials")
+            .bearer(&admin.access)
+            .body(&new_form_type, new_form)
+            .send(),
+        app.patch(&format!("/education-materials/{material}"))
+            .bearer(&admin.access)
+            .body(&patch_form_type, patch_form)
+            .send(),
+        admin
+            .delete(&format!("/education-materials/{material}"))
+            .send(),
+        admin
+            .post(
+                &format!("/education-materials/{material}/assign"),
+                &json!({ "userIds": [ben.user_id] }),
+            )
+            .send(),
+        admin
+            .delete(&format!(
+                "/education-materials/{material}/assign/{}",
+                ana.user_id
+            ))
+            .send(),
+    ];
+    let kept = (0..4).map(|i| {
+        admin
+            .put(
+                "/settings",
+                &json!({ "key": format!("kept.{i}"), "value": i }),
+            )
+            .send()
+    });
+    let (refused, kept) = tokio::join!(
+        futures_util::future::join_all(refused),
+        futures_util::future::join_all(kept)
+    );
+    for answer in &refused {
+        assert!(answer.status >= 500, "{} {}", answer.status, answer.text());
+    }
+    for answer in &kept {
+        assert_eq!(answer.status, 200, "{}", answer.text());
+    }
+
+    assert_eq!(school_state(&app, &admin, &ana.user_id).await, before);
+    let after = entries(&root, "").await;
+    assert_eq!(
+        after.len(),
+        entries_before + kept.len(),
+        "only the kept writes' entries"
+    );
+    assert!(
+        after[..kept.len()]
+            .iter()
+            .all(|entry| entry["action"] == "setting.put"),
+        "{after:#?}"
+    );
+}
+
+/// The id of the one PDF of a material, as an admin reads it.
+async fn material_pdf(admin: &Session, material: &str) -> Value {
+    let read = admin.get(&format!("/education-materials/{material}")).await;
+    read["pdfs"][0]["id"].clone()
 }

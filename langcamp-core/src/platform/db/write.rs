@@ -182,6 +182,28 @@ impl WriteConn for super::Tx {
     }
 }
 
+/// A pooled connection is its connection: a store's query written once for the pieces
+/// of write work reads through one as well.
+impl WriteConn for sqlx::pool::PoolConnection<sqlx::Any> {
+    type Row = AnyRow;
+
+    fn backend(&self) -> Backend {
+        super::backend_of(self)
+    }
+
+    async fn exec(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64> {
+        (**self).exec(sql, args).await
+    }
+
+    async fn fetch_first(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Option<AnyRow>> {
+        (**self).fetch_first(sql, args).await
+    }
+
+    async fn fetch_all(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Vec<AnyRow>> {
+        (**self).fetch_all(sql, args).await
+    }
+}
+
 /// Polls a future that must be ready at once (a [`Write`] on the synchronous SQLite
 /// connection); one that is not is a bug, answered as such rather than blocking the
 /// writer thread.

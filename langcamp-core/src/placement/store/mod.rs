@@ -1,23 +1,25 @@
-//! The SQL of tests: a test with its questions, options and level ranges, pages of tests,
-//! and writes. Children are loaded for a whole page in three queries (one per table), not
-//! per test; a page is read in one snapshot so a concurrent edit is seen whole or not at all.
+//! The SQL of tests: a test with its questions, options and level ranges, and pages of
+//! tests; the writes are in [`write`]. Children are loaded for a whole page in three
+//! queries (one per table), not per test; a page is read in one snapshot so a concurrent
+//! edit is seen whole or not at all.
+
+mod write;
+
+pub(super) use self::write::{Create, Delete, Duplicate, Update, set_answer_count, set_difficulty};
 
 use std::collections::{BTreeMap, HashMap};
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
 use super::adaptive::levels::default_difficulty;
-use super::draft::TestDraft;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question, TestMode};
 use crate::domain::CefrLevel;
 use crate::domain::error::{Error, Result};
-use crate::domain::id::{looks_like_id, new_id};
 use crate::domain::page::{PageRequest, UNPAGED_CAP};
 use crate::domain::time::Timestamp;
 use crate::platform::db::by_id;
 use crate::platform::db::listing::{Bound, ListSql};
-use crate::platform::db::{bit, flag};
+use crate::platform::db::{Arg, Row, WriteConn};
 
 /// An option as stored; a draft's options are these too, ids decided.
 #[derive(Clone, Debug, PartialEq)]
@@ -243,90 +245,76 @@ macro_rules! test_list {
 const PUBLIC_LIST: TestListSql = test_list!(public_tests);
 const ADMIN_LIST: TestListSql = test_list!(all_tests);
 
-/// Takes the test's row lock before reading it, so two edits of one test run one after
-/// the other, the second on the result of the first. Whether the test exists.
-pub(super) async fn lock_test(conn: &mut AnyConnection, id: &str) -> Result<bool> {
-    if !looks_like_id(id) {
-        return Ok(false);
-    }
-    let locked = sqlx::query("UPDATE proficiency_tests SET updated_at = updated_at WHERE id = $1")
-        .bind(id)
-        .execute(conn)
-        .await?;
-    Ok(locked.rows_affected() > 0)
-}
-
-fn test_from_row(row: &AnyRow) -> std::result::Result<StoredTest, sqlx::Error> {
-    let mode: String = row.try_get("mode")?;
-    let messages: Option<String> = row.try_get("level_messages")?;
+fn test_from_row(row: &impl Row) -> Result<StoredTest> {
+    let messages = row.opt_text("level_messages")?;
     Ok(StoredTest {
-        mode: TestMode::from_stored(&mode),
-        max_questions: row.try_get("max_questions")?,
+        mode: TestMode::from_stored(&row.text("mode")?),
+        max_questions: row.opt_int("max_questions")?,
         level_messages: messages.and_then(|m| serde_json::from_str(&m).ok()),
-        id: row.try_get("id")?,
-        title: row.try_get("title")?,
-        description: row.try_get("description")?,
-        locale: row.try_get("locale")?,
-        target_language: row.try_get("target_language")?,
-        time_limit_minutes: row.try_get("time_limit_minutes")?,
-        is_active: flag(row.try_get("is_active")?),
-        question_count: row.try_get("question_count")?,
-        max_score: row.try_get("max_score")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
+        id: row.text("id")?,
+        title: row.text("title")?,
+        description: row.opt_text("description")?,
+        locale: row.opt_text("locale")?,
+        target_language: row.opt_text("target_language")?,
+        time_limit_minutes: row.opt_int("time_limit_minutes")?,
+        is_active: row.flag("is_active")?,
+        question_count: row.int("question_count")?,
+        max_score: row.int("max_score")?,
+        created_at: row.int("created_at")?,
+        updated_at: row.int("updated_at")?,
         questions: Vec::new(),
         level_ranges: Vec::new(),
     })
 }
 
 /// Puts question, option and range rows (each ordered by position) under their tests.
-fn assemble(
+fn assemble<R: Row>(
     tests: &mut [StoredTest],
-    questions: &[AnyRow],
-    options: &[AnyRow],
-    ranges: &[AnyRow],
-) -> std::result::Result<(), sqlx::Error> {
+    questions: &[R],
+    options: &[R],
+    ranges: &[R],
+) -> Result<()> {
     let mut options_of: HashMap<String, Vec<StoredOption>> = HashMap::new();
     for row in options {
-        let question_id: String = row.try_get("question_id")?;
         options_of
-            .entry(question_id)
+            .entry(row.text("question_id")?)
             .or_default()
             .push(StoredOption {
-                id: row.try_get("id")?,
-                text: row.try_get("text")?,
+                id: row.text("id")?,
+                text: row.text("text")?,
             });
     }
     let mut questions_of: HashMap<String, Vec<StoredQuestion>> = HashMap::new();
     for row in questions {
-        let id: String = row.try_get("id")?;
-        let test_id: String = row.try_get("test_id")?;
+        let id = row.text("id")?;
         let options = options_of.remove(&id).unwrap_or_default();
         questions_of
-            .entry(test_id)
+            .entry(row.text("test_id")?)
             .or_default()
             .push(StoredQuestion {
                 id,
-                text: row.try_get("text")?,
-                points: row.try_get("points")?,
-                correct_option_id: row.try_get("correct_option_id")?,
+                text: row.text("text")?,
+                points: row.int("points")?,
+                correct_option_id: row.text("correct_option_id")?,
                 options,
                 level: row
-                    .try_get::<Option<String>, _>("level")?
+                    .opt_text("level")?
                     .and_then(|l| CefrLevel::parse("level", &l).ok()),
-                difficulty: row.try_get("difficulty")?,
-                answer_count: row.try_get("answer_count")?,
+                difficulty: row.opt_float("difficulty")?,
+                answer_count: row.int("answer_count")?,
             });
     }
     let mut ranges_of: HashMap<String, Vec<StoredRange>> = HashMap::new();
     for row in ranges {
-        let test_id: String = row.try_get("test_id")?;
-        ranges_of.entry(test_id).or_default().push(StoredRange {
-            level: row.try_get("level")?,
-            min_score: row.try_get("min_score")?,
-            max_score: row.try_get("max_score")?,
-            message: row.try_get("message")?,
-        });
+        ranges_of
+            .entry(row.text("test_id")?)
+            .or_default()
+            .push(StoredRange {
+                level: row.text("level")?,
+                min_score: row.int("min_score")?,
+                max_score: row.int("max_score")?,
+                message: row.text("message")?,
+            });
     }
     for test in tests {
         test.questions = questions_of.remove(&test.id).unwrap_or_default();
@@ -335,8 +323,9 @@ fn assemble(
     Ok(())
 }
 
-/// One test with everything in it; `None` for an unknown or malformed id.
-pub(super) async fn find_test(conn: &mut AnyConnection, id: &str) -> Result<Option<StoredTest>> {
+/// One test with everything in it; `None` for an unknown or malformed id. On any
+/// connection: a read's, or a piece of write work's.
+pub(super) async fn find_test<C: WriteConn>(conn: &mut C, id: &str) -> Result<Option<StoredTest>> {
     let select = concat!(
         "SELECT ",
         test_columns!(),
@@ -346,24 +335,21 @@ pub(super) async fn find_test(conn: &mut AnyConnection, id: &str) -> Result<Opti
         return Ok(None);
     };
     let mut tests = [test_from_row(&row)?];
-    let questions = sqlx::query(questions_where!("= $1"))
-        .bind(id)
-        .fetch_all(&mut *conn)
+    let questions = conn
+        .fetch_all(questions_where!("= $1"), &[Arg::Text(id)])
         .await?;
-    let options = sqlx::query(options_where!("= $1"))
-        .bind(id)
-        .fetch_all(&mut *conn)
+    let options = conn
+        .fetch_all(options_where!("= $1"), &[Arg::Text(id)])
         .await?;
-    let ranges = sqlx::query(ranges_where!("= $1"))
-        .bind(id)
-        .fetch_all(&mut *conn)
+    let ranges = conn
+        .fetch_all(ranges_where!("= $1"), &[Arg::Text(id)])
         .await?;
     assemble(&mut tests, &questions, &options, &ranges)?;
     let [test] = tests;
     Ok(Some(test))
 }
 
-pub(super) async fn require_test(conn: &mut AnyConnection, id: &str) -> Result<StoredTest> {
+pub(super) async fn require_test<C: WriteConn>(conn: &mut C, id: &str) -> Result<StoredTest> {
     find_test(conn, id)
         .await?
         .ok_or_else(|| Error::not_found("test"))
@@ -383,10 +369,7 @@ pub(super) async fn page_of_tests<'a>(
     if rows.is_empty() {
         return Ok((Vec::new(), total));
     }
-    let mut tests = rows
-        .iter()
-        .map(test_from_row)
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut tests = rows.iter().map(test_from_row).collect::<Result<Vec<_>>>()?;
     let mut children = Vec::with_capacity(3);
     for statement in [sql.questions, sql.options, sql.ranges] {
         children.push(
@@ -411,199 +394,4 @@ pub(super) async fn active_languages(conn: &mut AnyConnection) -> Result<Vec<Str
     .bind(UNPAGED_CAP)
     .fetch_all(conn)
     .await?)
-}
-
-pub(super) async fn insert_test(
-    conn: &mut AnyConnection,
-    id: &str,
-    draft: &TestDraft,
-    now: i64,
-) -> Result<()> {
-    let query = sqlx::query(
-        "INSERT INTO proficiency_tests (id, title, description, locale, target_language,
-             time_limit_minutes, is_active, question_count, max_score, mode, max_questions,
-             level_messages, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)",
-    );
-    bind_draft(query.bind(id), draft)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
-    insert_children(conn, id, draft).await
-}
-
-/// Binds the test's own columns, `title` to `level_messages`, in the order INSERT and
-/// UPDATE list them.
-fn bind_draft<'q>(query: Bound<'q>, draft: &'q TestDraft) -> Bound<'q> {
-    let messages = draft
-        .level_messages
-        .as_ref()
-        .and_then(|m| serde_json::to_string(m).ok());
-    query
-        .bind(&draft.title)
-        .bind(draft.description.as_deref())
-        .bind(draft.locale.as_deref())
-        .bind(draft.target_language.as_deref())
-        .bind(draft.time_limit_minutes)
-        .bind(bit(draft.is_active))
-        .bind(question_count(draft))
-        .bind(draft.max_score())
-        .bind(draft.mode.as_str())
-        .bind(draft.max_questions)
-        .bind(messages)
-}
-
-fn question_count(draft: &TestDraft) -> i64 {
-    i64::try_from(draft.questions.len()).unwrap_or(i64::MAX)
-}
-
-async fn insert_children(conn: &mut AnyConnection, test_id: &str, draft: &TestDraft) -> Result<()> {
-    for (position, question) in (0i64..).zip(&draft.questions) {
-        let correct = question
-            .options
-            .get(question.correct_index)
-            .ok_or_else(|| Error::internal("correct option index out of range after validation"))?;
-        sqlx::query(
-            "INSERT INTO test_questions (id, test_id, position, text, points, correct_option_id,
-                 level, answer_count)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(&question.id)
-        .bind(test_id)
-        .bind(position)
-        .bind(&question.text)
-        .bind(question.points)
-        .bind(&correct.id)
-        .bind(question.level.map(CefrLevel::as_str))
-        .bind(question.answer_count)
-        .execute(&mut *conn)
-        .await?;
-        // A separate statement: a NULL bound as `Option<f64>` would poison PostgreSQL's
-        // cached statement for real values (ARCHITECTURE.md, sqlx's `Any` trap).
-        if let Some(difficulty) = question.difficulty {
-            set_difficulty(conn, &question.id, difficulty, question.answer_count).await?;
-        }
-        for (option_position, option) in (0i64..).zip(&question.options) {
-            sqlx::query(
-                "INSERT INTO test_options (id, question_id, position, text) VALUES ($1, $2, $3, $4)",
-            )
-            .bind(&option.id)
-            .bind(&question.id)
-            .bind(option_position)
-            .bind(&option.text)
-            .execute(&mut *conn)
-            .await?;
-        }
-    }
-    for (position, range) in (0i64..).zip(&draft.level_ranges) {
-        sqlx::query(
-            "INSERT INTO test_level_ranges (id, test_id, position, level, min_score, max_score, message)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(new_id())
-        .bind(test_id)
-        .bind(position)
-        .bind(&range.level)
-        .bind(range.min_score)
-        .bind(range.max_score)
-        .bind(&range.message)
-        .execute(&mut *conn)
-        .await?;
-    }
-    Ok(())
-}
-
-async fn delete_children(conn: &mut AnyConnection, test_id: &str) -> Result<()> {
-    sqlx::query(
-        "DELETE FROM test_options WHERE question_id IN
-             (SELECT id FROM test_questions WHERE test_id = $1)",
-    )
-    .bind(test_id)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("DELETE FROM test_questions WHERE test_id = $1")
-        .bind(test_id)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query("DELETE FROM test_level_ranges WHERE test_id = $1")
-        .bind(test_id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
-}
-
-/// Writes the draft over the stored test; questions, options and ranges are rewritten
-/// (kept ids and all) only when they changed.
-pub(super) async fn update_test(
-    conn: &mut AnyConnection,
-    id: &str,
-    draft: &TestDraft,
-    children_changed: bool,
-    now: i64,
-) -> Result<()> {
-    let query = sqlx::query(
-        "UPDATE proficiency_tests SET title = $1, description = $2, locale = $3,
-             target_language = $4, time_limit_minutes = $5, is_active = $6,
-             question_count = $7, max_score = $8, mode = $9, max_questions = $10,
-             level_messages = $11, updated_at = $12
-         WHERE id = $13",
-    );
-    bind_draft(query, draft)
-        .bind(now)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    if children_changed {
-        delete_children(conn, id).await?;
-        insert_children(conn, id, draft).await?;
-    }
-    Ok(())
-}
-
-/// Deletes a test and its questions; its results stay (their `test_id` becomes NULL, the
-/// snapshot keeps the rest). Whether the test existed.
-pub(super) async fn delete_test(conn: &mut AnyConnection, id: &str) -> Result<bool> {
-    if !looks_like_id(id) {
-        return Ok(false);
-    }
-    sqlx::query("UPDATE test_results SET test_id = NULL WHERE test_id = $1")
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    delete_children(conn, id).await?;
-    let deleted = sqlx::query("DELETE FROM proficiency_tests WHERE id = $1")
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(deleted.rows_affected() > 0)
-}
-
-/// Stores a question's calibrated difficulty and the answers it rests on.
-pub(super) async fn set_difficulty(
-    conn: &mut AnyConnection,
-    question_id: &str,
-    difficulty: f64,
-    answer_count: i64,
-) -> Result<()> {
-    sqlx::query("UPDATE test_questions SET difficulty = $1, answer_count = $2 WHERE id = $3")
-        .bind(difficulty)
-        .bind(answer_count)
-        .bind(question_id)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Stores the number of answers a question had at calibration, its difficulty unchanged.
-pub(super) async fn set_answer_count(
-    conn: &mut AnyConnection,
-    question_id: &str,
-    answer_count: i64,
-) -> Result<()> {
-    sqlx::query("UPDATE test_questions SET answer_count = $1 WHERE id = $2")
-        .bind(answer_count)
-        .bind(question_id)
-        .execute(conn)
-        .await?;
-    Ok(())
 }

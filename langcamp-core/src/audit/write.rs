@@ -1,0 +1,78 @@
+//! A staff write as one piece of write work: the area's own work (the change, and the
+//! entry that records it), then the entry and the change notice, in the same piece. On
+//! SQLite it joins the group commit in a savepoint of its own; on PostgreSQL it is a
+//! transaction of its own. The area writes only [`StaffWrite`]: no staff piece can leave
+//! out its entry or its notice.
+
+use std::future::Future;
+
+use super::{Entry, record};
+use crate::Langcamp;
+use crate::domain::actor::Actor;
+use crate::domain::error::Result;
+use crate::platform::changes::Change;
+use crate::platform::db::{Write, WriteConn};
+
+/// Who writes, through which handle, and when (the time the operation started, which its
+/// rows carry).
+pub(crate) struct Staff {
+    pub app: Langcamp,
+    pub actor: Actor,
+    pub now: i64,
+}
+
+/// The work of a staff write: a few statements on `conn`, with the reading, checking and
+/// composing that need nothing but the connection. It answers its output and the entry
+/// that records it; [`Langcamp::staff_write`] writes the entry after it.
+pub(crate) trait StaffWrite: Send + 'static {
+    type Output: Send + 'static;
+
+    fn run<C: WriteConn>(
+        self,
+        conn: &mut C,
+        by: &Staff,
+    ) -> impl Future<Output = Result<(Self::Output, Entry)>> + Send;
+}
+
+impl Langcamp {
+    /// Runs `work` as `actor`'s staff write, through [`Langcamp::write_change`]: the work,
+    /// its audit entry and, when the caches hold what it changed, `change` announced, in one
+    /// piece; then `change` forgotten in this process.
+    pub(crate) async fn staff_write<W: StaffWrite>(
+        &self,
+        actor: &Actor,
+        work: W,
+        change: Option<Change>,
+    ) -> Result<W::Output> {
+        let piece = Recorded {
+            by: Staff {
+                app: self.clone(),
+                actor: actor.clone(),
+                now: self.clock().now_ms(),
+            },
+            work,
+            change: change.clone(),
+        };
+        self.write_change(piece, change).await
+    }
+}
+
+/// The piece of [`Langcamp::staff_write`].
+struct Recorded<W> {
+    by: Staff,
+    work: W,
+    change: Option<Change>,
+}
+
+impl<W: StaffWrite> Write for Recorded<W> {
+    type Output = W::Output;
+
+    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<W::Output> {
+        let (output, entry) = self.work.run(conn, &self.by).await?;
+        record(conn, &self.by.app, &self.by.actor, entry).await?;
+        if let Some(change) = &self.change {
+            self.by.app.announce(conn, change).await?;
+        }
+        Ok(output)
+    }
+}
