@@ -1,30 +1,35 @@
 //! Calibration of adaptive questions from real answers (`langcamp placement calibrate`,
 //! CONTRACT §14 and §19).
 //!
-//! For each adaptive test, every answered question of its finished attempts' results is
-//! an observation: the final ability of the student who answered it, and whether the
-//! answer was right. A question with at least
-//! [`MIN_ANSWERS`](super::adaptive::calibrate::MIN_ANSWERS) answers gets the difficulty the
-//! model's [`calibrate`](super::adaptive::calibrate::calibrate) estimates (a MAP estimate
-//! pulled towards its level's default); every question gets its answer count stored, so
-//! admins see how far each one is from being calibrated. Questions asked but left
-//! unanswered when the time ran out are not observations.
+//! For each adaptive test, the answers of its finished attempts' results (each result's
+//! answered questions, right or wrong; questions asked but left unanswered when the time
+//! ran out are not answers) go to the model's
+//! [`calibrate_test`](super::adaptive::calibrate::calibrate_test), which scores the
+//! attempts again and estimates each question's difficulty (a MAP estimate pulled towards
+//! its level's default) and the test's common slope, the guessing floors fixed at
+//! 1 / options. A question with at least
+//! [`MIN_ANSWERS`](super::adaptive::calibrate::MIN_ANSWERS) answers gets its difficulty;
+//! the test gets its slope once its calibrated questions have
+//! [`MIN_SLOPE_ANSWERS`](super::adaptive::calibrate::MIN_SLOPE_ANSWERS) answers from at
+//! least two levels. Every question gets its answer count stored, so admins see how far
+//! each one is from being calibrated.
 //!
-//! Each test is one transaction, recorded in the audit trail as `test.calibrated` with the
-//! number of questions calibrated; running it again after more answers refines the
-//! difficulties (attempts under way keep the difficulties their questions were asked
-//! with).
+//! Each test's updates are one transaction, recorded in the audit trail as
+//! `test.calibrated` with the number of questions calibrated and the slope; running it
+//! again after more answers refines them (attempts under way keep the difficulties, slope
+//! and floors their questions were asked with).
 
 use std::collections::HashMap;
 
 use futures_util::TryStreamExt;
 use serde::Serialize;
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 use utoipa::ToSchema;
 
-use super::adaptive::calibrate::{Observation, calibrate};
+use super::adaptive::calibrate::{QuestionAnswers, SlopeRule, calibrate_test};
 use super::adaptive::levels::default_difficulty;
 use super::results::Snapshot;
+use super::store::StoredTest;
 use super::{ProficiencyTest, TestMode};
 use crate::Langcamp;
 use crate::actor::{Actor, Role};
@@ -43,6 +48,28 @@ pub struct Calibration {
     pub min_answers: usize,
     /// Every question of those tests, with its answers and difficulty.
     pub questions: Vec<CalibratedQuestion>,
+    /// The fewest answers, on calibrated questions of two levels or more, a test needs
+    /// for its slope to be calibrated.
+    pub min_slope_answers: usize,
+    /// Each test's common slope.
+    pub slopes: Vec<CalibratedSlope>,
+}
+
+/// One test's common slope after calibration.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CalibratedSlope {
+    pub test_id: String,
+    /// Answers of its calibrated questions.
+    pub answers: usize,
+    /// The slope before.
+    pub previous: f64,
+    /// The slope now: calibrated with enough answers, else unchanged.
+    pub slope: f64,
+    /// Whether this run calibrated it.
+    pub calibrated: bool,
+    /// The calibrated slope's standard error, when calibrated.
+    pub standard_error: Option<f64>,
 }
 
 /// One question after calibration.
@@ -98,94 +125,168 @@ impl Langcamp {
         };
         progress.start(ids.len() as u64);
         let mut questions = Vec::new();
+        let mut slopes = Vec::new();
         for id in &ids {
-            questions.extend(self.calibrate_test(actor, id).await?);
+            if let Some((report, slope)) = self.calibrate_test(actor, id).await? {
+                questions.extend(report);
+                slopes.push(slope);
+            }
             progress.advance(1);
         }
         Ok(Calibration {
             tests: ids.len(),
             min_answers: super::adaptive::calibrate::MIN_ANSWERS,
             questions,
+            min_slope_answers: super::adaptive::calibrate::MIN_SLOPE_ANSWERS,
+            slopes,
         })
     }
 
-    /// One test, in one transaction, recorded in the audit trail (`test.calibrated`). The
-    /// answers are read before it, from the reader pool, one result at a time: the write
-    /// transaction (SQLite's single writer) is held only for the difficulties' updates,
-    /// and memory holds the observations, not the results.
+    /// One test. Its finished attempts are read first, from the reader pool, one result
+    /// at a time, and the model calibrates outside any transaction (scoring the attempts
+    /// again takes a while on a large test); the write transaction (SQLite's single
+    /// writer) is then held only for the updates, recorded in the audit trail
+    /// (`test.calibrated`). Memory holds each attempt's answers as (question, right), not
+    /// the results. `None` for a test deleted meanwhile.
     async fn calibrate_test(
         &self,
         actor: &Actor,
         test_id: &str,
-    ) -> Result<Vec<CalibratedQuestion>> {
-        let mut observed = self.observations(test_id).await?;
-        let mut tx = self.db().begin().await?;
-        let Some(test) = super::store::find_test(&mut tx, test_id).await? else {
-            return Ok(Vec::new());
+    ) -> Result<Option<(Vec<CalibratedQuestion>, CalibratedSlope)>> {
+        let test = {
+            let mut conn = self.db().reader().acquire().await?;
+            super::store::find_test(&mut conn, test_id).await?
         };
+        let Some(test) = test else {
+            return Ok(None);
+        };
+        let attempts = self.finished_attempts(&test).await?;
+        let mut answer_counts = vec![0usize; test.questions.len()];
+        for &(index, _) in attempts.iter().flatten() {
+            answer_counts[index] += 1;
+        }
+        let questions: Vec<QuestionAnswers> = test
+            .questions
+            .iter()
+            .map(|question| {
+                let item = question.item(test.slope());
+                QuestionAnswers {
+                    level_default: default_difficulty(question.level.unwrap_or(CefrLevel::B1)),
+                    difficulty: item.difficulty,
+                    floor: item.floor,
+                    observations: Vec::new(),
+                }
+            })
+            .collect();
+        let calibration = calibrate_test(&questions, &attempts, SlopeRule::Estimate(test.slope()));
+        let mut tx = self.db().begin().await?;
         let mut report = Vec::with_capacity(test.questions.len());
-        for question in &test.questions {
-            let observations = observed.remove(&question.id).unwrap_or_default();
-            let level_default = default_difficulty(question.level.unwrap_or(CefrLevel::B1));
-            let count = i64::try_from(observations.len()).unwrap_or(i64::MAX);
+        for ((question, &answers), &calibrated) in test
+            .questions
+            .iter()
+            .zip(&answer_counts)
+            .zip(&calibration.questions)
+        {
+            let count = i64::try_from(answers).unwrap_or(i64::MAX);
             let previous = question.effective_difficulty();
-            let calibrated = calibrate(level_default, &observations);
             match calibrated {
                 Some(c) => {
                     super::store::set_difficulty(&mut tx, &question.id, c.difficulty, count).await?
                 }
-                None => super::store::set_answer_count(&mut tx, &question.id, count).await?,
+                None => set_answer_count(&mut tx, &question.id, count).await?,
             }
             report.push(CalibratedQuestion {
                 test_id: test.id.clone(),
                 question_id: question.id.clone(),
                 level: question.level.map(|l| l.as_str().to_owned()),
-                answers: observations.len(),
+                answers,
                 previous,
                 difficulty: calibrated.map_or(previous, |c| c.difficulty),
                 calibrated: calibrated.is_some(),
                 standard_error: calibrated.map(|c| c.standard_error),
             });
         }
+        if let Some(slope) = calibration.slope {
+            set_slope(&mut tx, &test.id, slope.slope).await?;
+        }
+        let slope = CalibratedSlope {
+            test_id: test.id.clone(),
+            answers: calibration.slope.map_or(0, |s| s.answers),
+            previous: test.slope(),
+            slope: calibration.slope_used,
+            calibrated: calibration.slope.is_some(),
+            standard_error: calibration.slope.map(|s| s.standard_error),
+        };
         let calibrated = report.iter().filter(|q| q.calibrated).count();
         let target = Target::record("test", &test.id, &test.title);
-        let entry = Entry::new("test.calibrated", target).with_change_map(serde_json::json!({
+        let mut changes = serde_json::json!({
             "calibratedQuestions": {"from": null, "to": calibrated}
-        }));
+        });
+        if let Some(new) = calibration.slope {
+            changes["slope"] = serde_json::json!({"from": test.slope, "to": new.slope});
+        }
+        let entry = Entry::new("test.calibrated", target).with_change_map(changes);
         audit::record(&mut tx, self, actor, entry).await?;
         self.commit_test_change(tx).await?;
-        Ok(report)
+        Ok(Some((report, slope)))
     }
 
-    /// Each answered question of the test's finished adaptive attempts, by question id:
-    /// the student's final ability and whether the answer was right. Questions left
-    /// unanswered when the time ran out are not observations.
-    async fn observations(&self, test_id: &str) -> Result<HashMap<String, Vec<Observation>>> {
+    /// The answers of the test's finished adaptive attempts, one list per attempt: (index
+    /// of the question in `test`, right). Questions left unanswered when the time ran
+    /// out, and questions the test no longer has, are not answers.
+    async fn finished_attempts(&self, test: &StoredTest) -> Result<Vec<Vec<(usize, bool)>>> {
+        let index_of: HashMap<&str, usize> = test
+            .questions
+            .iter()
+            .enumerate()
+            .map(|(index, q)| (q.id.as_str(), index))
+            .collect();
         let mut conn = self.db().reader().acquire().await?;
         let mut rows = sqlx::query(
-            "SELECT answers, ability FROM test_results WHERE test_id = $1 AND ability IS NOT NULL",
+            "SELECT answers FROM test_results WHERE test_id = $1 AND ability IS NOT NULL",
         )
-        .bind(test_id)
+        .bind(&test.id)
         .fetch(&mut *conn);
-        let mut observed: HashMap<String, Vec<Observation>> = HashMap::new();
+        let mut attempts = Vec::new();
         while let Some(row) = rows.try_next().await? {
             let answers: String = row.try_get("answers")?;
-            let ability: f64 = row.try_get("ability")?;
             let Ok(snapshot) = serde_json::from_str::<Snapshot>(&answers) else {
                 continue;
             };
-            for item in snapshot.questions {
-                if item.selected_option_id.is_some() {
-                    observed
-                        .entry(item.question_id)
-                        .or_default()
-                        .push(Observation {
-                            ability,
-                            correct: item.is_correct,
-                        });
-                }
-            }
+            let answered: Vec<(usize, bool)> = snapshot
+                .questions
+                .iter()
+                .filter(|item| item.selected_option_id.is_some())
+                .filter_map(|item| {
+                    Some((*index_of.get(item.question_id.as_str())?, item.is_correct))
+                })
+                .collect();
+            attempts.push(answered);
         }
-        Ok(observed)
+        Ok(attempts)
     }
+}
+
+/// Stores the number of answers a question had at calibration, its difficulty unchanged.
+async fn set_answer_count(
+    conn: &mut AnyConnection,
+    question_id: &str,
+    answer_count: i64,
+) -> Result<()> {
+    sqlx::query("UPDATE test_questions SET answer_count = $1 WHERE id = $2")
+        .bind(answer_count)
+        .bind(question_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Stores an adaptive test's calibrated common slope.
+async fn set_slope(conn: &mut AnyConnection, test_id: &str, slope: f64) -> Result<()> {
+    sqlx::query("UPDATE proficiency_tests SET slope = $1 WHERE id = $2")
+        .bind(slope)
+        .bind(test_id)
+        .execute(conn)
+        .await?;
+    Ok(())
 }

@@ -18,6 +18,7 @@ pub mod adaptive;
 mod attempts;
 mod calibration;
 mod draft;
+mod item_view;
 mod results;
 mod store;
 
@@ -46,7 +47,7 @@ use crate::users::Deleted;
 use crate::validate::Patch;
 
 pub use attempts::{AnswerInput, Attempt, AttemptAnswer, AttemptQuestion, AttemptView};
-pub use calibration::{CalibratedQuestion, Calibration};
+pub use calibration::{CalibratedQuestion, CalibratedSlope, Calibration};
 pub use results::{
     DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList,
     ResultQuery, ResultTest, ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, HashMap};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::adaptive::levels::default_difficulty;
 use super::draft::TestDraft;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question, TestMode};
 use crate::by_id;
@@ -55,13 +54,6 @@ impl StoredQuestion {
 }
 
 impl StoredQuestion {
-    /// The difficulty the model uses: the calibrated one, else the level's default (B1's
-    /// for a question without a level, which only a fixed test has).
-    pub fn effective_difficulty(&self) -> f64 {
-        self.difficulty
-            .unwrap_or_else(|| default_difficulty(self.level.unwrap_or(CefrLevel::B1)))
-    }
-
     pub fn correct_index(&self) -> Option<usize> {
         self.options
             .iter()
@@ -96,6 +88,8 @@ pub(super) struct StoredTest {
     pub mode: TestMode,
     pub max_questions: Option<i64>,
     pub level_messages: Option<BTreeMap<String, String>>,
+    /// Adaptive tests: the common slope calibration estimated (NULL until then).
+    pub slope: Option<f64>,
 }
 
 impl StoredTest {
@@ -162,7 +156,8 @@ impl StoredTest {
 macro_rules! test_columns {
     () => {
         "id, title, description, locale, target_language, time_limit_minutes, is_active, \
-         question_count, max_score, created_at, updated_at, mode, max_questions, level_messages"
+         question_count, max_score, created_at, updated_at, mode, max_questions, level_messages, \
+         slope"
     };
 }
 
@@ -263,6 +258,7 @@ fn test_from_row(row: &AnyRow) -> std::result::Result<StoredTest, sqlx::Error> {
         mode: TestMode::from_stored(&mode),
         max_questions: row.try_get("max_questions")?,
         level_messages: messages.and_then(|m| serde_json::from_str(&m).ok()),
+        slope: row.try_get("slope")?,
         id: row.try_get("id")?,
         title: row.try_get("title")?,
         description: row.try_get("description")?,
@@ -587,20 +583,6 @@ pub(super) async fn set_difficulty(
 ) -> Result<()> {
     sqlx::query("UPDATE test_questions SET difficulty = $1, answer_count = $2 WHERE id = $3")
         .bind(difficulty)
-        .bind(answer_count)
-        .bind(question_id)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Stores the number of answers a question had at calibration, its difficulty unchanged.
-pub(super) async fn set_answer_count(
-    conn: &mut AnyConnection,
-    question_id: &str,
-    answer_count: i64,
-) -> Result<()> {
-    sqlx::query("UPDATE test_questions SET answer_count = $1 WHERE id = $2")
         .bind(answer_count)
         .bind(question_id)
         .execute(conn)
