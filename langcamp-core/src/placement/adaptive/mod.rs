@@ -17,8 +17,9 @@
 //!    engine ran before issue #44, which `placement-sim` still runs beside it.
 //! 2. **Difficulties and the slope** (`levels.rs`, `calibrate.rs`): each question's
 //!    difficulty is its CEFR level's default, and the test's slope
-//!    [`model::DEFAULT_SLOPE`], until calibration from stored answers estimates them (the
-//!    floors stay fixed).
+//!    [`model::DEFAULT_SLOPE`], until calibration from the finished attempts estimates
+//!    them (the floors stay fixed). Calibration scores the attempts again rather than
+//!    trusting their final abilities, which make the slope look steeper than it is.
 //! 3. **The estimate** (`estimate.rs`): after every answer, the ability is estimated as the
 //!    mean of its posterior (EAP) under a normal prior `N(0, 2²)`, computed on a grid of
 //!    161 points; the standard error is the posterior's standard deviation.
@@ -31,6 +32,11 @@
 //! 6. **The level** (`levels.rs`): the final ability's band between fixed cut points.
 //!
 //! [`Session`] strings these together for one attempt.
+//!
+//! Why a floor at all: the Rasch model reads every lucky answer as ability, and in
+//! `placement-sim` it placed two thirds of guessing A1 students higher; with the floor,
+//! under the same answers, about a quarter (`docs/BENCHMARKS.md`, "Adaptive placement that
+//! knows students guess").
 
 pub mod calibrate;
 pub mod estimate;

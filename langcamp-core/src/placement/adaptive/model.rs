@@ -19,11 +19,11 @@
 //!   (only students far below a question show it, and an adaptive test asks them few such
 //!   questions), and 1 / options is what random choice gives.
 //! * `a`, the **slope**, says how sharply a question separates students below its
-//!   difficulty from those above. It is one value for all the questions of a test,
-//!   estimated by calibration from the test's answers ([`DEFAULT_SLOPE`] before that).
-//!   Its scale is the one the levels' width (`levels::LEVEL_WIDTH`) was set on: with the
-//!   floor, a slope near 1.5 makes a question's curve as steep at its even-chance point as
-//!   the Rasch model's (`calibrate.rs` says why that matters).
+//!   difficulty from those above, on the scale the levels' width (`levels::LEVEL_WIDTH`)
+//!   set. It is one value for all the questions of a test, estimated by calibration from
+//!   the test's answers ([`DEFAULT_SLOPE`] before that). It also sets how much each answer
+//!   tells, so the standard error, and with it the test's length, depends on it: a slope
+//!   too low makes the engine ask more than it needs, one too high stop too early.
 //!
 //! **Why this model.** The Rasch model (`c = 0`, `a = 1`) expects a student who knows
 //! nothing to answer a four-option question right almost never, when luck gives a quarter:
@@ -32,13 +32,18 @@
 //! The full 3PL model (a slope and a floor per question) needs hundreds of answers per
 //! question to estimate and is unstable with the targeted answers an adaptive test
 //! collects; fixing the floor at what random choice gives and sharing one slope keeps one
-//! parameter per question, as with Rasch, and one per test. `docs/BENCHMARKS.md`
-//! ("Adaptive placement that knows students guess") measures the choice.
+//! parameter per question, as with Rasch, and one per test. The price of a fixed floor:
+//! students who never answer right by luck (distractors that always attract them) look
+//! weaker than they are, by about a third of a level. `docs/BENCHMARKS.md` ("Adaptive
+//! placement that knows students guess") measures both.
 //!
 //! With `c = 0` and `a = 1` this *is* the Rasch model, to the last bit ([`Item::rasch`]):
 //! the simulator runs the engine before this change that way, with no second copy of it.
 
-/// The slope of a test whose answers have not calibrated one yet.
+/// The slope of a test whose answers have not calibrated one yet: the Rasch model's,
+/// flatter than any calibration found in `placement-sim` (1.3 for students who never
+/// guess, 1.7 for its guessing ones), since too low errs on the side of asking more
+/// questions and too high on the side of stopping early.
 pub const DEFAULT_SLOPE: f64 = 1.0;
 
 /// The slope of the Rasch model.
