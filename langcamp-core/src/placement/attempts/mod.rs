@@ -704,6 +704,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_question_asked_before_the_floor_replays_under_the_rasch_model() {
+        let old: Asked = serde_json::from_str(r#"{"questionId": "q", "difficulty": 0.75}"#)
+            .expect("an attempt stored by issue #34's release");
+        assert_eq!(old.item(), Item::rasch(0.75));
+    }
+
+    #[test]
     fn answers_are_checked_for_shape_before_the_attempt_is_read() {
         let ok = AttemptAnswer::try_from(AnswerInput {
             question_id: Some(" q1 ".into()),
