@@ -575,6 +575,10 @@ async fn placement_calibrate_reports_every_adaptive_question_and_keeps_those_wit
             .all(|q| q["calibrated"] == false && q["answers"] == 0)
     );
     assert!(questions.iter().all(|q| q["difficulty"] == q["previous"]));
+    // No answers: the test keeps the default slope.
+    assert_eq!(report["minSlopeAnswers"], 1000);
+    assert_eq!(report["slopes"][0]["calibrated"], false, "{report}");
+    assert_eq!(report["slopes"][0]["slope"], 1.0);
     let trail = env.json(&["audit", "list", "--action", "test.calibrated", "--json"]);
     assert_eq!(trail["list"][0]["action"], "test.calibrated", "{trail}");
     assert_eq!(

@@ -1,19 +1,23 @@
 //! Calibration of adaptive questions from real answers (`langcamp placement calibrate`,
 //! CONTRACT §14 and §19).
 //!
-//! For each adaptive test, every answered question of its finished attempts' results is
-//! an observation: the final ability of the student who answered it, and whether the
-//! answer was right. A question with at least
-//! [`MIN_ANSWERS`](super::adaptive::calibrate::MIN_ANSWERS) answers gets the difficulty the
-//! model's [`calibrate`](super::adaptive::calibrate::calibrate) estimates (a MAP estimate
-//! pulled towards its level's default); every question gets its answer count stored, so
-//! admins see how far each one is from being calibrated. Questions asked but left
-//! unanswered when the time ran out are not observations.
+//! For each adaptive test, the answers of its finished attempts' results (each result's
+//! answered questions, right or wrong; questions asked but left unanswered when the time
+//! ran out are not answers) go to the model's
+//! [`calibrate_test`](super::adaptive::calibrate::calibrate_test), which scores the
+//! attempts again and estimates each question's difficulty (a MAP estimate pulled towards
+//! its level's default) and the test's common slope, the guessing floors fixed at
+//! 1 / options. A question with at least
+//! [`MIN_ANSWERS`](super::adaptive::calibrate::MIN_ANSWERS) answers gets its difficulty;
+//! the test gets its slope once its calibrated questions have
+//! [`MIN_SLOPE_ANSWERS`](super::adaptive::calibrate::MIN_SLOPE_ANSWERS) answers from at
+//! least two levels. Every question gets its answer count stored, so admins see how far
+//! each one is from being calibrated.
 //!
-//! Each test is one piece of write work, recorded in the audit trail as `test.calibrated` with the
-//! number of questions calibrated; running it again after more answers refines the
-//! difficulties (attempts under way keep the difficulties their questions were asked
-//! with).
+//! Each test's updates are one piece of write work, recorded in the audit trail as
+//! `test.calibrated` with the number of questions calibrated and the slope; running it
+//! again after more answers refines them (attempts under way keep the difficulties, slope
+//! and floors their questions were asked with).
 
 use std::collections::HashMap;
 
@@ -22,9 +26,10 @@ use serde::Serialize;
 use sqlx::Row;
 use utoipa::ToSchema;
 
-use super::adaptive::calibrate::{Observation, calibrate};
+use super::adaptive::calibrate::{QuestionAnswers, SlopeRule, calibrate_test};
 use super::adaptive::levels::default_difficulty;
 use super::results::Snapshot;
+use super::store::StoredTest;
 use super::{ProficiencyTest, TestMode};
 use crate::Langcamp;
 use crate::audit::{Entry, Staff, StaffWrite, Target};
@@ -32,7 +37,7 @@ use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::{CefrLevel, Id};
 use crate::platform::changes::Change;
-use crate::platform::db::WriteConn;
+use crate::platform::db::{Arg, WriteConn};
 use crate::platform::progress::Progress;
 
 /// What a calibration did.
@@ -45,6 +50,28 @@ pub struct Calibration {
     pub min_answers: usize,
     /// Every question of those tests, with its answers and difficulty.
     pub questions: Vec<CalibratedQuestion>,
+    /// The fewest answers, on calibrated questions of two levels or more, a test needs
+    /// for its slope to be calibrated.
+    pub min_slope_answers: usize,
+    /// Each test's common slope.
+    pub slopes: Vec<CalibratedSlope>,
+}
+
+/// One test's common slope after calibration.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CalibratedSlope {
+    pub test_id: String,
+    /// Answers of its calibrated questions.
+    pub answers: usize,
+    /// The slope before.
+    pub previous: f64,
+    /// The slope now: calibrated with enough answers, else unchanged.
+    pub slope: f64,
+    /// Whether this run calibrated it.
+    pub calibrated: bool,
+    /// The calibrated slope's standard error, when calibrated.
+    pub standard_error: Option<f64>,
 }
 
 /// One question after calibration.
@@ -100,121 +127,193 @@ impl Langcamp {
         };
         progress.start(ids.len() as u64);
         let mut questions = Vec::new();
+        let mut slopes = Vec::new();
         for id in &ids {
-            questions.extend(self.calibrate_test(actor, id).await?);
+            if let Some((report, slope)) = self.calibrate_test(actor, id).await? {
+                questions.extend(report);
+                slopes.push(slope);
+            }
             progress.advance(1);
         }
         Ok(Calibration {
             tests: ids.len(),
             min_answers: super::adaptive::calibrate::MIN_ANSWERS,
             questions,
+            min_slope_answers: super::adaptive::calibrate::MIN_SLOPE_ANSWERS,
+            slopes,
         })
     }
 
-    /// One test, in one piece of write work, recorded in the audit trail
-    /// (`test.calibrated`). The answers are read before it, from the reader pool, one
-    /// result at a time: the writer (SQLite's single writer) is held only for the
-    /// difficulties' updates, and memory holds the observations, not the results.
+    /// One test. Its finished attempts are read first, from the reader pool, one result
+    /// at a time, and the model calibrates outside any transaction (scoring the attempts
+    /// again takes a while on a large test); one piece of write work (SQLite's single
+    /// writer) then holds only the updates, recorded in the audit trail
+    /// (`test.calibrated`). Memory holds each attempt's answers as (question, right), not
+    /// the results. `None` for a test deleted meanwhile.
     async fn calibrate_test(
         &self,
         actor: &Actor,
         test_id: &str,
-    ) -> Result<Vec<CalibratedQuestion>> {
-        let observed = self.observations(test_id).await?;
-        let calibrate = Calibrate {
-            test_id: test_id.to_owned(),
-            observed,
+    ) -> Result<Option<(Vec<CalibratedQuestion>, CalibratedSlope)>> {
+        let test = {
+            let mut conn = self.db().reader().acquire().await?;
+            super::store::find_test(&mut conn, test_id).await?
         };
-        match self
-            .staff_write(actor, calibrate, Some(Change::Tests))
-            .await
-        {
-            // Deleted since it was listed: nothing to calibrate.
-            Err(Error::NotFound(_)) => Ok(Vec::new()),
-            outcome => outcome,
+        let Some(test) = test else {
+            return Ok(None);
+        };
+        let attempts = self.finished_attempts(&test).await?;
+        let mut answer_counts = vec![0usize; test.questions.len()];
+        for &(index, _) in attempts.iter().flatten() {
+            answer_counts[index] += 1;
         }
-    }
-
-    /// Each answered question of the test's finished adaptive attempts, by question id:
-    /// the student's final ability and whether the answer was right. Questions left
-    /// unanswered when the time ran out are not observations.
-    async fn observations(&self, test_id: &str) -> Result<HashMap<String, Vec<Observation>>> {
-        let mut conn = self.db().reader().acquire().await?;
-        let mut rows = sqlx::query(
-            "SELECT answers, ability FROM test_results WHERE test_id = $1 AND ability IS NOT NULL",
-        )
-        .bind(test_id)
-        .fetch(&mut *conn);
-        let mut observed: HashMap<String, Vec<Observation>> = HashMap::new();
-        while let Some(row) = rows.try_next().await? {
-            let answers: String = row.try_get("answers")?;
-            let ability: f64 = row.try_get("ability")?;
-            let Ok(snapshot) = serde_json::from_str::<Snapshot>(&answers) else {
-                continue;
-            };
-            for item in snapshot.questions {
-                if item.selected_option_id.is_some() {
-                    observed
-                        .entry(item.question_id)
-                        .or_default()
-                        .push(Observation {
-                            ability,
-                            correct: item.is_correct,
-                        });
+        let questions: Vec<QuestionAnswers> = test
+            .questions
+            .iter()
+            .map(|question| {
+                let item = question.item(test.slope());
+                QuestionAnswers {
+                    level_default: default_difficulty(question.level.unwrap_or(CefrLevel::B1)),
+                    difficulty: item.difficulty,
+                    floor: item.floor,
+                    observations: Vec::new(),
                 }
-            }
-        }
-        Ok(observed)
-    }
-}
-
-/// The work of [`Langcamp::calibrate_test`]: reads the test (404 when it was deleted
-/// meanwhile), stores each question's difficulty or answer count, and names the entry.
-struct Calibrate {
-    test_id: String,
-    observed: HashMap<String, Vec<Observation>>,
-}
-
-impl StaffWrite for Calibrate {
-    type Output = Vec<CalibratedQuestion>;
-
-    async fn run<C: WriteConn>(
-        mut self,
-        conn: &mut C,
-        _by: &Staff,
-    ) -> Result<(Vec<CalibratedQuestion>, Entry)> {
-        let Some(test) = super::store::find_test(conn, &self.test_id).await? else {
-            return Err(Error::not_found("test"));
-        };
+            })
+            .collect();
+        let calibration = calibrate_test(&questions, &attempts, SlopeRule::Estimate(test.slope()));
         let mut report = Vec::with_capacity(test.questions.len());
-        for question in &test.questions {
-            let observations = self.observed.remove(&question.id).unwrap_or_default();
-            let level_default = default_difficulty(question.level.unwrap_or(CefrLevel::B1));
-            let count = i64::try_from(observations.len()).unwrap_or(i64::MAX);
+        let mut updates = Vec::with_capacity(test.questions.len());
+        for ((question, &answers), &calibrated) in test
+            .questions
+            .iter()
+            .zip(&answer_counts)
+            .zip(&calibration.questions)
+        {
+            let count = i64::try_from(answers).unwrap_or(i64::MAX);
             let previous = question.effective_difficulty();
-            let calibrated = calibrate(level_default, &observations);
-            match calibrated {
-                Some(c) => {
-                    super::store::set_difficulty(conn, &question.id, c.difficulty, count).await?
-                }
-                None => super::store::set_answer_count(conn, &question.id, count).await?,
-            }
+            updates.push((question.id.clone(), calibrated.map(|c| c.difficulty), count));
             report.push(CalibratedQuestion {
                 test_id: test.id.clone(),
                 question_id: question.id.clone(),
                 level: question.level.map(|l| l.as_str().to_owned()),
-                answers: observations.len(),
+                answers,
                 previous,
                 difficulty: calibrated.map_or(previous, |c| c.difficulty),
                 calibrated: calibrated.is_some(),
                 standard_error: calibrated.map(|c| c.standard_error),
             });
         }
+        let slope = CalibratedSlope {
+            test_id: test.id.clone(),
+            answers: calibration.slope.map_or(0, |s| s.answers),
+            previous: test.slope(),
+            slope: calibration.slope_used,
+            calibrated: calibration.slope.is_some(),
+            standard_error: calibration.slope.map(|s| s.standard_error),
+        };
         let calibrated = report.iter().filter(|q| q.calibrated).count();
-        let target = Target::record("test", &test.id, &test.title);
-        let entry = Entry::new("test.calibrated", target).with_change_map(serde_json::json!({
+        let mut changes = serde_json::json!({
             "calibratedQuestions": {"from": null, "to": calibrated}
-        }));
-        Ok((report, entry))
+        });
+        if let Some(new) = calibration.slope {
+            changes["slope"] = serde_json::json!({"from": test.slope, "to": new.slope});
+        }
+        let storing = StoreCalibration {
+            test_id: test.id.clone(),
+            entry: Entry::new(
+                "test.calibrated",
+                Target::record("test", &test.id, &test.title),
+            )
+            .with_change_map(changes),
+            updates,
+            slope: calibration.slope.map(|s| s.slope),
+        };
+        match self.staff_write(actor, storing, Some(Change::Tests)).await {
+            // Deleted since it was read: nothing to store.
+            Err(Error::NotFound(_)) => return Ok(None),
+            outcome => outcome?,
+        }
+        Ok(Some((report, slope)))
+    }
+
+    /// The answers of the test's finished adaptive attempts, one list per attempt: (index
+    /// of the question in `test`, right). Questions left unanswered when the time ran
+    /// out, and questions the test no longer has, are not answers.
+    async fn finished_attempts(&self, test: &StoredTest) -> Result<Vec<Vec<(usize, bool)>>> {
+        let index_of: HashMap<&str, usize> = test
+            .questions
+            .iter()
+            .enumerate()
+            .map(|(index, q)| (q.id.as_str(), index))
+            .collect();
+        let mut conn = self.db().reader().acquire().await?;
+        let mut rows = sqlx::query(
+            "SELECT answers FROM test_results WHERE test_id = $1 AND ability IS NOT NULL",
+        )
+        .bind(&test.id)
+        .fetch(&mut *conn);
+        let mut attempts = Vec::new();
+        while let Some(row) = rows.try_next().await? {
+            let answers: String = row.try_get("answers")?;
+            let Ok(snapshot) = serde_json::from_str::<Snapshot>(&answers) else {
+                continue;
+            };
+            let answered: Vec<(usize, bool)> = snapshot
+                .questions
+                .iter()
+                .filter(|item| item.selected_option_id.is_some())
+                .filter_map(|item| {
+                    Some((*index_of.get(item.question_id.as_str())?, item.is_correct))
+                })
+                .collect();
+            attempts.push(answered);
+        }
+        Ok(attempts)
+    }
+}
+
+/// The write of [`Langcamp::calibrate_test`]: each question's difficulty (when
+/// calibrated) and answer count, and the test's slope (when calibrated); 404 when the test
+/// was deleted meanwhile.
+struct StoreCalibration {
+    test_id: String,
+    entry: Entry,
+    /// (question id, calibrated difficulty, answers).
+    updates: Vec<(String, Option<f64>, i64)>,
+    slope: Option<f64>,
+}
+
+impl StaffWrite for StoreCalibration {
+    type Output = ();
+
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entry)> {
+        // The test row first: it is gone if deleted meanwhile, and the slope (a value,
+        // never NULL: sqlx's `Any` NULL-float trap) goes with it.
+        let found = match self.slope {
+            Some(slope) => {
+                conn.exec(
+                    "UPDATE proficiency_tests SET slope = $1 WHERE id = $2",
+                    &[Arg::Float(slope), Arg::Text(&self.test_id)],
+                )
+                .await?
+            }
+            None => {
+                conn.exec(
+                    "UPDATE proficiency_tests SET updated_at = updated_at WHERE id = $1",
+                    &[Arg::Text(&self.test_id)],
+                )
+                .await?
+            }
+        };
+        if found == 0 {
+            return Err(Error::not_found("test"));
+        }
+        for (question_id, difficulty, count) in &self.updates {
+            match difficulty {
+                Some(d) => super::store::set_difficulty(conn, question_id, *d, *count).await?,
+                None => super::store::set_answer_count(conn, question_id, *count).await?,
+            }
+        }
+        Ok(((), self.entry))
     }
 }

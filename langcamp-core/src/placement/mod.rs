@@ -18,6 +18,7 @@ pub mod adaptive;
 mod attempts;
 mod calibration;
 mod draft;
+mod item_view;
 mod results;
 mod store;
 
@@ -44,7 +45,7 @@ use crate::domain::{Id, LanguageFilter, LanguageTag};
 use crate::platform::changes::Change;
 
 pub use attempts::{AnswerInput, Attempt, AttemptAnswer, AttemptQuestion, AttemptView};
-pub use calibration::{CalibratedQuestion, Calibration};
+pub use calibration::{CalibratedQuestion, CalibratedSlope, Calibration};
 pub use results::{
     DetailedAnswer, DetailedResult, LastResult, ResultAnswer, ResultFilter, ResultList,
     ResultQuery, ResultTest, ResultUser, SubmitInput, SubmittedAnswer, TestResult, TestStatus,

@@ -16,7 +16,11 @@
 //! student anywhere from A1 to C2 is plausible).
 //!
 //! **The posterior** after answers `x1..xn` is, up to a constant,
-//! `prior(θ) × P(x1 | θ) × ... × P(xn | θ)` (the answers are independent given the ability).
+//! `prior(θ) × P(x1 | θ) × ... × P(xn | θ)` (the answers are independent given the ability),
+//! each `P` the model's (`model.rs`), floor included: a right answer to a question far
+//! above the student multiplies the posterior by about the floor everywhere below the
+//! question, so it moves the estimate little, where the Rasch model read it as a sign of
+//! ability.
 //!
 //! **The quadrature.** Instead of integrating, the posterior is evaluated at
 //! [`GRID_POINTS`] evenly spaced abilities from -[`GRID_LIMIT`] to +[`GRID_LIMIT`] logits
@@ -33,7 +37,7 @@
 //! 4 prior standard deviations out, where the prior has no mass to speak of; a step of 0.1
 //! is far finer than any standard error the stop rule accepts.
 
-use super::model::log_likelihood;
+use super::model::Item;
 
 /// The prior's mean, in logits.
 pub const PRIOR_MEAN: f64 = 0.0;
@@ -51,11 +55,11 @@ pub struct Estimate {
     pub standard_error: f64,
 }
 
-/// One answer as the estimate needs it: the question's difficulty and whether the answer
-/// was right.
+/// One answer as the estimate needs it: the question (its difficulty, slope and floor) and
+/// whether the answer was right.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Response {
-    pub difficulty: f64,
+    pub item: Item,
     pub correct: bool,
 }
 
@@ -84,35 +88,52 @@ impl Posterior {
     /// Takes one more answer into account.
     pub fn update(&mut self, response: Response) {
         for (log_w, theta) in self.log_weights.iter_mut().zip(grid()) {
-            *log_w += log_likelihood(theta, response.difficulty, response.correct);
+            *log_w += response.item.log_likelihood(theta, response.correct);
         }
     }
 
     /// The posterior mean and standard deviation.
     pub fn estimate(&self) -> Estimate {
-        let weights = self.weights();
-        let total: f64 = weights.iter().sum();
-        let mean = grid().zip(&weights).map(|(t, w)| t * w).sum::<f64>() / total;
-        let variance = grid()
-            .zip(&weights)
-            .map(|(t, w)| w * (t - mean).powi(2))
-            .sum::<f64>()
-            / total;
-        Estimate {
-            ability: mean,
-            standard_error: variance.sqrt(),
-        }
+        moments(&self.log_weights)
     }
 
-    /// The weights `w_i`, scaled so that the largest is 1.
-    fn weights(&self) -> Vec<f64> {
-        let max = self
+    /// The estimate as if `response`, one of the answers taken into account, had not been
+    /// given: what the student's other answers say (calibration pairs each answer with it,
+    /// so that the answer does not vouch for itself).
+    pub fn estimate_without(&self, response: Response) -> Estimate {
+        let log_weights: Vec<f64> = self
             .log_weights
             .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
-        self.log_weights.iter().map(|l| (l - max).exp()).collect()
+            .zip(grid())
+            .map(|(log_w, theta)| log_w - response.item.log_likelihood(theta, response.correct))
+            .collect();
+        moments(&log_weights)
     }
+}
+
+/// The mean and standard deviation of the distribution with these log-weights on the grid.
+fn moments(log_weights: &[f64]) -> Estimate {
+    let weights = weights(log_weights);
+    let total: f64 = weights.iter().sum();
+    let mean = grid().zip(&weights).map(|(t, w)| t * w).sum::<f64>() / total;
+    let variance = grid()
+        .zip(&weights)
+        .map(|(t, w)| w * (t - mean).powi(2))
+        .sum::<f64>()
+        / total;
+    Estimate {
+        ability: mean,
+        standard_error: variance.sqrt(),
+    }
+}
+
+/// The weights `w_i`, scaled so that the largest is 1.
+fn weights(log_weights: &[f64]) -> Vec<f64> {
+    let max = log_weights
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    log_weights.iter().map(|l| (l - max).exp()).collect()
 }
 
 /// The estimate after `responses`, from the default prior.
@@ -134,12 +155,28 @@ fn grid() -> impl Iterator<Item = f64> {
 mod tests {
     use super::*;
 
+    /// Answers to Rasch questions: (difficulty, right).
     fn answers(pairs: &[(f64, bool)]) -> Vec<Response> {
         pairs
             .iter()
             .map(|&(difficulty, correct)| Response {
-                difficulty,
+                item: Item::rasch(difficulty),
                 correct,
+            })
+            .collect()
+    }
+
+    /// The same answers to four-option questions (floor 0.25) of slope `slope`.
+    fn guessable(pairs: &[(f64, bool)], slope: f64) -> Vec<Response> {
+        answers(pairs)
+            .into_iter()
+            .map(|r| Response {
+                item: Item {
+                    slope,
+                    floor: 0.25,
+                    ..r.item
+                },
+                ..r
             })
             .collect()
     }
@@ -185,7 +222,7 @@ mod tests {
         let mut last = posterior.estimate().standard_error;
         for k in 0..20 {
             posterior.update(Response {
-                difficulty: -1.0 + 0.1 * k as f64,
+                item: Item::rasch(-1.0 + 0.1 * k as f64),
                 correct: k % 2 == 0,
             });
             let se = posterior.estimate().standard_error;
@@ -199,5 +236,56 @@ mod tests {
         let e = eap(&answers(&[(-3.0, false); 100]));
         assert!(e.ability.is_finite() && e.standard_error.is_finite());
         assert!(e.ability < -5.0, "{e:?}");
+    }
+
+    #[test]
+    fn a_student_at_the_floor_gains_no_level_from_lucky_right_answers() {
+        // 8 four-option questions at each level's default difficulty (-3.75 .. 3.75). A
+        // student who knows none of them and guesses gets a quarter right: 2 per level.
+        let level_difficulties = [-3.75, -2.25, -0.75, 0.75, 2.25, 3.75];
+        let test = |right_per_level: usize| -> Vec<(f64, bool)> {
+            level_difficulties
+                .iter()
+                .flat_map(|&d| (0..8).map(move |k| (d, k < right_per_level)))
+                .collect()
+        };
+        let guessing = eap(&guessable(&test(2), 1.0));
+        let none_right = eap(&guessable(&test(0), 1.0));
+        // With the floor, 12 lucky answers are what knowing nothing gives: the estimate
+        // stays in A1 (below -3), with a student who got none right.
+        assert!(guessing.ability < -4.0, "{guessing:?}");
+        assert!(none_right.ability < -4.0, "{none_right:?}");
+        // The Rasch model reads them as ability: a level higher, in A2.
+        let rasch = eap(&answers(&test(2)));
+        assert!(rasch.ability > -3.0, "{rasch:?}");
+    }
+
+    #[test]
+    fn right_answers_at_the_floor_s_rate_move_a_low_estimate_less_than_without_a_floor() {
+        // Questions at -3 (A1/A2), a quarter right: without a floor, that says ability
+        // about -4.1; with it, a student who knows them hardly at all.
+        let mut pairs = vec![(-3.0, true); 5];
+        pairs.extend([(-3.0, false); 15]);
+        let with = eap(&guessable(&pairs, 1.0));
+        let without = eap(&answers(&pairs));
+        assert!(with.ability < without.ability, "{with:?} {without:?}");
+    }
+
+    #[test]
+    fn a_floor_leaves_the_estimate_less_sure_than_the_same_answers_without_one() {
+        let mut pairs = vec![(0.0, true); 6];
+        pairs.extend([(0.0, false); 6]);
+        let with = eap(&guessable(&pairs, 1.0));
+        let without = eap(&answers(&pairs));
+        assert!(
+            with.standard_error > without.standard_error,
+            "{with:?} {without:?}"
+        );
+        // A steeper common slope makes each answer tell more.
+        let steep = eap(&guessable(&pairs, 1.7));
+        assert!(
+            steep.standard_error < with.standard_error,
+            "{steep:?} {with:?}"
+        );
     }
 }

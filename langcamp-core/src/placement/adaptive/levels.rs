@@ -13,8 +13,11 @@
 //! | C2 | 3.75 | 3.0 and above |
 //!
 //! A question of a level starts with the difficulty at the middle of that level's band: a
-//! student in the middle of B1 answers a typical B1 question right half of the time. The
-//! cut points are the band edges, half-way between two levels' default difficulties. An
+//! student in the middle of B1 knows the answer to a typical B1 question half of the time
+//! (and, guessing the rest, answers a four-option one right five times in eight; issue #34's
+//! Rasch model, without the guessing, said "answers right half of the time"). These
+//! defaults are also what holds the scale in place when calibration moves the questions
+//! (`calibrate.rs`, "What holds the scale"). The cut points are the band edges, half-way between two levels' default difficulties. An
 //! ability exactly on a cut point gets the higher level.
 //!
 //! Why 1.5 logits: Rasch-scaled language tests linked to the CEFR put neighbouring levels

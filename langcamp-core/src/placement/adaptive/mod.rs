@@ -1,5 +1,6 @@
-//! Adaptive placement (CONTRACT §19, issue #34): the model behind a test that chooses each
-//! next question from the answers so far and stops as soon as the student's level is known.
+//! Adaptive placement (CONTRACT §19, issues #34 and #44): the model behind a test that
+//! chooses each next question from the answers so far and stops as soon as the student's
+//! level is known.
 //!
 //! Everything here is a pure function of its inputs (plus a random number generator passed
 //! in, for the draw among the best questions): no database, no HTTP, no clock. The attempt
@@ -8,22 +9,34 @@
 //! How one adaptive test runs, and where each part lives:
 //!
 //! 1. **The model** (`model.rs`): a student of ability `θ` answers a question of difficulty
-//!    `b` right with probability `1 / (1 + e^-(θ - b))` (the Rasch, or 1PL, model). Both are
-//!    in logits on one scale.
-//! 2. **Difficulties** (`levels.rs`, `calibrate.rs`): each question's difficulty is its
-//!    CEFR level's default until calibration from stored answers gives it its own.
+//!    `b` right with probability `c + (1 - c) / (1 + e^-a(θ - b))`: knowing the answer, or
+//!    guessing it right. `c`, the guessing floor, is 1 / the question's number of options;
+//!    `a`, the slope, is common to a test's questions (a three-parameter logistic model
+//!    with a fixed floor and a common slope; `model.rs` says why). Ability and difficulty
+//!    are in logits on one scale. With `c = 0` and `a = 1` it is the Rasch model the
+//!    engine ran before issue #44, which `placement-sim` still runs beside it.
+//! 2. **Difficulties and the slope** (`levels.rs`, `calibrate.rs`): each question's
+//!    difficulty is its CEFR level's default, and the test's slope
+//!    [`model::DEFAULT_SLOPE`], until calibration from the finished attempts estimates
+//!    them (the floors stay fixed). Calibration scores the attempts again rather than
+//!    trusting their final abilities, which make the slope look steeper than it is.
 //! 3. **The estimate** (`estimate.rs`): after every answer, the ability is estimated as the
 //!    mean of its posterior (EAP) under a normal prior `N(0, 2²)`, computed on a grid of
 //!    161 points; the standard error is the posterior's standard deviation.
 //! 4. **The next question** (`select.rs`): the one with the most information at the current
-//!    estimate, drawn at random among the 5 best so that students do not all see the same
-//!    sequence.
+//!    estimate (less for a question whose right answers may be luck), drawn at random among
+//!    the 5 best so that students do not all see the same sequence.
 //! 5. **The stop** (`stop.rs`): once the standard error is at most 0.55 logits, or the
 //!    ability is 1.5 standard errors away from every cut point (after at least 5
 //!    answers), or at the test's `maxQuestions`.
 //! 6. **The level** (`levels.rs`): the final ability's band between fixed cut points.
 //!
 //! [`Session`] strings these together for one attempt.
+//!
+//! Why a floor at all: the Rasch model reads every lucky answer as ability, and in
+//! `placement-sim` it placed two thirds of guessing A1 students higher; with the floor,
+//! under the same answers, about a quarter (`docs/BENCHMARKS.md`, "Adaptive placement that
+//! knows students guess").
 
 pub mod calibrate;
 pub mod estimate;
@@ -36,13 +49,14 @@ use rand::Rng;
 
 use crate::domain::CefrLevel;
 use estimate::{Estimate, Posterior, Response};
+use model::Item;
 use stop::{Stop, StopRule};
 
-/// One attempt at an adaptive test, as the model sees it: the bank's difficulties, the
+/// One attempt at an adaptive test, as the model sees it: the bank's questions, the
 /// questions asked so far in order with their answers, and the posterior they give.
 #[derive(Clone, Debug)]
 pub struct Session<'a> {
-    difficulties: &'a [f64],
+    items: &'a [Item],
     rule: StopRule,
     top_k: usize,
     asked: Vec<usize>,
@@ -72,11 +86,11 @@ pub struct Outcome {
 }
 
 impl<'a> Session<'a> {
-    /// A new session on a bank of questions with these difficulties (logits), with the
-    /// default prior and the draw among [`select::TOP_K`].
-    pub fn new(difficulties: &'a [f64], rule: StopRule) -> Session<'a> {
+    /// A new session on a bank of questions, with the default prior and the draw among
+    /// [`select::TOP_K`].
+    pub fn new(items: &'a [Item], rule: StopRule) -> Session<'a> {
         Session {
-            difficulties,
+            items,
             rule,
             top_k: select::TOP_K,
             asked: Vec::new(),
@@ -92,12 +106,8 @@ impl<'a> Session<'a> {
 
     /// A session rebuilt from its stored answers (bank index, right or wrong), in the
     /// order given.
-    pub fn replay(
-        difficulties: &'a [f64],
-        rule: StopRule,
-        answers: &[(usize, bool)],
-    ) -> Session<'a> {
-        let mut session = Session::new(difficulties, rule);
+    pub fn replay(items: &'a [Item], rule: StopRule, answers: &[(usize, bool)]) -> Session<'a> {
+        let mut session = Session::new(items, rule);
         for &(index, correct) in answers {
             session.answer(index, correct);
         }
@@ -106,12 +116,9 @@ impl<'a> Session<'a> {
 
     /// Records the answer to the question at `index` of the bank.
     pub fn answer(&mut self, index: usize, correct: bool) {
-        if let Some(&difficulty) = self.difficulties.get(index) {
+        if let Some(&item) = self.items.get(index) {
             self.asked.push(index);
-            self.posterior.update(Response {
-                difficulty,
-                correct,
-            });
+            self.posterior.update(Response { item, correct });
         }
     }
 
@@ -128,17 +135,11 @@ impl<'a> Session<'a> {
     /// The next question to ask, or the outcome when the stop rule says the test is over.
     pub fn next<R: Rng + ?Sized>(&self, rng: &mut R) -> Step {
         let estimate = self.estimate();
-        let left = self.difficulties.len() - self.asked.len().min(self.difficulties.len());
+        let left = self.items.len() - self.asked.len().min(self.items.len());
         if let Some(stop) = self.rule.check(estimate, self.asked.len(), left) {
             return Step::Finished(self.outcome(stop));
         }
-        match select::next_question(
-            estimate.ability,
-            self.difficulties,
-            &self.asked,
-            self.top_k,
-            rng,
-        ) {
+        match select::next_question(estimate.ability, self.items, &self.asked, self.top_k, rng) {
             Some(index) => Step::Ask(index),
             None => Step::Finished(self.outcome(Stop::BankExhausted)),
         }
@@ -163,11 +164,17 @@ mod tests {
 
     use super::*;
 
-    /// 10 questions at each level's default difficulty.
-    fn bank() -> Vec<f64> {
+    /// 10 four-option questions at each level's default difficulty, the default slope.
+    fn bank() -> Vec<Item> {
         CefrLevel::ALL
             .iter()
-            .flat_map(|&l| [levels::default_difficulty(l); 10])
+            .flat_map(|&l| {
+                [Item {
+                    difficulty: levels::default_difficulty(l),
+                    slope: model::DEFAULT_SLOPE,
+                    floor: model::floor_for_options(4),
+                }; 10]
+            })
             .collect()
     }
 
@@ -178,7 +185,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(11);
         loop {
             match session.next(&mut rng) {
-                Step::Ask(index) => session.answer(index, answers(bank[index])),
+                Step::Ask(index) => session.answer(index, answers(bank[index].difficulty)),
                 Step::Finished(outcome) => return outcome,
             }
         }
@@ -218,8 +225,8 @@ mod tests {
             let outcome = loop {
                 match session.next(&mut rng) {
                     Step::Ask(index) => {
-                        let right = rand::RngExt::random::<f64>(&mut rng)
-                            < model::p_correct(0.2, bank[index]);
+                        let right =
+                            rand::RngExt::random::<f64>(&mut rng) < bank[index].p_correct(0.2);
                         session.answer(index, right);
                     }
                     Step::Finished(outcome) => break outcome,

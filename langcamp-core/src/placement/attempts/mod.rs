@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use self::store::StoredAttempt;
+use super::adaptive::model::{Item, RASCH_SLOPE};
 use super::adaptive::stop::{Stop, StopRule};
 use super::adaptive::{Outcome, Session, Step};
 use super::results::{ResultRecord, Snapshot, SnapshotItem, find_result};
@@ -153,9 +154,15 @@ impl TryFrom<AnswerInput> for AttemptAnswer {
 #[serde(rename_all = "camelCase")]
 pub(super) struct Asked {
     pub question_id: String,
-    /// The difficulty the question had when asked (logits): the replay of the answers
-    /// uses it, so a later calibration or edit does not change an attempt under way.
+    /// The difficulty the question had when asked (logits), the test's slope and the
+    /// question's guessing floor: the replay of the answers uses them, so a later
+    /// calibration or edit does not change an attempt under way. Slope and floor are
+    /// absent in attempts started before issue #44, asked under the Rasch model.
     pub difficulty: f64,
+    #[serde(default)]
+    pub slope: Option<f64>,
+    #[serde(default)]
+    pub floor: Option<f64>,
     /// The question's level when asked.
     #[serde(default)]
     pub level: Option<String>,
@@ -170,13 +177,25 @@ pub(super) struct Asked {
 impl Asked {
     fn of(test: &StoredTest, index: usize) -> Option<Asked> {
         let question = test.questions.get(index)?;
+        let item = question.item(test.slope());
         Some(Asked {
             question_id: question.id.clone(),
-            difficulty: question.effective_difficulty(),
+            difficulty: item.difficulty,
+            slope: Some(item.slope),
+            floor: Some(item.floor),
             level: question.level.map(|l| l.as_str().to_owned()),
             selected_option_id: None,
             correct: None,
         })
+    }
+
+    /// The question as the model saw it when asked.
+    fn item(&self) -> Item {
+        Item {
+            difficulty: self.difficulty,
+            slope: self.slope.unwrap_or(RASCH_SLOPE),
+            floor: self.floor.unwrap_or(0.0),
+        }
     }
 }
 
@@ -191,19 +210,19 @@ fn max_questions(test: &StoredTest) -> usize {
         .unwrap_or(super::adaptive::stop::DEFAULT_MAX_QUESTIONS)
 }
 
-/// The model's view of an attempt: the bank's difficulties (the test's questions, then
-/// those asked that the test no longer has), and a session replaying the answers given.
+/// The model's view of an attempt: the bank (the test's questions, then those asked that
+/// the test no longer has), and a session replaying the answers given.
 struct Replay {
-    difficulties: Vec<f64>,
+    items: Vec<Item>,
     answers: Vec<(usize, bool)>,
 }
 
 impl Replay {
     fn of(test: &StoredTest, sequence: &[Asked]) -> Replay {
-        let mut difficulties: Vec<f64> = test
+        let mut items: Vec<Item> = test
             .questions
             .iter()
-            .map(|q| q.effective_difficulty())
+            .map(|q| q.item(test.slope()))
             .collect();
         let mut answers = Vec::new();
         for asked in sequence {
@@ -217,24 +236,21 @@ impl Replay {
             {
                 Some(index) => {
                     // As it was asked, whatever calibration did since.
-                    difficulties[index] = asked.difficulty;
+                    items[index] = asked.item();
                     index
                 }
                 None => {
-                    difficulties.push(asked.difficulty);
-                    difficulties.len() - 1
+                    items.push(asked.item());
+                    items.len() - 1
                 }
             };
             answers.push((index, correct));
         }
-        Replay {
-            difficulties,
-            answers,
-        }
+        Replay { items, answers }
     }
 
     fn session(&self, test: &StoredTest) -> Session<'_> {
-        Session::replay(&self.difficulties, rule_of(test), &self.answers)
+        Session::replay(&self.items, rule_of(test), &self.answers)
     }
 }
 
@@ -686,6 +702,13 @@ impl Langcamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_asked_before_the_floor_replays_under_the_rasch_model() {
+        let old: Asked = serde_json::from_str(r#"{"questionId": "q", "difficulty": 0.75}"#)
+            .expect("an attempt stored by issue #34's release");
+        assert_eq!(old.item(), Item::rasch(0.75));
+    }
 
     #[test]
     fn answers_are_checked_for_shape_before_the_attempt_is_read() {

@@ -43,6 +43,7 @@ fn test_with(points: &[i64]) -> StoredTest {
         mode: crate::placement::TestMode::Fixed,
         max_questions: None,
         level_messages: None,
+        slope: None,
         level_ranges: vec![StoredRange {
             level: "A1".into(),
             min_score: 0,

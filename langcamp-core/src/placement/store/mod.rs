@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use sqlx::AnyConnection;
 
-use super::adaptive::levels::default_difficulty;
 use super::{AnswerOption, LevelRange, ProficiencyTest, Question, TestMode};
 use crate::domain::CefrLevel;
 use crate::domain::error::{Error, Result};
@@ -57,13 +56,6 @@ impl StoredQuestion {
 }
 
 impl StoredQuestion {
-    /// The difficulty the model uses: the calibrated one, else the level's default (B1's
-    /// for a question without a level, which only a fixed test has).
-    pub fn effective_difficulty(&self) -> f64 {
-        self.difficulty
-            .unwrap_or_else(|| default_difficulty(self.level.unwrap_or(CefrLevel::B1)))
-    }
-
     pub fn correct_index(&self) -> Option<usize> {
         self.options
             .iter()
@@ -98,6 +90,8 @@ pub(super) struct StoredTest {
     pub mode: TestMode,
     pub max_questions: Option<i64>,
     pub level_messages: Option<BTreeMap<String, String>>,
+    /// Adaptive tests: the common slope calibration estimated (NULL until then).
+    pub slope: Option<f64>,
 }
 
 impl StoredTest {
@@ -164,7 +158,8 @@ impl StoredTest {
 macro_rules! test_columns {
     () => {
         "id, title, description, locale, target_language, time_limit_minutes, is_active, \
-         question_count, max_score, created_at, updated_at, mode, max_questions, level_messages"
+         question_count, max_score, created_at, updated_at, mode, max_questions, level_messages, \
+         slope"
     };
 }
 
@@ -251,6 +246,7 @@ fn test_from_row(row: &impl Row) -> Result<StoredTest> {
         mode: TestMode::from_stored(&row.text("mode")?),
         max_questions: row.opt_int("max_questions")?,
         level_messages: messages.and_then(|m| serde_json::from_str(&m).ok()),
+        slope: row.opt_float("slope")?,
         id: row.text("id")?,
         title: row.text("title")?,
         description: row.opt_text("description")?,
