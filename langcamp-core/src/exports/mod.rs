@@ -349,6 +349,8 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn export_csv(&self, actor: &Actor, query: ExportQuery) -> Result<CsvExport> {
         actor.require(Role::Admin)?;
+        // Step-up (CONTRACT §20): a whole list leaves the school; a recent check first.
+        self.require_step_up(actor)?;
         let name = query.name();
         // The export writes nothing else: its entry is a transaction of its own, before
         // the first row is read.
@@ -412,6 +414,8 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn export_user_data(&self, actor: &Actor, id: &Id<User>) -> Result<PersonalData> {
         actor.require(Role::Admin)?;
+        // Step-up (CONTRACT §20), as for the CSV exports.
+        self.require_step_up(actor)?;
         let data = personal::collect(self, id)
             .await?
             .ok_or_else(|| Error::not_found("user"))?;

@@ -190,6 +190,8 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn set_role(&self, actor: &Actor, id: &Id<User>, role: Role) -> Result<User> {
         actor.require(Role::Superadmin)?;
+        // Step-up (CONTRACT §20): a role change needs a recent second-factor check.
+        self.require_step_up(actor)?;
         if !looks_like_id(id.as_str()) {
             return Err(no_user());
         }
@@ -265,6 +267,8 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_user(&self, actor: &Actor, id: &Id<User>) -> Result<Deleted> {
         actor.require(Role::Admin)?;
+        // Step-up (CONTRACT §20): so does deleting a user.
+        self.require_step_up(actor)?;
         if !looks_like_id(id.as_str()) {
             return Err(no_user());
         }

@@ -65,7 +65,7 @@ async fn with_contact(first: &str, last: &str, email: &str) -> (TestApp, Session
 /// Moves the clock on by `by`, and `admin` signs in again: access tokens are short-lived.
 async fn admin_after(app: &TestApp, admin: &Session, by: TimeDelta) -> Session {
     app.clock.advance(by);
-    app.sign_in(&admin.email).await
+    app.sign_in_again(admin).await
 }
 
 async fn queued_replies(app: &TestApp) -> i64 {

@@ -72,12 +72,19 @@ async fn role_changes_reach_a_held_sign_in_in_both_directions() {
     let root = app.superadmin().await;
     let student = app.student("climber@example.com").await;
     assert_eq!(warm(&student).await["role"], "user");
-    student.get("/users").expect(403).await;
-    for (role, status) in [("admin", 200), ("user", 403)] {
-        root.set_role(&student.user_id, role).await;
-        student.get("/users").expect(status).await;
-        assert_eq!(warm(&student).await["role"], role);
-    }
+    student.get("/users").fails(403, "FORBIDDEN").await;
+    root.set_role(&student.user_id, "admin").await;
+    // At once an admin, so at once held to the second factor staff need (CONTRACT §20).
+    student
+        .get("/users")
+        .fails(403, "SECOND_FACTOR_REQUIRED")
+        .await;
+    assert_eq!(warm(&student).await["role"], "admin");
+    let staff = app.with_totp(student).await;
+    staff.get("/users").expect(200).await;
+    root.set_role(&staff.user_id, "user").await;
+    staff.get("/users").fails(403, "FORBIDDEN").await;
+    assert_eq!(warm(&staff).await["role"], "user");
 }
 
 #[tokio::test]

@@ -91,6 +91,12 @@ async fn superadmins_change_roles_but_never_demote_the_last_superadmin() {
     let student = app.student("promote@example.com").await;
     let promoted = root.set_role(&student.user_id, "admin").await;
     assert_eq!(promoted["role"], "admin");
+    // Staff are held to a second factor (CONTRACT §20): the new admin adds one first.
+    student
+        .get("/users")
+        .fails(403, "SECOND_FACTOR_REQUIRED")
+        .await;
+    let student = app.with_totp(student).await;
     student.get("/users").expect(200).await;
 
     root.set_role(&student.user_id, "emperor").expect(400).await;

@@ -75,7 +75,7 @@ async fn the_mail_view_lists_every_template_by_kind_and_locale_and_shows_the_sel
     let mut console = with_an_edited_template().await;
     console.press(KeyCode::Char('8')).await;
     assert_eq!(console.app.view, View::Mail);
-    assert_eq!(console.app.mail.list.items.len(), 18);
+    assert_eq!(console.app.mail.list.items.len(), 24);
     select(&mut console, "otp", "de").await;
     assert_snapshot(&console, "mail");
     let screen = console.screen(100, 30);
@@ -337,7 +337,7 @@ async fn a_template_for_a_new_locale_starts_from_the_english_one() {
     assert_eq!(dutch.subject, "Re: uw bericht aan {{ schoolName }}");
     assert!(dutch.text.starts_with("Hallo {{ firstName }},"));
     assert_eq!(dutch.html, english.html);
-    assert_eq!(console.app.mail.list.items.len(), 19);
+    assert_eq!(console.app.mail.list.items.len(), 25);
 
     // Naming one that exists opens it as it is.
     console.press(KeyCode::Char('n')).await;
@@ -358,6 +358,6 @@ async fn a_template_for_a_new_locale_starts_from_the_english_one() {
     select(&mut console, "contact_reply", "nl").await;
     console.press(KeyCode::Char('d')).await;
     console.press(KeyCode::Char('y')).await;
-    assert_eq!(console.app.mail.list.items.len(), 18);
+    assert_eq!(console.app.mail.list.items.len(), 24);
     assert!(template(&console, "contact_reply", "nl").await.is_none());
 }
