@@ -382,6 +382,15 @@ impl TestApp {
             .expect(200)
             .await
             .data();
+        Session {
+            totp_secret: Some(secret.to_owned()),
+            ..self.with_tokens(&signed_in, &data)
+        }
+    }
+
+    /// The caller of `session` with the tokens of a sign-in answer `data` (a second
+    /// factor verified, a factor added, a refresh).
+    pub fn with_tokens(&self, session: &Session, data: &serde_json::Value) -> Session {
         let access = data["accessToken"].as_str().expect("accessToken");
         Session {
             client: self.client.with_token(access),
@@ -390,8 +399,7 @@ impl TestApp {
                 .as_str()
                 .expect("refreshToken")
                 .to_owned(),
-            totp_secret: Some(secret.to_owned()),
-            ..signed_in
+            ..session.clone()
         }
     }
 

@@ -14,6 +14,7 @@ mod diskfaults;
 mod document;
 mod encoded;
 mod exports;
+mod factors;
 mod faults;
 mod hangups;
 mod instances;
