@@ -342,12 +342,11 @@ impl App {
                     return Vec::new();
                 }
                 match page {
-                    Some(page) => {
-                        self.page_loaded(View::Users, done.id, page, |a| &mut a.users.list)
-                    }
+                    Some(page) => views::users::loaded(self, done.id, page),
                     None => Vec::new(),
                 }
             }
+            Ok(Data::Factors(factors)) => views::users::factors_loaded(self, done.id, factors),
             Ok(Data::Materials(page)) => {
                 self.page_loaded(View::Materials, done.id, page, |a| &mut a.materials.list)
             }
@@ -406,6 +405,7 @@ impl App {
             }
             View::Placement => &mut self.placement.tests.load_id,
             View::Dashboard => &mut self.dashboard.load_id,
+            View::Users if self.users.factors_id == Some(id) => &mut self.users.factors_id,
             View::Users => &mut self.users.list.load_id,
             View::Contacts => &mut self.contacts.list.load_id,
             View::Materials => match &mut self.overlay {

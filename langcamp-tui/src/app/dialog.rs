@@ -191,7 +191,7 @@ fn busy_label(job: &Job) -> &'static str {
         | Job::DeleteContact { .. }
         | Job::DeleteCourse { .. }
         | Job::DeleteResult { .. } => "Deleting…",
-        Job::ResetMailTemplate { .. } => "Resetting…",
+        Job::ResetMailTemplate { .. } | Job::ResetFactors { .. } => "Resetting…",
         _ => "Saving…",
     }
 }
