@@ -56,7 +56,7 @@ pub fn routes(r: &mut Routes) {
 #[utoipa::path(post, operation_id = "verifySecondFactor", path = "/auth/second-factor/verify", tag = "factors", request_body = SecondFactorInput,
     responses(
         (status = 200, description = "The sign-in is at level 2", body = Envelope<SignedIn>),
-        (status = 400, description = "A malformed body, or no second factor to verify", body = ErrorEnvelope),
+        (status = 400, description = "A malformed body (a method the user does not have counts as a wrong code)", body = ErrorEnvelope),
         (status = 401, description = "A wrong, used or replayed code (OTP_INVALID); after the fifth the sign-in is ended and its tokens answer 401", body = ErrorEnvelope),
         (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
     ))]

@@ -3,6 +3,7 @@
 //! origin, a counter that goes backwards, an unknown credential, a passkey as staff's
 //! second factor, removal, and two instances finishing each other's ceremonies.
 
+use chrono::{TimeDelta, Utc};
 use serde_json::{Value, json};
 
 use langcamp_testkit::passkey::SoftPasskey;
@@ -267,4 +268,74 @@ async fn a_ceremony_begun_on_one_instance_finishes_on_another() {
         .send()
         .await
         .expect(200);
+}
+
+/// A ceremony's challenge lives five minutes (§21): an answer at 4:59 signs in, one at
+/// 5:01 finds nothing to finish.
+#[tokio::test]
+async fn a_ceremony_unfinished_after_five_minutes_is_gone() {
+    let app = TestApp::builder()
+        .var("PUBLIC_ORIGIN", ORIGIN)
+        .manual_clock(Utc::now())
+        .spawn()
+        .await;
+    let ana = app.student("ana@example.com").await;
+    let (mut passkey, _, _) = register(&app, &ana, "Phone").await;
+    let options = || async {
+        app.post("/auth/passkey/options")
+            .json(&json!({}))
+            .send()
+            .await
+            .expect(200)
+            .data()
+    };
+    let (in_time, too_late) = (options().await, options().await);
+    let mut answer = |options: &Value| {
+        let credential = passkey.get(&options["options"], ORIGIN);
+        json!({ "challengeId": options["challengeId"], "credential": credential })
+    };
+    let (in_time, too_late) = (answer(&in_time), answer(&too_late));
+
+    app.clock
+        .advance(TimeDelta::minutes(4) + TimeDelta::seconds(59));
+    app.post("/auth/passkey/verify")
+        .json(&in_time)
+        .send()
+        .await
+        .expect(200);
+    app.clock.advance(TimeDelta::seconds(2));
+    app.post("/auth/passkey/verify")
+        .json(&too_late)
+        .send()
+        .await
+        .fails(401, "UNAUTHORIZED");
+}
+
+/// The ceremony routes are limited like OTP verify (§20): twelve in five minutes per
+/// client, counted per route, so a client that spent one route's budget can still use
+/// another.
+#[tokio::test]
+async fn the_ceremony_routes_refuse_the_thirteenth_request_in_five_minutes() {
+    let app = app().await;
+    for _ in 0..12 {
+        app.post("/auth/passkey/options")
+            .json(&json!({}))
+            .send()
+            .await
+            .expect(200);
+    }
+    let refused = app
+        .post("/auth/passkey/options")
+        .json(&json!({}))
+        .send()
+        .await
+        .fails(429, "RATE_LIMITED");
+    assert!((1..=300).contains(&refused.retry_after()));
+    // Another route of the same rule keeps its own budget: an unknown challenge is refused
+    // as such, not as the thirteenth request.
+    app.post("/auth/passkey/verify")
+        .json(&json!({ "challengeId": "unknown", "credential": {} }))
+        .send()
+        .await
+        .fails(401, "UNAUTHORIZED");
 }
