@@ -14,7 +14,7 @@ use crate::placement::TestResult;
 use crate::placement::adaptive::model::{Item, RASCH_SLOPE};
 use crate::placement::adaptive::stop::{Stop, StopRule};
 use crate::placement::adaptive::{Outcome, Session, Step};
-use crate::placement::results::{ResultRecord, Snapshot, SnapshotItem};
+use crate::placement::results::{ResultRecord, Scores, SnapshotItem};
 use crate::placement::store::StoredTest;
 
 /// One question of an attempt's sequence, as stored.
@@ -185,25 +185,15 @@ pub(super) fn result_of(
         .as_ref()
         .and_then(|m| m.get(&level).cloned())
         .unwrap_or_default();
-    ResultRecord {
-        id: crate::domain::id::new_id(),
-        user_id: user.id.clone(),
-        test_title: test.title.clone(),
-        target_language: test.target_language.clone(),
+    let scores = Scores {
         total_score: i64::try_from(right).unwrap_or(i64::MAX),
         max_score: i64::try_from(items.len()).unwrap_or(i64::MAX),
         level,
         message,
-        snapshot: Snapshot {
-            test_id: test.id.clone(),
-            questions: items,
-        },
-        completed_at: now,
-        user_name: user.name.clone(),
-        user_email: user.email.clone(),
         ability: Some(two_decimals(outcome.estimate.ability)),
         standard_error: Some(two_decimals(outcome.estimate.standard_error)),
-    }
+    };
+    ResultRecord::new(test, user, items, scores, now)
 }
 
 /// The open view of an attempt: its current question, without level or answer key.

@@ -218,6 +218,49 @@ pub(in crate::placement) struct ResultRecord {
     pub(in crate::placement) standard_error: Option<f64>,
 }
 
+/// How an answered test came out: what a result records beyond who took which test.
+pub(in crate::placement) struct Scores {
+    pub(in crate::placement) total_score: i64,
+    pub(in crate::placement) max_score: i64,
+    pub(in crate::placement) level: String,
+    pub(in crate::placement) message: String,
+    pub(in crate::placement) ability: Option<f64>,
+    pub(in crate::placement) standard_error: Option<f64>,
+}
+
+impl ResultRecord {
+    /// A new result of `user` on `test`, finished `now`, with the test's title and language
+    /// and the user's name and address as they are now (a result keeps them when the test
+    /// or the user changes later).
+    pub(in crate::placement) fn new(
+        test: &StoredTest,
+        user: &crate::users::User,
+        questions: Vec<SnapshotItem>,
+        scores: Scores,
+        now: i64,
+    ) -> ResultRecord {
+        ResultRecord {
+            id: crate::domain::id::new_id(),
+            user_id: user.id.clone(),
+            test_title: test.title.clone(),
+            target_language: test.target_language.clone(),
+            total_score: scores.total_score,
+            max_score: scores.max_score,
+            level: scores.level,
+            message: scores.message,
+            snapshot: Snapshot {
+                test_id: test.id.clone(),
+                questions,
+            },
+            completed_at: now,
+            user_name: user.name.clone(),
+            user_email: user.email.clone(),
+            ability: scores.ability,
+            standard_error: scores.standard_error,
+        }
+    }
+}
+
 /// The write of a submission whose test and user came from memory: the result, if the
 /// test is still active at the version read and the user still exists.
 struct Submission {

@@ -3,8 +3,7 @@
 use std::collections::HashMap;
 
 use super::input::Answer;
-use super::{ResultRecord, Snapshot, SnapshotItem};
-use crate::domain::id::new_id;
+use super::{ResultRecord, Scores, SnapshotItem};
 use crate::placement::store::StoredTest;
 use crate::users;
 
@@ -58,23 +57,13 @@ pub(super) fn scored(
         .range_for(total)
         .map(|r| (r.level.clone(), r.message.clone()))
         .unwrap_or_default();
-    ResultRecord {
-        id: new_id(),
-        user_id: user.id.clone(),
-        test_title: test.title.clone(),
-        target_language: test.target_language.clone(),
+    let scores = Scores {
         total_score: total,
         max_score,
         level,
         message,
-        snapshot: Snapshot {
-            test_id: test.id.clone(),
-            questions: items,
-        },
-        completed_at: now,
-        user_name: user.name.clone(),
-        user_email: user.email.clone(),
         ability: None,
         standard_error: None,
-    }
+    };
+    ResultRecord::new(test, user, items, scores, now)
 }
