@@ -160,49 +160,38 @@ impl WriteConn for AnyConnection {
     }
 }
 
-/// An open transaction is its connection: a [`Write`]'s statements, or an audit entry's,
-/// run in it as they would on the connection.
-impl WriteConn for super::Tx {
-    type Row = AnyRow;
+/// An open transaction and a pooled connection are each their connection: a [`Write`]'s
+/// statements, an audit entry's, or a store's query written once for the pieces of write
+/// work run through them as they would on the connection they deref to.
+macro_rules! write_conn_through_deref {
+    ($($ty:ty),+) => {$(
+        impl WriteConn for $ty {
+            type Row = AnyRow;
 
-    fn backend(&self) -> Backend {
-        super::backend_of(self)
-    }
+            fn backend(&self) -> Backend {
+                super::backend_of(self)
+            }
 
-    async fn exec(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64> {
-        (**self).exec(sql, args).await
-    }
+            async fn exec(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64> {
+                (**self).exec(sql, args).await
+            }
 
-    async fn fetch_first(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Option<AnyRow>> {
-        (**self).fetch_first(sql, args).await
-    }
+            async fn fetch_first(
+                &mut self,
+                sql: &'static str,
+                args: &[Arg<'_>],
+            ) -> Result<Option<AnyRow>> {
+                (**self).fetch_first(sql, args).await
+            }
 
-    async fn fetch_all(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Vec<AnyRow>> {
-        (**self).fetch_all(sql, args).await
-    }
+            async fn fetch_all(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Vec<AnyRow>> {
+                (**self).fetch_all(sql, args).await
+            }
+        }
+    )+};
 }
 
-/// A pooled connection is its connection: a store's query written once for the pieces
-/// of write work reads through one as well.
-impl WriteConn for sqlx::pool::PoolConnection<sqlx::Any> {
-    type Row = AnyRow;
-
-    fn backend(&self) -> Backend {
-        super::backend_of(self)
-    }
-
-    async fn exec(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64> {
-        (**self).exec(sql, args).await
-    }
-
-    async fn fetch_first(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Option<AnyRow>> {
-        (**self).fetch_first(sql, args).await
-    }
-
-    async fn fetch_all(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<Vec<AnyRow>> {
-        (**self).fetch_all(sql, args).await
-    }
-}
+write_conn_through_deref!(super::Tx, sqlx::pool::PoolConnection<sqlx::Any>);
 
 /// Polls a future that must be ready at once (a [`Write`] on the synchronous SQLite
 /// connection); one that is not is a bug, answered as such rather than blocking the
