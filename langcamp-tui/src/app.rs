@@ -119,31 +119,17 @@ impl App {
 
     /// The current view's search box, if it has one.
     fn search(&self) -> Option<&Search> {
-        match self.view {
-            View::Users => Some(&self.users.search),
-            View::Contacts => Some(&self.contacts.search),
-            View::Dashboard
-            | View::Placement
-            | View::Materials
-            | View::Courses
-            | View::Settings
-            | View::Mail
-            | View::Audit => None,
-        }
+        Some(match Searchable::of(self.view)? {
+            Searchable::Users => &self.users.search,
+            Searchable::Contacts => &self.contacts.search,
+        })
     }
 
     fn search_mut(&mut self) -> Option<&mut Search> {
-        match self.view {
-            View::Users => Some(&mut self.users.search),
-            View::Contacts => Some(&mut self.contacts.search),
-            View::Dashboard
-            | View::Placement
-            | View::Materials
-            | View::Courses
-            | View::Settings
-            | View::Mail
-            | View::Audit => None,
-        }
+        Some(match Searchable::of(self.view)? {
+            Searchable::Users => &mut self.users.search,
+            Searchable::Contacts => &mut self.contacts.search,
+        })
     }
 
     /// The current view's search field when it is being typed in.
@@ -176,16 +162,10 @@ impl App {
         if !changed {
             return Vec::new();
         }
-        match self.view {
-            View::Users => self.users.list.first_page(),
-            View::Contacts => self.contacts.list.first_page(),
-            View::Dashboard
-            | View::Placement
-            | View::Materials
-            | View::Courses
-            | View::Settings
-            | View::Mail
-            | View::Audit => {}
+        match Searchable::of(self.view) {
+            Some(Searchable::Users) => self.users.list.first_page(),
+            Some(Searchable::Contacts) => self.contacts.list.first_page(),
+            None => {}
         }
         self.load(self.view)
     }
@@ -427,6 +407,29 @@ impl App {
 }
 
 mod dialog;
+
+/// The views with a search box: each searches a list of its own, reloaded from page 1.
+#[derive(Clone, Copy)]
+enum Searchable {
+    Users,
+    Contacts,
+}
+
+impl Searchable {
+    fn of(view: View) -> Option<Searchable> {
+        match view {
+            View::Users => Some(Searchable::Users),
+            View::Contacts => Some(Searchable::Contacts),
+            View::Dashboard
+            | View::Placement
+            | View::Materials
+            | View::Courses
+            | View::Settings
+            | View::Mail
+            | View::Audit => None,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests;
