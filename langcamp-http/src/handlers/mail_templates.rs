@@ -58,6 +58,11 @@ pub async fn list(ctx: Ctx) -> Result<Reply> {
             "text": "Hallo {{ name }},\n\n{{ materialTitle }} wartet auf Sie: {{ link }}",
             "html": "<p>Hallo {{ name }},</p><p><a href=\"{{ link }}\">{{ materialTitle }}</a></p>"
         }))),
+        ("security_notice" = (summary = "A change to a user's second factors (kind security_notice), in German", value = json!({
+            "subject": "Sicherheitshinweis von {{ schoolName }}",
+            "text": "Guten Tag,\n\n{% if event == \"factor_added\" %}Neuer zweiter Faktor: {{ factorName }}.{% else %}Die Sicherheitseinstellungen Ihres Kontos wurden geändert.{% endif %}\n\nZeitpunkt: {{ at }}",
+            "html": "<p>Guten Tag,</p><p>Zeitpunkt: {{ at }}</p>"
+        }))),
     )),
     responses(
         (status = 200, description = "The stored template (`builtIn` false)", body = Envelope<MailTemplate>),
@@ -109,6 +114,10 @@ pub async fn delete(ctx: Ctx) -> Result<Reply> {
         ("material_assigned" = (summary = "An assigned material (kind material_assigned)", value = json!({
             "subject": "New material: {{ materialTitle }}",
             "text": "Hello {{ name }},\n\n{{ materialTitle }} is waiting for you: {{ link }}"
+        }))),
+        ("security_notice" = (summary = "A change to a user's second factors (kind security_notice)", value = json!({
+            "subject": "Security notice from {{ schoolName }}",
+            "text": "Hello,\n\n{% if event == \"factor_removed\" %}A second factor was removed: {{ factorName }}.{% else %}The security of your account changed.{% endif %}\n\nWhen: {{ at }}"
         }))),
     )),
     responses(
