@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use langcamp_core::platform::config::SecondFactorPolicy;
 use langcamp_core::platform::health::{self, Check};
 use langcamp_core::{Clock, Config, Langcamp};
 use serde::Serialize;
@@ -137,6 +138,8 @@ async fn checks(config: Config) -> Vec<Line> {
         },
     );
     lines.push(frontend_line(&config.frontend_base_url));
+    lines.push(passkeys_line(config.public_origin.as_deref()));
+    lines.push(second_factor_line(config.staff_second_factor));
 
     let url = config.database_url.expose().to_owned();
     let location = health::database_location(&url);
@@ -233,9 +236,65 @@ fn frontend_line(base: &str) -> Line {
     }
 }
 
+/// `PUBLIC_ORIGIN`, the passkeys' relying party (CONTRACT §21): unset, passkeys are off
+/// (their routes answer 400); browsers offer passkeys only to `https://` origins and
+/// `http://localhost`.
+fn passkeys_line(origin: Option<&str>) -> Line {
+    const NAME: &str = "PUBLIC_ORIGIN";
+    const FIX: &str =
+        "set PUBLIC_ORIGIN to the origin the web client runs on, e.g. https://school.example";
+    match origin {
+        None => Line::warned(
+            NAME,
+            "not set: passkeys are off (their routes answer 400)",
+            FIX,
+        ),
+        Some(origin)
+            if origin.starts_with("http://") && !origin.starts_with("http://localhost") =>
+        {
+            Line::warned(
+                NAME,
+                format!(
+                    "{origin}: browsers offer passkeys only on https:// origins and http://localhost"
+                ),
+                FIX,
+            )
+        }
+        Some(origin) => Line::passed(NAME, format!("passkeys for {origin}")),
+    }
+}
+
+/// `STAFF_SECOND_FACTOR` (CONTRACT §20): `optional` leaves staff accounts protected by
+/// their mailbox alone.
+fn second_factor_line(policy: SecondFactorPolicy) -> Line {
+    match policy {
+        SecondFactorPolicy::Required => Line::passed(
+            "STAFF_SECOND_FACTOR",
+            "required: staff need a second factor",
+        ),
+        SecondFactorPolicy::Optional => Line::warned(
+            "STAFF_SECOND_FACTOR",
+            "optional: whoever reads a staff member's mailbox can sign in as them",
+            "unset STAFF_SECOND_FACTOR (the default is required) once staff have added a factor",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passkeys_and_the_staff_policy_warn_when_off() {
+        assert!(passkeys_line(None).warning);
+        assert!(passkeys_line(Some("http://school.example")).warning);
+        for origin in ["https://school.example", "http://localhost:5173"] {
+            let line = passkeys_line(Some(origin));
+            assert!(line.ok && !line.warning, "{line:?}");
+        }
+        assert!(second_factor_line(SecondFactorPolicy::Optional).warning);
+        assert!(!second_factor_line(SecondFactorPolicy::Required).warning);
+    }
 
     #[test]
     fn a_frontend_address_without_a_host_warns_and_passes() {

@@ -1,8 +1,10 @@
-//! `langcamp users`: list, create, promote and delete users, as the operator.
+//! `langcamp users`: list, create, promote and delete users, and reset a user's second
+//! factors (CONTRACT §20), as the operator.
 
 use clap::{Subcommand, ValueEnum};
 use langcamp_core::domain::validate;
 use langcamp_core::domain::{Email, Id};
+use langcamp_core::factors::FactorList;
 use langcamp_core::users::{NewUser, User, UserQuery};
 use langcamp_core::{Actor, PageRequest, Role};
 
@@ -71,6 +73,15 @@ pub enum UsersCommand {
     /// Delete a user with their sessions, results and assignments.
     #[command(after_help = "Example:\n  langcamp users delete former@school.example --yes")]
     Delete {
+        email: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Remove every second factor and recovery code of a user who lost theirs, and end
+    /// their sign-ins; they are told by mail and add a factor again at their next sign-in.
+    #[command(after_help = "Example:\n  langcamp users reset-factors teacher@school.example --yes")]
+    ResetFactors {
         email: String,
         /// Do not ask for confirmation.
         #[arg(long)]
@@ -151,9 +162,56 @@ pub async fn run(cli: &Cli, command: &UsersCommand) -> Result<(), CliError> {
                 println!("deleted {}", user.email);
             }
         }
+        UsersCommand::ResetFactors { email, yes } => {
+            let user = app.get_user_by_email(&operator, &address(email)?).await?;
+            let id = Id::from(&user.id);
+            let had = app.user_factors(&operator, &id).await?;
+            confirm(
+                *yes,
+                &format!(
+                    "Reset the second factors of {} ({}): {}? Their sign-ins end and they \
+                     are told by mail.",
+                    user.email,
+                    user.role,
+                    what_goes(&had)
+                ),
+            )?;
+            app.reset_factors(&operator, &id).await?;
+            if cli.json {
+                crate::print_json(&serde_json::json!({
+                    "id": user.id,
+                    "email": user.email,
+                    "factorsRemoved": had.factors.len(),
+                    "recoveryCodesRemoved": had.recovery_codes_left,
+                }))?;
+            } else {
+                println!(
+                    "reset the second factors of {} ({}); their sign-ins ended and a notice \
+                     mail is queued",
+                    user.email,
+                    what_goes(&had)
+                );
+            }
+        }
     }
     app.db().close().await;
     Ok(())
+}
+
+/// What a reset removes, e.g. `2 factors (Phone, MacBook) and 10 recovery codes`.
+fn what_goes(list: &FactorList) -> String {
+    let names: Vec<&str> = list.factors.iter().map(|f| f.name.as_str()).collect();
+    let factors = match names.len() {
+        0 => "no factor".to_owned(),
+        1 => format!("1 factor ({})", names[0]),
+        n => format!("{n} factors ({})", names.join(", ")),
+    };
+    let codes = match list.recovery_codes_left {
+        0 => "no recovery code".to_owned(),
+        1 => "1 recovery code".to_owned(),
+        n => format!("{n} recovery codes"),
+    };
+    format!("{factors} and {codes}")
 }
 
 fn report(cli: &Cli, user: &User, what: &str) -> Result<(), CliError> {
@@ -183,5 +241,32 @@ fn print_table(users: &[User]) {
             },
             u.name.as_deref().unwrap_or("-")
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::Cli;
+
+    #[test]
+    fn reset_factors_takes_an_address_and_an_optional_yes() {
+        for line in [
+            "langcamp users reset-factors a@example.com",
+            "langcamp users reset-factors a@example.com --yes --json",
+        ] {
+            assert!(
+                Cli::try_parse_from(line.split_whitespace()).is_ok(),
+                "{line}"
+            );
+        }
+        for line in [
+            "langcamp users reset-factors",
+            "langcamp users reset-factors a@example.com b@example.com",
+        ] {
+            let err = Cli::try_parse_from(line.split_whitespace()).expect_err(line);
+            assert_eq!(err.exit_code(), 2, "{line}");
+        }
     }
 }

@@ -41,6 +41,20 @@ impl Env {
         conn.close().await.expect("close");
     }
 
+    /// The number `query` counts, read directly.
+    async fn count(&self, query: &'static str) -> i64 {
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(self.db.url())
+            .await
+            .expect("connect");
+        let (n,): (i64,) = sqlx::query_as(query)
+            .fetch_one(&mut conn)
+            .await
+            .expect(query);
+        conn.close().await.expect("close");
+        n
+    }
+
     /// Rows of `table` whose `column` (epoch milliseconds) is in `[from, to)`.
     async fn count_between(&self, table: &str, column: &str, from: i64, to: i64) -> i64 {
         sqlx::any::install_default_drivers();
@@ -558,6 +572,96 @@ async fn a_role_change_by_the_command_is_recorded_as_the_operator() {
     );
     let bad = env.run(&["audit", "list", "--since", "last week"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
+
+/// CONTRACT §20: the operator resets the second factors of a colleague who lost them, as
+/// the superadmin route does: every factor and recovery code goes, recorded as the
+/// operator's. The factors are rows here (two passkeys, three recovery codes): the command
+/// needs only that they exist; the console's test adds a TOTP factor through core.
+#[tokio::test]
+async fn an_operator_resets_the_second_factors_of_a_colleague() {
+    const FACTORS: &str = "SELECT COUNT(*) FROM user_factors";
+    const CODES: &str = "SELECT COUNT(*) FROM recovery_codes";
+    let env = Env::migrated().await;
+    env.json(&[
+        "users",
+        "create",
+        "maria@school.example",
+        "--role",
+        "admin",
+        "--name",
+        "Maria",
+        "--json",
+    ]);
+    env.execute(
+        "INSERT INTO user_factors
+             (id, user_id, kind, name, credential_id, passkey, created_at, confirmed_at)
+         SELECT 'passkey-' || n.n, users.id, 'passkey', n.name, 'credential-' || n.n, '{}', 0, 0
+         FROM users, (SELECT 1 AS n, 'MacBook' AS name UNION ALL SELECT 2, 'Phone') AS n
+         WHERE users.email = 'maria@school.example'",
+    )
+    .await;
+    env.execute(
+        "INSERT INTO recovery_codes (id, user_id, code_hash, created_at)
+         SELECT 'code-' || n.n, users.id, 'hash-' || n.n, 0
+         FROM users, (SELECT 1 AS n UNION ALL SELECT 2 UNION ALL SELECT 3) AS n
+         WHERE users.email = 'maria@school.example'",
+    )
+    .await;
+    assert_eq!((env.count(FACTORS).await, env.count(CODES).await), (2, 3));
+
+    let unknown = env.run(&["users", "reset-factors", "nobody@school.example", "--yes"]);
+    assert_eq!(unknown.status.code(), Some(1), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).contains("not found"),
+        "{}",
+        stderr(&unknown)
+    );
+    let unconfirmed = env.run(&["users", "reset-factors", "maria@school.example"]);
+    assert_eq!(
+        unconfirmed.status.code(),
+        Some(2),
+        "no terminal and no --yes: {}",
+        stderr(&unconfirmed)
+    );
+    assert!(stderr(&unconfirmed).contains("2 factors (MacBook, Phone) and 3 recovery codes"));
+    assert!(stderr(&unconfirmed).contains("--yes"));
+    assert_eq!((env.count(FACTORS).await, env.count(CODES).await), (2, 3));
+
+    let out = env
+        .langcamp(&[
+            "users",
+            "reset-factors",
+            "Maria@School.example",
+            "--yes",
+            "--json",
+        ])
+        .env("USER", "ops-anna")
+        .output()
+        .expect("run langcamp");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reset: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reset["email"], "maria@school.example");
+    assert_eq!(reset["factorsRemoved"], 2);
+    assert_eq!(reset["recoveryCodesRemoved"], 3);
+    assert_eq!((env.count(FACTORS).await, env.count(CODES).await), (0, 0));
+
+    let listed = env.json(&["audit", "list", "--action", "user.factors_reset", "--json"]);
+    let entries = listed["list"].as_array().expect("a list");
+    assert_eq!(entries.len(), 1, "{listed}");
+    assert_eq!(entries[0]["actor"]["type"], "operator");
+    assert_eq!(entries[0]["actor"]["email"], "ops-anna");
+    assert_eq!(entries[0]["target"]["id"], reset["id"]);
+    assert_eq!(entries[0]["target"]["label"], "maria@school.example");
+
+    // Again, with nothing left: the route's answer too (the sign-ins end), said plainly.
+    let again = env.run(&["users", "reset-factors", "maria@school.example", "--yes"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout).trim(),
+        "reset the second factors of maria@school.example (no factor and no recovery \
+         code); their sign-ins ended and a notice mail is queued"
+    );
 }
 
 #[tokio::test]

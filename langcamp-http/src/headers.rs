@@ -13,8 +13,15 @@ pub const DOCS_CSP: &str = "default-src 'none'; script-src 'self'; \
      img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'self'; \
      form-action 'none'; frame-ancestors 'none'";
 
+/// What a stored file opened as a page may do: nothing. An uploaded PDF or SVG-bearing
+/// image is served on the API's own origin; `sandbox` gives the document an origin of its
+/// own with scripts, forms and plugins off, so a crafted file cannot act with the API
+/// origin's rights (issue #41). An `<img>` or `<video>` of it elsewhere is not affected.
+pub const FILE_CSP: &str = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self';      style-src 'unsafe-inline'; frame-ancestors 'self'";
+
 /// `nosniff` on every answer (a browser must never guess a JSON error or an upload into
-/// HTML), and on `/api/docs` the content security policy plus the legacy framing ban.
+/// HTML), on `/api/docs` the content security policy plus the legacy framing ban, and on
+/// stored files a sandbox.
 pub fn add_security_headers(path: &str, headers: &mut HeaderMap) {
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -26,5 +33,10 @@ pub fn add_security_headers(path: &str, headers: &mut HeaderMap) {
             HeaderValue::from_static(DOCS_CSP),
         );
         headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    } else if path.starts_with("/storage/files/") {
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(FILE_CSP),
+        );
     }
 }

@@ -3,10 +3,12 @@
 //! Routing, the envelope, CORS, the body limit and rate limits live here, around the
 //! handlers; the handlers themselves only translate between HTTP and core calls.
 
+pub mod body;
 pub mod docs;
 pub mod encoded;
 mod handlers;
 pub mod headers;
+pub mod json_body;
 pub mod limits;
 pub mod material_form;
 pub mod multipart;

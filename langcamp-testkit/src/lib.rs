@@ -5,6 +5,7 @@
 //! - [`client`]: an HTTP client bound to a caller (`admin.get(path).await`,
 //!   `student.post(path, &body).fails(403, "FORBIDDEN").await`);
 //! - [`latency`]: a TCP relay that delays what it forwards (a database across a slow network);
+//! - [`passkey`]: a software passkey answering the server's WebAuthn options;
 //! - [`roles`]: the role matrix, one table of operations × callers;
 //! - [`s3`]: the S3 test server, for the tests of the object store;
 //! - [`snapshot`]: a rendered text compared with its file in the repository.
@@ -12,6 +13,7 @@
 pub mod client;
 pub mod database;
 pub mod latency;
+pub mod passkey;
 pub mod roles;
 pub mod s3;
 pub mod snapshot;

@@ -33,6 +33,8 @@ pub enum Action {
     Delete,
     EditEmail,
     SetRole,
+    /// Remove every second factor of the selected user (users).
+    ResetFactors,
     SetStatus,
     TogglePublish,
     Duplicate,
@@ -349,6 +351,12 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 bind(&[key(Char('s'))], "s", "set role", Action::SetRole),
                 bind(&[key(Char('e'))], "e", "e-mail", Action::EditEmail),
                 bind(&[key(Char('d'))], "d", "delete", Action::Delete),
+                bind(
+                    &[key(Char('F'))],
+                    "F",
+                    "reset factors",
+                    Action::ResetFactors,
+                ),
                 more(&[key(Char('x'))], "x", "export as CSV", Action::Export),
             ],
         ),

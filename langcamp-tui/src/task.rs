@@ -9,6 +9,7 @@ use langcamp_core::dashboard::{Dashboard, TrendMonths};
 use langcamp_core::domain::validate::{self, Patch};
 use langcamp_core::domain::{Email, Id, LanguageFilter, LanguageTag};
 use langcamp_core::exports::{CsvExport, ExportQuery};
+use langcamp_core::factors::FactorList;
 use langcamp_core::mail_templates::{MailTemplate, NewMailTemplate, RenderedMail, TemplateKind};
 use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};
@@ -49,6 +50,16 @@ pub enum Job {
         email: Email,
     },
     DeleteUser {
+        id: Id<User>,
+        email: String,
+    },
+    /// A user's second factors and recovery codes left (CONTRACT §20).
+    UserFactors {
+        id: Id<User>,
+    },
+    /// Removes every second factor and recovery code of a user and ends their sign-ins,
+    /// for a colleague locked out.
+    ResetFactors {
         id: Id<User>,
         email: String,
     },
@@ -167,6 +178,7 @@ pub enum ResultScope {
 pub enum Data {
     Dashboard(Box<Dashboard>),
     Users(Page<User>),
+    Factors(UserFactors),
     Contacts(Page<Contact>),
     Tests(Page<ProficiencyTest>),
     Results(Page<TestResult>),
@@ -189,6 +201,13 @@ pub struct MailPreview {
     /// As core writes it (`pt-BR`).
     pub locale: String,
     pub mail: RenderedMail,
+}
+
+/// A user's second factors, and whose they are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserFactors {
+    pub user_id: Id<User>,
+    pub list: FactorList,
 }
 
 /// The answer to task `id`.
@@ -236,6 +255,16 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         Job::DeleteUser { id, email } => {
             core.delete_user(op, &id).await?;
             Data::Written(format!("deleted {email}"))
+        }
+        Job::UserFactors { id } => {
+            let list = core.user_factors(op, &id).await?;
+            Data::Factors(UserFactors { user_id: id, list })
+        }
+        Job::ResetFactors { id, email } => {
+            core.reset_factors(op, &id).await?;
+            Data::Written(format!(
+                "reset the second factors of {email}; their sign-ins ended"
+            ))
         }
         Job::Contacts { q, status, page } => {
             let q = q.trim();

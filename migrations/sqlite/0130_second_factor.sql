@@ -12,7 +12,7 @@ ALTER TABLE sessions ADD COLUMN factor_failures BIGINT NOT NULL DEFAULT 0 CHECK 
 -- (confirmed_at NULL); its secret is sealed with a key derived from the server secret
 -- (AEAD), never stored readable, and last_step is the time step of the last code it
 -- accepted (a code works once). A `passkey` is confirmed when registered; credential_id
--- is its WebAuthn credential id (base64url), passkey what the relying-party library
+-- is its WebAuthn credential id (hex), passkey what the relying-party library
 -- stores of it (public key, sign counter), as JSON.
 CREATE TABLE user_factors (
     id TEXT NOT NULL PRIMARY KEY,

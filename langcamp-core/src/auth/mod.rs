@@ -538,3 +538,16 @@ pub(crate) async fn count_wrong_factor<C: WriteConn>(
 ) -> Result<bool> {
     store::count_wrong_factor(conn, session_id, now).await
 }
+
+/// Opens a sign-in already at `level` inside a passkey sign-in's write
+/// ([`store::open_sign_in`]).
+pub(crate) async fn open_sign_in<C: WriteConn>(
+    conn: &mut C,
+    session_id: &str,
+    user_id: &str,
+    level: SignInLevel,
+    refresh: &NewRefreshToken,
+    now: i64,
+) -> Result<()> {
+    store::open_sign_in(conn, session_id, user_id, level, refresh, now).await
+}

@@ -161,3 +161,29 @@ pub(super) async fn count_wrong_factor<C: WriteConn>(
     .await?;
     Ok(true)
 }
+
+/// A new sign-in of `user_id` already at `level` (a passkey proves both factors at once)
+/// with its first refresh token.
+pub(super) async fn open_sign_in<C: WriteConn>(
+    conn: &mut C,
+    session_id: &str,
+    user_id: &str,
+    level: super::SignInLevel,
+    refresh: &NewRefreshToken,
+    now: i64,
+) -> Result<()> {
+    conn.exec(
+        "INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at, last_used_at, aal, factor_at)
+         VALUES ($1, $2, $3, $4, NULL, $3, $5, $6)",
+        &[
+            Arg::Text(session_id),
+            Arg::Text(user_id),
+            Arg::Int(now),
+            Arg::Int(refresh.expires_at),
+            Arg::Int(i64::from(level.aal)),
+            Arg::OptInt(level.factor_at),
+        ],
+    )
+    .await?;
+    record_refresh_token(conn, &refresh.hash, session_id, now, refresh.expires_at).await
+}

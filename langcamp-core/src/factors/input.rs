@@ -175,3 +175,107 @@ mod tests {
         assert!(input(serde_json::json!({"code": "123456"})).is_err());
     }
 }
+
+/// The body of `POST /me/passkeys`.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PasskeyRegistrationInput {
+    /// The `challengeId` of `POST /me/passkeys/options`.
+    #[schema(value_type = String)]
+    pub challenge_id: Option<String>,
+    /// The new `PublicKeyCredential` as its `toJSON()` gives it (`RegistrationResponseJSON`:
+    /// `id`, `rawId`, `type`, `response`, `authenticatorAttachment`, `clientExtensionResults`).
+    #[schema(value_type = Object)]
+    pub credential: Option<serde_json::Value>,
+    /// What to call the passkey (1 to 100 characters); default "Passkey".
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100, example = "MacBook")]
+    pub name: Option<String>,
+}
+
+/// The body of `POST /auth/passkey/verify`.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PasskeyVerifyInput {
+    /// The `challengeId` of `POST /auth/passkey/options`.
+    #[schema(value_type = String)]
+    pub challenge_id: Option<String>,
+    /// The `PublicKeyCredential` as its `toJSON()` gives it (`AuthenticationResponseJSON`).
+    #[schema(value_type = Object)]
+    pub credential: Option<serde_json::Value>,
+}
+
+/// The body of `POST /auth/passkey/options`: an empty object (or no body).
+#[derive(Clone, Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasskeyOptionsInput {}
+
+/// A validated passkey answer: its challenge and the browser's credential.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PasskeyAnswer {
+    pub challenge_id: String,
+    pub credential: serde_json::Value,
+}
+
+/// A validated [`PasskeyRegistrationInput`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewPasskey {
+    pub answer: PasskeyAnswer,
+    pub name: FactorName,
+}
+
+fn answer(
+    challenge_id: Option<String>,
+    credential: Option<serde_json::Value>,
+    problems: &mut Problems,
+) -> Option<PasskeyAnswer> {
+    let challenge_id = problems.take(required(
+        "challengeId",
+        challenge_id.as_deref(),
+        |_, raw| {
+            let raw = raw.trim();
+            if raw.is_empty() {
+                Err("challengeId must not be empty".to_owned())
+            } else {
+                Ok(raw.to_owned())
+            }
+        },
+    ));
+    let credential = problems.take(match credential {
+        Some(value) if value.is_object() => Ok(value),
+        Some(_) => Err("credential must be an object (the credential's toJSON())".to_owned()),
+        None => Err("credential is required".to_owned()),
+    });
+    Some(PasskeyAnswer {
+        challenge_id: challenge_id?,
+        credential: credential?,
+    })
+}
+
+impl TryFrom<PasskeyVerifyInput> for PasskeyAnswer {
+    type Error = Error;
+
+    fn try_from(input: PasskeyVerifyInput) -> Result<PasskeyAnswer> {
+        let mut problems = Problems::new();
+        let answer = answer(input.challenge_id, input.credential, &mut problems);
+        problems.finish()?;
+        passed(answer)
+    }
+}
+
+impl TryFrom<PasskeyRegistrationInput> for NewPasskey {
+    type Error = Error;
+
+    fn try_from(input: PasskeyRegistrationInput) -> Result<NewPasskey> {
+        let mut problems = Problems::new();
+        let answer = answer(input.challenge_id, input.credential, &mut problems);
+        let name = problems.take(FactorName::parse(
+            "name",
+            input.name.as_deref().unwrap_or("Passkey"),
+        ));
+        problems.finish()?;
+        Ok(NewPasskey {
+            answer: passed(answer)?,
+            name: passed(name)?,
+        })
+    }
+}

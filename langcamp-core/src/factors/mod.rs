@@ -24,6 +24,7 @@
 //! in [`crate::Actor`] (`caller`, `require`), the path every operation takes.
 
 mod input;
+pub mod passkeys;
 mod recovery;
 mod store;
 pub mod totp;
@@ -46,8 +47,11 @@ use crate::platform::mail::OutgoingMail;
 use crate::users::{self, User};
 
 pub use self::input::{
-    CodeInput, FactorName, ProofMethod, SecondFactorInput, SecondFactorProof, TotpStartInput,
+    CodeInput, FactorName, NewPasskey, PasskeyAnswer, PasskeyOptionsInput,
+    PasskeyRegistrationInput, PasskeyVerifyInput, ProofMethod, SecondFactorInput,
+    SecondFactorProof, TotpStartInput,
 };
+pub use self::passkeys::{MAX_PASSKEYS, PasskeyOptions};
 pub use self::recovery::CODES as RECOVERY_CODES;
 use self::store::{Checked, CodeHashes, Verdict, Writer};
 
@@ -506,10 +510,12 @@ impl Langcamp {
             SecondFactorProof::Recovery(plain) => Checked::Recovery {
                 hash: self.keys().recovery_code_hash(&caller.user_id, &plain),
             },
-            SecondFactorProof::Passkey { .. } => {
-                return Err(Error::invalid(
-                    "passkeys are not configured (PUBLIC_ORIGIN)",
-                ));
+            SecondFactorProof::Passkey {
+                challenge_id,
+                credential,
+            } => {
+                self.check_passkey_factor(caller, &challenge_id, credential)
+                    .await?
             }
         })
     }

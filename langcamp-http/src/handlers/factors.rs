@@ -4,8 +4,9 @@
 use langcamp_core::Result;
 use langcamp_core::auth::{Message, OtpCode, SignedIn};
 use langcamp_core::factors::{
-    CodeInput, FactorAdded, FactorList, FactorName, RecoveryCodes, SecondFactorInput,
-    SecondFactorProof, TotpEnrolment, TotpStartInput,
+    CodeInput, FactorAdded, FactorList, FactorName, NewPasskey, PasskeyAnswer, PasskeyOptions,
+    PasskeyOptionsInput, PasskeyRegistrationInput, PasskeyVerifyInput, RecoveryCodes,
+    SecondFactorInput, SecondFactorProof, TotpEnrolment, TotpStartInput,
 };
 
 use crate::limits::RateRule;
@@ -25,6 +26,27 @@ pub fn routes(r: &mut Routes) {
     r.add::<__path_remove_factor>(RateRule::Default, Access::SignedIn, remove_factor);
     r.add::<__path_new_recovery_codes>(RateRule::Default, Access::SignedIn, new_recovery_codes);
     r.add::<__path_reset_factors>(RateRule::Default, Access::Superadmin, reset_factors);
+    r.add::<__path_second_factor_options>(
+        RateRule::SecondFactor,
+        Access::OwnAccount,
+        second_factor_options,
+    );
+    r.add::<__path_passkey_registration_options>(
+        RateRule::Default,
+        Access::OwnAccount,
+        passkey_registration_options,
+    );
+    r.add::<__path_register_passkey>(RateRule::SecondFactor, Access::OwnAccount, register_passkey);
+    r.add::<__path_passkey_sign_in_options>(
+        RateRule::SecondFactor,
+        Access::Anyone,
+        passkey_sign_in_options,
+    );
+    r.add::<__path_sign_in_with_passkey>(
+        RateRule::SecondFactor,
+        Access::Anyone,
+        sign_in_with_passkey,
+    );
 }
 
 /// The second step of a sign-in: a TOTP code, a recovery code or a passkey assertion
@@ -138,4 +160,82 @@ pub async fn reset_factors(ctx: Ctx) -> Result<Reply> {
     Ok(Reply::ok(&Message {
         message: "every factor of the user was removed and their sign-ins ended".into(),
     }))
+}
+
+/// Request options for the caller's passkeys, to verify one as the second factor
+/// (`POST /auth/second-factor/verify` with `method: "passkey"`). 400 without
+/// `PUBLIC_ORIGIN` or without a passkey.
+#[utoipa::path(post, operation_id = "secondFactorOptions", path = "/auth/second-factor/options", tag = "factors",
+    responses(
+        (status = 200, description = "`options` for `navigator.credentials.get` (PublicKeyCredentialRequestOptionsJSON)", body = Envelope<PasskeyOptions>),
+        (status = 400, description = "PUBLIC_ORIGIN unset, or the caller has no passkey", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
+    ))]
+pub async fn second_factor_options(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(&ctx.app.second_factor_options(&actor).await?))
+}
+
+/// Creation options for a new passkey of the caller (a discoverable credential, user
+/// verification required, their passkeys excluded); valid 5 minutes. As for a TOTP
+/// factor: at level 1 only for a user without a factor, else step-up.
+#[utoipa::path(post, operation_id = "passkeyRegistrationOptions", path = "/me/passkeys/options", tag = "factors",
+    responses(
+        (status = 200, description = "`options` for `navigator.credentials.create` (PublicKeyCredentialCreationOptionsJSON)", body = Envelope<PasskeyOptions>),
+        (status = 400, description = "PUBLIC_ORIGIN unset", body = ErrorEnvelope),
+        (status = 403, description = "SECOND_FACTOR_REQUIRED (the caller has a factor and is at level 1) or STEP_UP_REQUIRED", body = ErrorEnvelope),
+    ))]
+pub async fn passkey_registration_options(ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    Ok(Reply::ok(
+        &ctx.app.passkey_registration_options(&actor).await?,
+    ))
+}
+
+/// Register the passkey the browser made (`credential.toJSON()`); the caller's sign-in is
+/// at level 2 afterwards, and the first factor brings recovery codes, as confirming a TOTP
+/// factor does.
+#[utoipa::path(post, operation_id = "registerPasskey", path = "/me/passkeys", tag = "factors", request_body = PasskeyRegistrationInput,
+    responses(
+        (status = 201, description = "The passkey is a factor; new tokens at level 2", body = Envelope<FactorAdded>),
+        (status = 400, description = "A malformed body, an unknown, used or expired challenge, a credential that does not verify, or PUBLIC_ORIGIN unset", body = ErrorEnvelope),
+        (status = 403, description = "SECOND_FACTOR_REQUIRED or STEP_UP_REQUIRED", body = ErrorEnvelope),
+        (status = 409, description = "The credential is registered already, or the caller has 10 passkeys", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
+    ))]
+pub async fn register_passkey(mut ctx: Ctx) -> Result<Reply> {
+    let actor = ctx.actor().await?;
+    let new = ctx
+        .command::<PasskeyRegistrationInput, NewPasskey>()
+        .await?;
+    Ok(Reply::created(
+        &ctx.app.register_passkey(&actor, new).await?,
+    ))
+}
+
+/// Request options for a sign-in with a passkey (any discoverable credential of this
+/// site); valid 5 minutes.
+#[utoipa::path(post, operation_id = "passkeySignInOptions", path = "/auth/passkey/options", tag = "factors", request_body(content = Option<PasskeyOptionsInput>),
+    responses(
+        (status = 200, description = "`options` for `navigator.credentials.get` (PublicKeyCredentialRequestOptionsJSON)", body = Envelope<PasskeyOptions>),
+        (status = 400, description = "A body other than `{}`, or PUBLIC_ORIGIN unset", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
+    ))]
+pub async fn passkey_sign_in_options(mut ctx: Ctx) -> Result<Reply> {
+    let _: Option<PasskeyOptionsInput> = ctx.optional_json().await?;
+    Ok(Reply::ok(&ctx.app.passkey_sign_in_options().await?))
+}
+
+/// Sign in with a passkey, no mail needed: the answer is as `POST /auth/otp/verify`'s,
+/// at assurance level 2.
+#[utoipa::path(post, operation_id = "signInWithPasskey", path = "/auth/passkey/verify", tag = "factors", request_body = PasskeyVerifyInput,
+    responses(
+        (status = 200, description = "Signed in at level 2", body = Envelope<SignedIn>),
+        (status = 400, description = "A malformed body, or PUBLIC_ORIGIN unset", body = ErrorEnvelope),
+        (status = 401, description = "An unknown or used challenge, an unknown credential, a signature that does not verify (another origin, another challenge), a counter that went backwards (UNAUTHORIZED)", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
+    ))]
+pub async fn sign_in_with_passkey(mut ctx: Ctx) -> Result<Reply> {
+    let answer = ctx.command::<PasskeyVerifyInput, PasskeyAnswer>().await?;
+    Ok(Reply::ok(&ctx.app.sign_in_with_passkey(answer).await?))
 }

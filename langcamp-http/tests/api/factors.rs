@@ -441,7 +441,12 @@ async fn staff_keep_their_last_factor_and_removing_one_needs_step_up() {
     let actions = audit_actions(&app, &ana.user_id).await;
     assert_eq!(
         actions,
-        ["user.created", "factor.added", "recovery_codes.created", "factor.removed"]
+        [
+            "user.created",
+            "factor.added",
+            "recovery_codes.created",
+            "factor.removed"
+        ]
     );
     let changes: Vec<Option<String>> =
         sqlx::query_scalar("SELECT changes FROM audit_events WHERE target_id = $1")

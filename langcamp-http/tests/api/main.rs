@@ -21,6 +21,7 @@ mod instances;
 mod mail_templates;
 mod materials;
 mod operations;
+mod passkeys;
 mod placement;
 mod platform;
 mod s3_store;

@@ -259,6 +259,10 @@ async fn a_png_and_a_pdf_are_stored_and_served_byte_for_byte() {
         assert_eq!(served.body.as_ref(), bytes.as_slice());
         assert_eq!(served.header("content-type"), Some(mime));
         assert_eq!(served.header("x-content-type-options"), Some("nosniff"));
+        // Opened as a page, a crafted file runs nothing with the API origin's rights.
+        let policy = served.header("content-security-policy").unwrap_or("");
+        assert!(policy.starts_with("sandbox;"), "{policy}");
+        assert!(policy.contains("default-src 'none'"), "{policy}");
         assert_eq!(
             served.header("content-length"),
             Some(bytes.len().to_string().as_str())

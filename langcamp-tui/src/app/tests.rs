@@ -1,10 +1,11 @@
 use langcamp_core::domain::{Email, Id};
+use langcamp_core::factors::{Factor, FactorKind, FactorList};
 use langcamp_core::settings::Setting;
 use langcamp_core::users::User;
 use langcamp_core::{Page, PageRequest, Role, Timestamp};
 
 use super::*;
-use crate::task::MailPreview;
+use crate::task::{MailPreview, UserFactors};
 
 /// The id and address of [`user`]`(n, _)`, as the jobs about it name the user.
 fn key_of(n: i64) -> (Id<User>, String) {
@@ -41,8 +42,41 @@ fn with_users(users: Vec<User>) -> App {
         id: tasks[0].id,
         outcome: Ok(Data::Users(page)),
     });
-    assert!(follow.is_empty());
+    // The selected user's second factors load next: they have none.
+    for task in follow {
+        let Job::UserFactors { id } = task.job else {
+            panic!("expected the selected user's factors, got {:?}", task.job);
+        };
+        let more = app.finish(factors_answer(task.id, id, factors(&[], 0)));
+        assert!(more.is_empty());
+    }
     app
+}
+
+/// A factor list of `named` factors (kind, name) and `codes` recovery codes left.
+fn factors(named: &[(FactorKind, &str)], codes: u32) -> FactorList {
+    FactorList {
+        factors: named
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, name))| Factor {
+                id: format!("factor-{i}"),
+                kind: *kind,
+                name: (*name).to_owned(),
+                created_at: Timestamp::from_millis(0),
+                last_used_at: None,
+            })
+            .collect(),
+        recovery_codes_left: codes,
+    }
+}
+
+/// The answer to task `id` loading the factors of user `user_id`: `list`.
+fn factors_answer(id: u64, user_id: Id<User>, list: FactorList) -> Done {
+    Done {
+        id,
+        outcome: Ok(Data::Factors(UserFactors { user_id, list })),
+    }
 }
 
 fn jobs(tasks: &[Task]) -> Vec<&Job> {
@@ -72,15 +106,22 @@ fn the_answer_to_an_older_load_is_dropped() {
     let first = app.update(Action::SwitchTo(View::Users));
     let second = app.update(Action::Reload);
     let page = |n| Page::new(vec![user(n, Role::User)], PageRequest::default(), 1);
-    app.finish(Done {
+    let follow = app.finish(Done {
         id: second[0].id,
         outcome: Ok(Data::Users(page(2))),
     });
-    app.finish(Done {
-        id: first[0].id,
-        outcome: Ok(Data::Users(page(1))),
-    });
+    assert!(
+        app.finish(Done {
+            id: first[0].id,
+            outcome: Ok(Data::Users(page(1))),
+        })
+        .is_empty()
+    );
     assert_eq!(app.users.list.items[0].email, "u2@example.com");
+    // Only the selected user's factors, asked for by the answer taken, are under way.
+    assert_eq!(jobs(&follow), [&Job::UserFactors { id: key_of(2).0 }]);
+    assert_eq!(app.busy.keys().collect::<Vec<_>>(), [&follow[0].id]);
+    app.finish(factors_answer(follow[0].id, key_of(2).0, factors(&[], 0)));
     assert!(app.busy.is_empty());
     assert_eq!(app.activity(), None);
 }
@@ -435,4 +476,121 @@ fn the_preview_follows_the_selection_and_drops_older_answers() {
     assert_eq!(app.update(Action::Down).len(), 1);
     assert!(app.update(Action::TogglePreview).is_empty());
     assert!(app.update(Action::Up).is_empty());
+}
+
+#[test]
+fn the_selected_users_factors_load_after_the_list_and_follow_the_selection() {
+    let mut app = App::new();
+    let tasks = app.switch(View::Users);
+    let users = vec![user(1, Role::User), user(2, Role::Admin)];
+    let page = Page::new(users, PageRequest::default(), 2);
+    let first = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::Users(page)),
+    });
+    let ((id1, _), (id2, _)) = (key_of(1), key_of(2));
+    assert_eq!(jobs(&first), [&Job::UserFactors { id: id1.clone() }]);
+    assert_eq!(app.activity(), Some("Loading second factors…"));
+    let second = app.update(Action::Down);
+    assert_eq!(jobs(&second), [&Job::UserFactors { id: id2.clone() }]);
+    assert!(
+        app.update(Action::Down).is_empty(),
+        "on the last row the selection stays and nothing loads"
+    );
+
+    app.finish(factors_answer(first[0].id, id1, factors(&[], 0)));
+    assert!(app.users.factors.is_none(), "an older answer is dropped");
+    let totp = factors(&[(FactorKind::Totp, "Phone app")], 10);
+    app.finish(factors_answer(second[0].id, id2, totp.clone()));
+    assert_eq!(app.users.factors_id, None);
+    let selected = app.users.list.selected().expect("user 2");
+    assert_eq!(app.users.factors_of(selected), Some(&totp));
+
+    // Back on user 1, user 2's factors are not shown as theirs while theirs load.
+    assert_eq!(app.update(Action::Up).len(), 1);
+    let selected = app.users.list.selected().expect("user 1");
+    assert_eq!(app.users.factors_of(selected), None);
+}
+
+#[test]
+fn a_failed_factor_load_shows_the_error_and_stops_loading() {
+    let mut app = with_users(vec![user(1, Role::User), user(2, Role::User)]);
+    let tasks = app.update(Action::Down);
+    app.finish(Done {
+        id: tasks[0].id,
+        outcome: Err("the database is not answering".into()),
+    });
+    assert!(app.message.as_ref().is_some_and(|m| m.is_error));
+    assert_eq!(app.users.factors_id, None);
+    assert_eq!(app.activity(), None);
+    assert_eq!(app.users.list.items.len(), 2, "the list stays");
+}
+
+#[test]
+fn reset_factors_asks_first_then_resets_reloads_and_says_so() {
+    let users = || vec![user(1, Role::User), user(2, Role::Admin)];
+    let mut app = with_users(users());
+    let load = app.update(Action::Down);
+    let (id, email) = key_of(2);
+    let list = factors(
+        &[
+            (FactorKind::Totp, "Phone app"),
+            (FactorKind::Passkey, "MacBook"),
+        ],
+        9,
+    );
+    app.finish(factors_answer(load[0].id, id.clone(), list));
+
+    assert!(app.update(Action::ResetFactors).is_empty());
+    assert_eq!(app.mode(), Mode::Confirm);
+    assert!(
+        app.update(Action::ResetFactors).is_empty(),
+        "other keys wait"
+    );
+    assert!(app.update(Action::No).is_empty());
+    assert_eq!(app.mode(), Mode::Normal);
+
+    app.update(Action::ResetFactors);
+    let tasks = app.update(Action::Yes);
+    assert_eq!(
+        jobs(&tasks),
+        [&Job::ResetFactors {
+            id: id.clone(),
+            email: email.clone()
+        }]
+    );
+    assert_eq!(app.activity(), Some("Resetting…"));
+    let done = format!("reset the second factors of {email}; their sign-ins ended");
+    let reload = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::Written(done.clone())),
+    });
+    assert_eq!(
+        app.message,
+        Some(Message {
+            text: done,
+            is_error: false
+        })
+    );
+    assert!(matches!(jobs(&reload)[..], [Job::Users { .. }]));
+    // The reloaded list loads the selected user's factors again.
+    let again = app.finish(Done {
+        id: reload[0].id,
+        outcome: Ok(Data::Users(Page::new(users(), PageRequest::default(), 2))),
+    });
+    assert_eq!(jobs(&again), [&Job::UserFactors { id }]);
+}
+
+#[test]
+fn a_user_without_a_factor_has_none_to_reset() {
+    let mut app = with_users(vec![user(1, Role::User)]);
+    assert!(app.update(Action::ResetFactors).is_empty());
+    assert_eq!(app.mode(), Mode::Normal);
+    assert_eq!(
+        app.message,
+        Some(Message {
+            text: "u1@example.com has no second factor: nothing to reset".into(),
+            is_error: true
+        })
+    );
 }

@@ -93,6 +93,7 @@ fn user_view_keys_map_to_their_actions() {
         (Char('s'), Action::SetRole),
         (Char('e'), Action::EditEmail),
         (Char('d'), Action::Delete),
+        (Char('F'), Action::ResetFactors),
         (Char('x'), Action::Export),
         (Char('r'), Action::Reload),
         (Char('?'), Action::ToggleHelp),
@@ -100,6 +101,14 @@ fn user_view_keys_map_to_their_actions() {
         assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
     }
     assert_eq!(map_key(cx, press(Char('z'))), None);
+    // Shift-f, as a terminal reports it; factors are reset on the users view only.
+    assert_eq!(
+        map_key(cx, KeyEvent::new(Char('F'), KeyModifiers::SHIFT)),
+        Some(Action::ResetFactors)
+    );
+    for view in View::ALL.into_iter().filter(|v| *v != View::Users) {
+        assert_eq!(map_key(normal(view), press(Char('F'))), None, "{view:?}");
+    }
     // Export on the lists that have it, not elsewhere.
     for view in [View::Contacts, View::Placement] {
         assert_eq!(

@@ -1,21 +1,24 @@
 //! Users: a searchable, filterable, paginated table with a detail pane; change a role,
-//! edit an e-mail address, delete (after confirmation).
+//! edit an e-mail address, delete (after confirmation). The detail pane shows the selected
+//! user's second factors (CONTRACT §20), loaded as the selection moves, and `F` resets
+//! them (after confirmation) for a colleague who lost theirs.
 
-use langcamp_core::Role;
 use langcamp_core::domain::Id;
 use langcamp_core::domain::validate;
+use langcamp_core::factors::{FactorKind, FactorList};
 use langcamp_core::users::{User, UserQuery};
+use langcamp_core::{Page, Role};
 use ratatui::Frame;
 use ratatui::layout::Constraint::{Fill, Length};
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 
 use crate::app::{App, ChoicePurpose, Listing, Overlay, PromptPurpose, Search};
 use crate::input::LineInput;
 use crate::keymap::Action;
 use crate::listing::next_filter;
 use crate::table::{Column, ListTable};
-use crate::task::{ExportList, Job, Task};
+use crate::task::{ExportList, Job, Task, UserFactors};
 use crate::ui;
 use crate::view::View;
 
@@ -27,6 +30,20 @@ pub struct UsersState {
     /// Registration complete (`Some(true)`), incomplete, or either.
     pub complete: Option<bool>,
     pub list: Listing<User>,
+    /// The second factors of the selected user, once loaded.
+    pub factors: Option<UserFactors>,
+    /// The load of the selected user's factors under way; answers of older ones are dropped.
+    pub factors_id: Option<u64>,
+}
+
+impl UsersState {
+    /// The second factors of `user`, once loaded.
+    pub fn factors_of(&self, user: &User) -> Option<&FactorList> {
+        self.factors
+            .as_ref()
+            .filter(|f| f.user_id.as_str() == user.id)
+            .map(|f| &f.list)
+    }
 }
 
 pub(crate) fn load(app: &mut App) -> Vec<Task> {
@@ -41,10 +58,52 @@ pub(crate) fn load(app: &mut App) -> Vec<Task> {
     app.users.list.loading(task)
 }
 
+/// A page of users came: the selected one's factors are loaded next. When the page is
+/// past the end (a delete emptied it), the one before is loaded instead.
+pub(crate) fn loaded(app: &mut App, id: u64, page: Page<User>) -> Vec<Task> {
+    if app.users.list.load_id != Some(id) {
+        return Vec::new();
+    }
+    if app.users.list.fill_page(page) {
+        return load(app);
+    }
+    load_factors(app)
+}
+
+/// Loads the selected user's second factors for the detail pane, which says "loading…"
+/// until they come (after a reset too, never the factors it removed).
+fn load_factors(app: &mut App) -> Vec<Task> {
+    app.users.factors = None;
+    let Some(user) = app.users.list.selected() else {
+        app.users.factors_id = None;
+        return Vec::new();
+    };
+    let job = Job::UserFactors {
+        id: user.typed_id(),
+    };
+    let task = app.task(View::Users, "Loading second factors…", job);
+    app.users.factors_id = Some(task.id);
+    vec![task]
+}
+
+pub(crate) fn factors_loaded(app: &mut App, id: u64, factors: UserFactors) -> Vec<Task> {
+    if app.users.factors_id == Some(id) {
+        app.users.factors_id = None;
+        app.users.factors = Some(factors);
+    }
+    Vec::new()
+}
+
 pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
     let s = &mut app.users;
     match action {
-        Action::Up | Action::Down => s.list.move_selection(action),
+        Action::Up | Action::Down => {
+            let before = s.list.selected;
+            s.list.move_selection(action);
+            if s.list.selected != before {
+                return load_factors(app);
+            }
+        }
         Action::NextPage | Action::PrevPage if s.list.turn_page(action) => return load(app),
         Action::Search => s.search.active = true,
         Action::CycleFilter => {
@@ -106,6 +165,31 @@ pub(crate) fn action(app: &mut App, action: Action) -> Vec<Task> {
                 });
             }
         }
+        Action::ResetFactors => {
+            if let Some(user) = s.list.selected() {
+                let none = s
+                    .factors_of(user)
+                    .is_some_and(|f| f.factors.is_empty() && f.recovery_codes_left == 0);
+                if none {
+                    let text = format!("{} has no second factor: nothing to reset", user.email);
+                    app.error(text);
+                } else {
+                    app.overlay = Some(Overlay::Confirm {
+                        question: format!(
+                            "Reset every second factor of {} ({})? Their authenticator app, \
+                             passkeys and recovery codes stop working, their sign-ins end \
+                             and they are told by mail.",
+                            user.email, user.role
+                        ),
+                        job: Job::ResetFactors {
+                            id: user.typed_id(),
+                            email: user.email.clone(),
+                        },
+                        view: View::Users,
+                    });
+                }
+            }
+        }
         _ => {}
     }
     Vec::new()
@@ -137,7 +221,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     render_filter_bar(s, frame, bar);
 
-    TABLE.render_with_detail(frame, body, &s.list, 62, " Details ", user_detail);
+    TABLE.render_with_detail(frame, body, &s.list, 62, " Details ", |u| {
+        let mut lines = user_detail(u);
+        lines.push(Line::default());
+        lines.extend(factor_lines(s, u));
+        lines
+    });
 }
 
 const TABLE: ListTable<User> = ListTable {
@@ -194,4 +283,55 @@ fn user_detail(u: &User) -> Vec<Line<'static>> {
         ui::field("Created", ui::date_time(u.created_at)),
         ui::field("Updated", ui::date_time(u.updated_at)),
     ]
+}
+
+/// The second factors of `u`: their passkeys by name, the recovery codes left, and each
+/// factor with the day it was added and last used (two lines each, so that a TOTP factor
+/// and a few passkeys fit below the profile).
+fn factor_lines(s: &UsersState, u: &User) -> Vec<Line<'static>> {
+    let Some(list) = s.factors_of(u) else {
+        let state = if s.factors_id.is_some() {
+            "loading…"
+        } else {
+            "—"
+        };
+        return vec![ui::field("Factors", state)];
+    };
+    if list.factors.is_empty() && list.recovery_codes_left == 0 {
+        return vec![ui::field("Factors", "none")];
+    }
+    let passkeys: Vec<&str> = list
+        .factors
+        .iter()
+        .filter(|f| f.kind == FactorKind::Passkey)
+        .map(|f| f.name.as_str())
+        .collect();
+    let passkeys = match passkeys.len() {
+        0 => "none".to_owned(),
+        n => format!("{n} ({})", passkeys.join(", ")),
+    };
+    let codes = match list.recovery_codes_left {
+        0 => "none left".to_owned(),
+        1 => "1 code left".to_owned(),
+        n => format!("{n} codes left"),
+    };
+    let mut lines = vec![
+        ui::field("Passkeys", passkeys),
+        ui::field("Recovery", codes),
+    ];
+    for f in &list.factors {
+        let kind = match f.kind {
+            FactorKind::Totp => "TOTP",
+            FactorKind::Passkey => "Passkey",
+        };
+        let used = f.last_used_at.map_or_else(|| "never".to_owned(), ui::date);
+        lines.push(ui::field(kind, f.name.clone()));
+        lines.push(Line::from(vec![
+            Span::styled("  added ", ui::dim()),
+            Span::raw(ui::date(f.created_at)),
+            Span::styled(" · used ", ui::dim()),
+            Span::raw(used),
+        ]));
+    }
+    lines
 }

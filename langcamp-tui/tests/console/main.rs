@@ -4,6 +4,7 @@
 //! `tests/snapshots/`.
 
 mod audit;
+mod factors;
 mod harness;
 mod mail;
 mod views;

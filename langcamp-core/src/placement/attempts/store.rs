@@ -5,7 +5,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::Asked;
+use super::replay::Asked;
 use crate::domain::error::Result;
 use crate::placement::results::ResultRecord;
 use crate::platform::db::by_id;

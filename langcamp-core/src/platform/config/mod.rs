@@ -104,6 +104,9 @@ pub struct Config {
     /// `STEP_UP_MAX_AGE`: how recent a second-factor check must be for the operations that
     /// can empty the school's data (step-up, CONTRACT §20); default `10m`.
     pub step_up_max_age: Duration,
+    /// `PUBLIC_ORIGIN`: the origin the web client runs on (`https://school.example`), the
+    /// passkeys' relying party (CONTRACT §21); unset, the passkey routes answer 400.
+    pub public_origin: Option<String>,
 }
 
 /// Whether staff must use a second factor (`STAFF_SECOND_FACTOR`).
@@ -238,6 +241,16 @@ impl Config {
             },
         )?;
         let step_up_max_age = duration("STEP_UP_MAX_AGE", Duration::from_secs(10 * 60))?;
+        let public_origin = get("PUBLIC_ORIGIN")
+            .map(|v| {
+                web_origin(&v).ok_or_else(|| {
+                    ConfigError::new(
+                        "PUBLIC_ORIGIN",
+                        format!("cannot use {v:?}: expected an origin such as https://school.example (a scheme, a host and perhaps a port; no path)"),
+                    )
+                })
+            })
+            .transpose()?;
 
         let security = parse_or(
             "MAIL_SECURE",
@@ -339,6 +352,7 @@ impl Config {
             audit_retention_days,
             staff_second_factor,
             step_up_max_age,
+            public_origin,
         })
     }
 
@@ -397,6 +411,21 @@ fn parse_or<T>(
             message: format!("cannot use {v:?}"),
         }),
     }
+}
+
+/// A web origin, `http(s)://host[:port]` (a trailing `/` dropped), or `None`.
+fn web_origin(value: &str) -> Option<String> {
+    let value = value.trim().trim_end_matches('/');
+    let rest = value
+        .strip_prefix("https://")
+        .or_else(|| value.strip_prefix("http://"))?;
+    let host = rest.split(':').next().unwrap_or("");
+    let well_formed = !host.is_empty()
+        && !rest.contains(['/', '?', '#', '@', ' '])
+        && rest
+            .split_once(':')
+            .is_none_or(|(_, port)| port.parse::<u16>().is_ok_and(|p| p > 0));
+    well_formed.then(|| value.to_owned())
 }
 
 /// Parses `ms`-style durations: `900` (seconds), `500ms`, `30s`, `15m`, `12h`, `7d`.

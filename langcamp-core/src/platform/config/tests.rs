@@ -246,3 +246,31 @@ fn a_bad_file_store_setting_names_its_variable() {
         assert_eq!(err.variable, *variable, "{vars:?}: {err}");
     }
 }
+
+#[test]
+fn the_second_factor_settings_and_the_passkey_origin_are_read_and_checked() {
+    let defaults = load(&[]).expect("defaults");
+    assert_eq!(defaults.staff_second_factor, SecondFactorPolicy::Required);
+    assert_eq!(defaults.step_up_max_age, Duration::from_secs(600));
+    assert_eq!(defaults.public_origin, None);
+    let set = load(&[
+        ("STAFF_SECOND_FACTOR", "optional"),
+        ("STEP_UP_MAX_AGE", "2m"),
+        ("PUBLIC_ORIGIN", "http://localhost:5173/"),
+    ])
+    .expect("valid values");
+    assert_eq!(set.staff_second_factor, SecondFactorPolicy::Optional);
+    assert_eq!(set.step_up_max_age, Duration::from_secs(120));
+    assert_eq!(set.public_origin.as_deref(), Some("http://localhost:5173"));
+    for (name, value) in [
+        ("STAFF_SECOND_FACTOR", "sometimes"),
+        ("STEP_UP_MAX_AGE", "soon"),
+        ("PUBLIC_ORIGIN", "school.example"),
+        ("PUBLIC_ORIGIN", "https://school.example/app"),
+        ("PUBLIC_ORIGIN", "https://school.example:0"),
+        ("PUBLIC_ORIGIN", "ftp://school.example"),
+    ] {
+        let err = load(&[(name, value)]).expect_err(value);
+        assert_eq!(err.variable, name, "{value}");
+    }
+}

@@ -3,6 +3,9 @@
 //! change notice that makes every instance forget the user's cached sign-ins (whether a
 //! user has a factor is part of them).
 
+mod passkeys;
+mod verify;
+
 use serde_json::json;
 
 use super::{Factor, FactorKind};
@@ -15,6 +18,11 @@ use crate::domain::time::Timestamp;
 use crate::platform::changes::Change;
 use crate::platform::db::{Arg, Row, Write, WriteConn};
 use crate::platform::mail::{self, MailKind, OutgoingMail};
+
+pub(super) use self::passkeys::{
+    PasskeySignIn, SaveChallenge, TakeChallenge, passkey_by_credential, passkeys_of,
+};
+pub(super) use self::verify::{Checked, Verdict, VerifyFactor};
 
 fn factor_from_row(row: &impl Row) -> Result<Factor> {
     Ok(Factor {
@@ -302,6 +310,12 @@ impl Write for AddFactor {
                 credential_id,
                 passkey,
             } => {
+                if passkeys_of(conn, &w.user_id).await?.len() >= super::MAX_PASSKEYS {
+                    return Err(Error::Conflict(format!(
+                        "{} passkeys are the most one account may have: remove one first",
+                        super::MAX_PASSKEYS
+                    )));
+                }
                 conn.exec(
                     "INSERT INTO user_factors (id, user_id, kind, name, credential_id, passkey, created_at, confirmed_at)
                      VALUES ($1, $2, 'passkey', $3, $4, $5, $6, $6)",
@@ -445,103 +459,5 @@ impl Write for ResetFactors {
         .await?;
         w.notify(conn, &self.notice).await?;
         w.announce(conn).await
-    }
-}
-
-/// A second factor checked (beforehand, outside the piece) for `POST
-/// /auth/second-factor/verify`, to be spent here.
-pub(super) enum Checked {
-    /// A TOTP code matching `step` of the factor (`None`: it matched no step).
-    Totp {
-        factor_id: String,
-        step: Option<i64>,
-    },
-    /// A recovery code, by its keyed hash.
-    Recovery { hash: String },
-    /// A passkey assertion that verified: its factor and what the library stores now.
-    Passkey { factor_id: String, passkey: String },
-    /// A proof that could not be right (no such factor, a failed assertion).
-    Wrong,
-}
-
-/// The outcome of a second-factor check.
-pub(super) enum Verdict {
-    /// The sign-in is at level 2 now.
-    Raised,
-    /// The proof was wrong; `locked` when it was the fifth and ended the sign-in.
-    Wrong { locked: bool },
-}
-
-/// Spends a checked proof: a TOTP step accepted once, a recovery code used once, a
-/// passkey's counter moved on; then the sign-in is raised. A wrong or replayed proof is
-/// counted against the sign-in instead, and the fifth ends it.
-pub(super) struct VerifyFactor {
-    pub writer: Writer,
-    pub session_id: String,
-    pub checked: Checked,
-    pub refresh: NewRefreshToken,
-    /// Sent when a recovery code is used.
-    pub recovery_notice: OutgoingMail,
-}
-
-impl Write for VerifyFactor {
-    type Output = Verdict;
-
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Verdict> {
-        let w = &self.writer;
-        let spent = match &self.checked {
-            Checked::Totp {
-                factor_id,
-                step: Some(step),
-            } => {
-                // A step is accepted once (RFC 6238 §5.2): of two uses of one code, and of
-                // concurrent ones, the first moves `totp_last_step` past it.
-                conn.exec(
-                    "UPDATE user_factors SET totp_last_step = $1, last_used_at = $2
-                     WHERE id = $3 AND user_id = $4 AND confirmed_at IS NOT NULL
-                       AND (totp_last_step IS NULL OR totp_last_step < $1)",
-                    &[Arg::Int(*step), Arg::Int(w.now), Arg::Text(factor_id), Arg::Text(&w.user_id)],
-                )
-                .await?
-                    == 1
-            }
-            Checked::Recovery { hash } => {
-                let used = conn
-                    .exec(
-                        "UPDATE recovery_codes SET used_at = $1
-                         WHERE user_id = $2 AND code_hash = $3 AND used_at IS NULL",
-                        &[Arg::Int(w.now), Arg::Text(&w.user_id), Arg::Text(hash)],
-                    )
-                    .await?
-                    == 1;
-                if used {
-                    w.record(conn, "recovery_code.used", json!({})).await?;
-                    w.notify(conn, &self.recovery_notice).await?;
-                }
-                used
-            }
-            Checked::Passkey { factor_id, passkey } => {
-                conn.exec(
-                    "UPDATE user_factors SET passkey = $1, last_used_at = $2 WHERE id = $3 AND user_id = $4",
-                    &[Arg::Text(passkey), Arg::Int(w.now), Arg::Text(factor_id), Arg::Text(&w.user_id)],
-                )
-                .await?
-                    == 1
-            }
-            Checked::Totp { step: None, .. } | Checked::Wrong => false,
-        };
-        if spent {
-            auth::raise_sign_in(conn, &self.session_id, &self.refresh, w.now).await?;
-            return Ok(Verdict::Raised);
-        }
-        let locked = auth::count_wrong_factor(conn, &self.session_id, w.now).await?;
-        if locked {
-            w.record(conn, "auth.second_factor_locked", json!({}))
-                .await?;
-            w.app
-                .announce(conn, &Change::Session(self.session_id.clone()))
-                .await?;
-        }
-        Ok(Verdict::Wrong { locked })
     }
 }
