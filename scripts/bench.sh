@@ -17,7 +17,10 @@
 # POST /contact/admin/{id}/reply, PATCH /contact/admin/{id}/status; each is an --only
 # of its own too),
 # --langcamp PATH (measure that `langcamp` binary, e.g. a copy of an earlier build, for a
-# before/after comparison; the data set and the baselines still come from this checkout),
+# before/after comparison; the data set and the baselines still come from this checkout;
+# an older build starts on it because langcamp ignores applied migrations it does not know,
+# as in a rolling upgrade: a build of 927174b, before 0120/0130, ran GET /me and the staff
+# writes with no non-2xx; it ignores the seeded admin's TOTP factor and level 2 claim),
 # --no-build (use the release binaries as they are, e.g. between --langcamp runs; with
 # BENCH_BIN=target/debug, the dev builds of `cargo build -p langcamp-cli -p langcamp-bench
 # --bins`, for a smoke run whose rates mean nothing).
@@ -59,7 +62,7 @@ while [ $# -gt 0 ]; do
     --only) ONLY=$2; shift 2 ;;
     --langcamp) LANGCAMP=$(realpath "$2"); shift 2 ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
