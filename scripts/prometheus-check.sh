@@ -49,8 +49,9 @@ for series in langcamp_http_requests_total langcamp_http_request_duration_second
   langcamp_mail_failed_total langcamp_db_pool_connections process_resident_memory_bytes; do
   grep -q "^$series" "$work/scrape.txt" || { echo "the scrape lacks $series" >&2; cat "$work/scrape.txt" >&2; exit 1; }
 done
-# A fresh instance lists every rate-limit rule at 0 before its first 429 (contract §15).
-for rule in default refresh otp_request otp_verify contact upload; do
+# A fresh instance lists every rate-limit rule at 0 before its first 429 (contract §15;
+# second_factor: the factor codes and passkeys of §20 and §21).
+for rule in default refresh otp_request otp_verify second_factor contact upload; do
   grep -qx "langcamp_rate_limited_total{rule=\"$rule\"} 0" "$work/scrape.txt" \
     || { echo "the fresh scrape lacks langcamp_rate_limited_total{rule=\"$rule\"} 0" >&2; exit 1; }
 done

@@ -61,6 +61,27 @@ sign_in() {
     -d "{\"email\":\"$email\",\"code\":\"$code\"}" | jq -er .data.accessToken
 }
 
+# with_totp PORT TOKEN: adds a TOTP factor to the signed-in user of TOKEN through the API
+# (POST /me/factors/totp, then its confirm with the code an authenticator app would show,
+# RFC 6238: SHA-1, 6 digits, 30 s) and prints the confirm's new access token, at assurance
+# level 2: staff answer 403 SECOND_FACTOR_REQUIRED at level 1 under the default
+# STAFF_SECOND_FACTOR=required (contract §20).
+with_totp() {
+  local port="$1" token="$2" pending secret id code
+  pending="$(curl -sf -m 10 "http://127.0.0.1:$port/me/factors/totp" -H "authorization: Bearer $token" \
+    -H 'content-type: application/json' -d '{}')" || { echo "with_totp: the enrolment failed" >&2; return 1; }
+  secret="$(jq -er .data.secret <<<"$pending")" && id="$(jq -er .data.id <<<"$pending")" || return 1
+  code="$(python3 -c '
+import base64, hashlib, hmac, struct, sys, time
+s = sys.argv[1].upper()
+key = base64.b32decode(s + "=" * (-len(s) % 8))
+d = hmac.new(key, struct.pack(">Q", int(time.time()) // 30), hashlib.sha1).digest()
+o = d[-1] & 15
+print("%06d" % ((struct.unpack(">I", d[o:o + 4])[0] & 0x7FFFFFFF) % 1000000))' "$secret")"
+  curl -sf -m 10 "http://127.0.0.1:$port/me/factors/totp/$id/confirm" -H "authorization: Bearer $token" \
+    -H 'content-type: application/json' -d "{\"code\":\"$code\"}" | jq -er .data.accessToken
+}
+
 # me PORT TOKEN: GET /me's answer.
 me() { curl -s -m 10 "http://127.0.0.1:$1/me" -H "authorization: Bearer $2"; }
 

@@ -2,7 +2,7 @@
 //!
 //! * `seed`: builds the data set (100k users, 1M results, 60 courses, 50 tests by
 //!   default) in a database, stores one-time codes for `POST /auth/otp/verify`, signs in
-//!   a student and an admin, and writes `bench.env` (tokens, the test to submit to) and
+//!   a student and an admin (with a TOTP factor, at assurance level 2), and writes `bench.env` (tokens, the test to submit to) and
 //!   `submit.json` for the wrk scripts.
 //! * `startup`: spawns `langcamp serve` on a migrated database and times the first
 //!   `200` answer of `GET /`.
@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use clap::{Parser, Subcommand, ValueEnum};
 use langcamp_bench::catalogue::{self, OTP_CODE};
-use langcamp_bench::{LANGUAGES_COUNT, Latency, Scale, generate};
-use langcamp_core::auth::{OtpSignIn, OtpVerifyInput};
+use langcamp_bench::{COURSES, LANGUAGES_COUNT, Latency, MATERIALS, Scale, generate};
+use langcamp_core::auth::{OtpCode, OtpSignIn, OtpVerifyInput};
+use langcamp_core::factors::{FactorName, TotpStartInput, totp};
 use langcamp_core::platform::crypto::Keys;
-use langcamp_core::{Clock, Config, Langcamp};
+use langcamp_core::{Actor, Clock, Config, Langcamp};
 use sqlx::{AssertSqlSafe, Connection, Executor};
 
 #[derive(Debug, Parser)]
@@ -199,7 +200,8 @@ async fn seed(s: Seed) -> Fallible<()> {
         started.elapsed().as_secs_f64()
     );
 
-    // Sign in a student (user 2) and an admin (user 0) the way a client does.
+    // Sign in a student (user 2) and an admin (user 0) the way a client does; the admin
+    // then adds a second factor, as staff must (contract §20).
     let mut tokens = Vec::new();
     for n in [2, 0] {
         let email = format!("student{n}@bench.langcamp.test");
@@ -222,19 +224,52 @@ async fn seed(s: Seed) -> Fallible<()> {
                 None,
             )
             .await?;
-        tokens.push(signed_in.access_token);
+        let token = if n == 0 {
+            with_second_factor(&app, &signed_in.access_token).await?
+        } else {
+            signed_in.access_token
+        };
+        tokens.push(token);
     }
     app.db().close().await;
+    // The row counts the staff-write scripts spread their writes over (scripts/bench/
+    // staff-*.lua; ids as `langcamp_bench::id` makes them): users 0.., courses 0..,
+    // tests FIRST_TEST.. (the ones with questions), contacts 0.., materials 0...
     let env = format!(
-        "USER_TOKEN={}\nADMIN_TOKEN={}\nTEST_ID={}\nOTP_CODES={}\n",
+        "USER_TOKEN={}\nADMIN_TOKEN={}\nTEST_ID={}\nOTP_CODES={}\n\
+         USERS={}\nCOURSES={}\nFIRST_TEST={}\nTESTS={}\nCONTACTS={}\nMATERIALS={}\n",
         tokens[0],
         tokens[1],
         catalogue::test_id(LANGUAGES_COUNT),
-        s.otp_codes
+        s.otp_codes,
+        s.scale.users,
+        s.courses.max(COURSES),
+        LANGUAGES_COUNT,
+        s.tests,
+        s.scale.contacts,
+        MATERIALS,
     );
     std::fs::write(s.out.join("bench.env"), env)?;
     std::fs::write(s.out.join("submit.json"), catalogue::submission())?;
     Ok(())
+}
+
+/// Under `STAFF_SECOND_FACTOR=required` (the default) an admin works only at assurance
+/// level 2: adds a TOTP factor the way a new staff member does (`POST /me/factors/totp`,
+/// then its confirm with the code the app shows), which raises the sign-in of
+/// `access_token` to level 2. Answers that sign-in's new access token (claims `aal` 2 and
+/// `fat`, the time of this check).
+async fn with_second_factor(app: &Langcamp, access_token: &str) -> Fallible<String> {
+    let actor = Actor::User(app.authenticate(access_token).await?);
+    let name = FactorName::try_from(TotpStartInput {
+        name: Some("Bench".into()),
+    })?;
+    let enrolment = app.start_totp(&actor, name).await?;
+    let code = totp::code_from_base32(&enrolment.secret, Utc::now().timestamp_millis())?;
+    let added = app
+        .confirm_totp(&actor, &enrolment.id, OtpCode::parse(Some(&code))?)
+        .await?;
+    Ok(added.access_token)
 }
 
 /// Drops the database named in `url` and, if `create`, creates it again (connecting to
