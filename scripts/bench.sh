@@ -205,6 +205,13 @@ wrk_run() {
   echo "${rps:-0} $(to_ms "${p50:-0}") $(to_ms "${p99:-0}") ${bad:-0}"
 }
 
+# staff_write WRITE [ASSIGN_FIRST]: one wrk run of a staff write (scripts/bench/staff-write.lua),
+# spread over the seeded rows or making new ones.
+staff_write() {
+  wrk_run "http://127.0.0.1:$PORT" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-write.lua" "$1" "$ADMIN_TOKEN" \
+    "$USERS" "$COURSES" "$FIRST_TEST" "$TESTS" "$MATERIALS" "$CONTACTS" "${2:-0}"
+}
+
 # endpoint_run NAME: one wrk run of the named endpoint (OTP runs take fresh codes).
 endpoint_run() {
   local url="http://127.0.0.1:$PORT"
@@ -227,19 +234,19 @@ endpoint_run() {
     "PUT /settings") wrk_run "$url/settings" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" PUT "$ADMIN_TOKEN" "$WORK/setting.json" ;;
     "GET /admin/dashboard") wrk_run "$url/admin/dashboard" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET "$ADMIN_TOKEN" ;;
     # The staff writes (issue 40), each spread over the seeded rows or making new ones.
-    "POST /courses") wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-course-create.lua" "$ADMIN_TOKEN" ;;
-    "PATCH /courses/{id}") wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-course-update.lua" "$ADMIN_TOKEN" "$COURSES" ;;
-    "POST /proficiency-tests") wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-test-create.lua" "$ADMIN_TOKEN" ;;
-    "PATCH /proficiency-tests/{id}") wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-test-update.lua" "$ADMIN_TOKEN" "$FIRST_TEST" "$TESTS" ;;
-    "POST /education-materials") wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-material-create.lua" "$ADMIN_TOKEN" ;;
+    "POST /courses") staff_write course-create ;;
+    "PATCH /courses/{id}") staff_write course-update ;;
+    "POST /proficiency-tests") staff_write test-create ;;
+    "PATCH /proficiency-tests/{id}") staff_write test-update ;;
+    "POST /education-materials") staff_write material-create ;;
     "POST /education-materials/{id}/assign")
       local first
       first=$(cat "$WORK/assign_next")
       echo $((first + ASSIGN_BLOCK)) >"$WORK/assign_next"
-      wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-material-assign.lua" "$ADMIN_TOKEN" "$USERS" "$MATERIALS" "$first" ;;
-    "PATCH /admin/users/{id}/profile") wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-user-profile.lua" "$ADMIN_TOKEN" "$USERS" ;;
-    "POST /contact/admin/{id}/reply") wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-contact-reply.lua" "$ADMIN_TOKEN" "$CONTACTS" ;;
-    "PATCH /contact/admin/{id}/status") wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-contact-status.lua" "$ADMIN_TOKEN" "$CONTACTS" ;;
+      staff_write material-assign "$first" ;;
+    "PATCH /admin/users/{id}/profile") staff_write user-profile ;;
+    "POST /contact/admin/{id}/reply") staff_write contact-reply ;;
+    "PATCH /contact/admin/{id}/status") staff_write contact-status ;;
   esac
 }
 

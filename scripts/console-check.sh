@@ -10,16 +10,10 @@
 #
 # Exits non-zero, with a message and the last screen, on any failure.
 set -euo pipefail
+CHECK=console-check
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-binary="${1:-target/debug/langcamp}"
-fail() {
-    echo "console-check: FAIL: $*" >&2
-    exit 1
-}
-
-[ -x "$binary" ] || fail "no executable at $binary (build it first: cargo build -p langcamp-cli)"
-binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+binary="$(langcamp_binary "${1:-}")"
 
 if ! command -v tmux >/dev/null 2>&1; then
     install_on_ci console-check tmux tmux || fail "tmux is not installed"

@@ -14,15 +14,10 @@
 # and drives /usr/bin/chromium (no browser is downloaded).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+CHECK=passkey-browser-check
 source scripts/lib/common.sh
 
-binary="${1:-target/debug/langcamp}"
-fail() {
-    echo "passkey-browser-check: FAIL: $*" >&2
-    exit 1
-}
-[ -x "$binary" ] || fail "no executable at $binary (build it first: cargo build -p langcamp-cli)"
-binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+binary="$(langcamp_binary "${1:-}")"
 
 if [ ! -x /usr/bin/chromium ]; then
     install_on_ci passkey-browser-check "Chromium (Debian package)" chromium ||

@@ -2,13 +2,8 @@
 -- `api-bench seed` prepared (otp<N>@bench.langcamp.test, code 123456), each used once.
 --   wrk -s otp.lua URL -- FIRST PER_THREAD
 -- Thread t takes codes FIRST + t*PER_THREAD ...; each request comes from its own address.
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "common.lua")
 local counter = 0
-local threads = 0
-
-function setup(thread)
-  thread:set("tid", threads)
-  threads = threads + 1
-end
 
 function init(args)
   first = tonumber(args[1] or "0")
@@ -19,7 +14,7 @@ end
 function request()
   local n = first + (tid or 0) * per_thread + counter
   counter = counter + 1
-  headers["X-Forwarded-For"] = "11." .. math.floor(n / 65536) % 256 .. "." .. math.floor(n / 256) % 256 .. "." .. n % 256
+  headers["X-Forwarded-For"] = client_address(11, math.floor(n / 65536) % 256, n)
   local body = '{"email":"otp' .. n .. '@bench.langcamp.test","code":"123456"}'
   return wrk.format("POST", nil, headers, body)
 end

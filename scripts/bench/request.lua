@@ -3,13 +3,8 @@
 --   wrk -s request.lua URL -- METHOD [TOKEN|-] [BODY_FILE|-]
 -- Each request carries its own X-Forwarded-For from a pool of 65536 addresses per
 -- thread, so no address comes near the per-route rate limits (120 a minute).
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "common.lua")
 local counter = 0
-local threads = 0
-
-function setup(thread)
-  thread:set("tid", threads)
-  threads = threads + 1
-end
 
 function init(args)
   method = args[1] or "GET"
@@ -29,6 +24,6 @@ end
 function request()
   counter = counter + 1
   local n = counter % 65536
-  headers["X-Forwarded-For"] = "10." .. (100 + (tid or 0)) .. "." .. math.floor(n / 256) .. "." .. (n % 256)
+  headers["X-Forwarded-For"] = client_address(10, 100 + (tid or 0), n)
   return wrk.format(method, nil, headers, body)
 end

@@ -31,3 +31,18 @@ serve_when_ready() {
     done
     return 1
 }
+
+# fail MESSAGE: says "$CHECK: FAIL: MESSAGE" on stderr and exits 1 (CHECK: the caller's
+# name, set before it sources this file).
+fail() {
+    echo "${CHECK:-check}: FAIL: $*" >&2
+    exit 1
+}
+
+# langcamp_binary [PATH]: the langcamp binary to check (default target/debug/langcamp) as
+# an absolute path, for a check that changes directory; fails when there is none.
+langcamp_binary() {
+    local binary="${1:-target/debug/langcamp}"
+    [ -x "$binary" ] || fail "no executable at $binary (build it first: cargo build -p langcamp-cli)"
+    echo "$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+}
