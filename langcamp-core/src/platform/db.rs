@@ -234,13 +234,11 @@ impl Db {
 
     /// Starts a write transaction (SQLite: `BEGIN IMMEDIATE` on the writer connection).
     pub async fn begin(&self) -> Result<Tx> {
-        let writer = self.writer.clone();
-        match self.backend {
-            Backend::Sqlite => {
-                Tx::start(async move { writer.begin_with("BEGIN IMMEDIATE").await }).await
-            }
-            Backend::Postgres => Tx::start(async move { writer.begin().await }).await,
-        }
+        let begin = match self.backend {
+            Backend::Sqlite => Some("BEGIN IMMEDIATE"),
+            Backend::Postgres => None,
+        };
+        Tx::start(&self.writer, begin).await
     }
 
     /// Runs `work` in a write transaction and commits it; the answer comes once the work
@@ -261,9 +259,11 @@ impl Db {
         match &self.group {
             Some(group) => group.write(undo, work).await,
             None => {
-                let db = self.clone();
+                // The wait for a connection stops with the caller ([`tx`]); from the begin on,
+                // the piece runs to its end.
+                let conn = self.writer.acquire().await?;
                 tx::run_to_end(async move {
-                    let mut tx = db.begin().await?;
+                    let mut tx = Tx::begin_on(conn, None).await?;
                     let value = work.run(&mut *tx).await?;
                     tx.commit().await?;
                     Ok::<_, Error>(value)
@@ -281,12 +281,11 @@ impl Db {
     /// version of the data and page another, or show a material with half an edit's
     /// children. A read of one statement needs none ([`Db::reader`]).
     pub async fn read_snapshot(&self) -> Result<Tx> {
-        let reader = self.reader.clone();
         let begin = match self.backend {
             Backend::Sqlite => "BEGIN",
             Backend::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         };
-        Tx::start(async move { reader.begin_with(begin).await }).await
+        Tx::start(&self.reader, Some(begin)).await
     }
 
     /// Applies pending migrations and returns those applied now.

@@ -104,6 +104,54 @@ async fn a_staff_write_cancelled_at_any_await_commits_whole_or_leaves_nothing() 
     assert!(courses >= created, "the uncancelled creates are kept");
 }
 
+/// A caller that leaves while its write waits for the database (every connection busy)
+/// has handed nothing over yet, so nothing is written; before, the wait ran in the write's
+/// own task, and a crowd of clients that hang up queued work nobody waited for ahead of
+/// the steady ones until their waits timed out (503).
+#[tokio::test]
+async fn a_write_whose_caller_left_while_it_waited_for_the_database_leaves_nothing() {
+    let school = TestCore::with_one_connection().await;
+    let office = school.user("office@school.test", Role::Admin).await;
+
+    let held = school
+        .core
+        .db()
+        .writer_connection()
+        .await
+        .expect("the one connection");
+    let waiting = tokio::spawn({
+        let core = school.core.clone();
+        let office = office.clone();
+        async move {
+            core.create_course(&office, new_course("Nobody waits"))
+                .await
+        }
+    });
+    // Long enough for the create to reach its wait for the held connection.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the create waits for the connection"
+    );
+    waiting.abort();
+    assert!(waiting.await.expect_err("aborted").is_cancelled());
+    drop(held);
+
+    school
+        .core
+        .create_course(&office, new_course("Somebody waits"))
+        .await
+        .expect("a write after the abandoned one");
+    assert_eq!(
+        school
+            .count("SELECT COUNT(*) FROM courses WHERE title = 'Nobody waits'")
+            .await,
+        0,
+        "the abandoned create left nothing"
+    );
+    assert_eq!(school.count("SELECT COUNT(*) FROM courses").await, 1);
+}
+
 fn new_material(title: &str) -> NewMaterial {
     let input: MaterialInput =
         serde_json::from_value(serde_json::json!({ "title": title })).expect("a material body");

@@ -18,17 +18,33 @@ pub struct TestCore {
 impl TestCore {
     /// The core on the system clock.
     pub async fn start() -> TestCore {
-        TestCore::on_clock(Clock::System).await
+        TestCore::on_clock(Clock::System, &[]).await
     }
 
     /// The core on a manual clock at `now` (move it with `clock.set`).
     pub async fn at(now: DateTime<Utc>) -> TestCore {
-        TestCore::on_clock(Clock::manual(now)).await
+        TestCore::on_clock(Clock::manual(now), &[]).await
     }
 
-    async fn on_clock(clock: Clock) -> TestCore {
+    /// The core with a pool of one connection (on SQLite the writer is one anyway): while
+    /// the test holds it, every write waits for it.
+    pub async fn with_one_connection() -> TestCore {
+        TestCore::on_clock(Clock::System, &[("DATABASE_MAX_CONNECTIONS", "1")]).await
+    }
+
+    async fn on_clock(clock: Clock, overrides: &[(&str, &str)]) -> TestCore {
         let database = TestDatabase::create("lc_core").await;
-        let config = Config::from_lookup(database.vars()).expect("test configuration");
+        let config = {
+            let vars = database.vars();
+            Config::from_lookup(|name: &str| {
+                overrides
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| (*value).to_owned())
+                    .or_else(|| vars(name))
+            })
+            .expect("test configuration")
+        };
         let core = Langcamp::connect(config, clock.clone())
             .await
             .expect("connect to the test database");

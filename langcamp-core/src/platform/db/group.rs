@@ -182,7 +182,17 @@ async fn run_batch(
             return;
         }
     };
-    order(thread, batch, false).await;
+    // A caller that stopped waiting before its work reached the writer (a client that hung
+    // up while queued) leaves nothing: its work is dropped unrun, so a crowd of such
+    // callers does not hold the writer from those still waiting. Once handed to the
+    // thread, work runs to its end whoever waits.
+    let batch: Vec<Job> = batch
+        .into_iter()
+        .filter(|job| !job.reply.is_closed())
+        .collect();
+    if !batch.is_empty() {
+        order(thread, batch, false).await;
+    }
     drop(held);
 }
 
@@ -444,6 +454,55 @@ mod tests {
             .expect("rows");
         let expected: Vec<i64> = (1..=40).filter(|id| *id != 13 && *id != 27).collect();
         assert_eq!(rows, expected, "13's own insert was undone, nobody else's");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[tokio::test]
+    async fn work_whose_caller_left_before_the_writer_took_it_is_not_run() {
+        let (dir, file, pool) = writer_pool().await;
+        let group = GroupCommit::start(file, pool.clone()).expect("the writer thread");
+
+        // Both writes queue behind the held writer; the first caller then stops waiting.
+        let blocker = pool.begin().await.expect("the writer");
+        let left = tokio::spawn({
+            let group = group.clone();
+            async move {
+                group
+                    .write(
+                        Undo::SingleStatement,
+                        Insert {
+                            id: 1,
+                            then_fail: false,
+                        },
+                    )
+                    .await
+            }
+        });
+        let stayed = tokio::spawn({
+            let group = group.clone();
+            async move {
+                group
+                    .write(
+                        Undo::SingleStatement,
+                        Insert {
+                            id: 2,
+                            then_fail: false,
+                        },
+                    )
+                    .await
+            }
+        });
+        tokio::task::yield_now().await;
+        left.abort();
+        assert!(left.await.expect_err("aborted").is_cancelled());
+        drop(blocker);
+
+        assert_eq!(stayed.await.expect("no panic").expect("written"), 2);
+        let rows: Vec<i64> = sqlx::query_scalar("SELECT id FROM t ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .expect("rows");
+        assert_eq!(rows, vec![2], "the write nobody waited for left nothing");
         std::fs::remove_dir_all(&dir).ok();
     }
 

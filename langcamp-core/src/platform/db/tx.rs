@@ -21,11 +21,18 @@
 //! either committed whole, as its own unit, or rolled back before its connection serves
 //! anyone else. The two tasks cost a few microseconds against a round trip to the server;
 //! the hot writes ([`super::Db::write`]) run the whole piece in one task instead.
+//!
+//! The wait for a pooled connection stays with the caller, outside those tasks: a caller
+//! that leaves while waiting holds nothing yet, and leaving the pool's queue is what keeps
+//! a crowd of clients that hang up from filling it with work nobody waits for. Run to the
+//! end, that work held the queue long enough for steady clients' acquires to time out
+//! (503) on PostgreSQL; at most one task per pooled connection now outlives its caller.
 
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
 
-use sqlx::{Any, AnyConnection, Transaction};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, SqlSafeStr, Transaction};
 
 use crate::domain::error::{Error, Result};
 
@@ -35,13 +42,25 @@ use crate::domain::error::{Error, Result};
 pub struct Tx(Transaction<'static, Any>);
 
 impl Tx {
-    /// Starts a transaction with `begin` (the pool's `begin` or `begin_with`), to its end
-    /// whatever happens to the caller.
-    pub(super) async fn start<F>(begin: F) -> Result<Tx>
-    where
-        F: Future<Output = Result<Transaction<'static, Any>, sqlx::Error>> + Send + 'static,
-    {
-        run_to_end(begin).await.map(Tx)
+    /// Starts a transaction on a connection of `pool` with `statement` (else the driver's
+    /// `BEGIN`): the wait for the connection stops with the caller, the begin runs to its
+    /// end whatever happens to the caller.
+    pub(super) async fn start(pool: &AnyPool, statement: Option<&'static str>) -> Result<Tx> {
+        let conn = pool.acquire().await?;
+        run_to_end(Tx::begin_on(conn, statement)).await
+    }
+
+    /// Begins a transaction on `conn`, held by the caller; cancellation-safe only inside
+    /// [`run_to_end`].
+    pub(super) async fn begin_on(
+        conn: PoolConnection<Any>,
+        statement: Option<&'static str>,
+    ) -> Result<Tx, sqlx::Error> {
+        // What `Pool::begin_with` runs once it holds a connection; public in sqlx, hidden
+        // from its documentation, and the one way to begin on a connection already held.
+        Transaction::begin(conn, statement.map(SqlSafeStr::into_sql_str))
+            .await
+            .map(Tx)
     }
 
     /// Commits the transaction; once called, the commit finishes even if the caller stops
