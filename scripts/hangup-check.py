@@ -41,6 +41,9 @@ import threading
 import time
 import uuid
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from jsonapi import json_request  # noqa: E402
+
 HOST = "127.0.0.1"
 NOTICES = re.compile(r"there is (already a|no) transaction in progress")
 
@@ -52,13 +55,7 @@ def free_port():
 
 
 def request(port, method, path, body=None, token=None, forwarded=None):
-    headers = {"Accept": "application/json", "X-Forwarded-For": forwarded or fresh_address()}
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    if token:
-        headers["Authorization"] = "Bearer " + token
+    headers, data = json_request(forwarded or fresh_address(), body, token)
     conn = http.client.HTTPConnection(HOST, port, timeout=30)
     try:
         conn.request(method, path, body=data, headers=headers)

@@ -34,6 +34,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from jsonapi import json_request  # noqa: E402
+
 EXPECTED = {
     "GET /me": 200,
     "GET /courses": 200,
@@ -120,13 +123,7 @@ class Client:
 
     def call(self, op, method, path, body=None, token=None):
         """Sends one request; returns (status, parsed JSON or None). status 0: no answer."""
-        headers = {"X-Forwarded-For": self.client_address(), "Accept": "application/json"}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        if token:
-            headers["Authorization"] = "Bearer " + token
+        headers, data = json_request(self.client_address(), body, token)
         started = time.monotonic()
         try:
             if self.conn is None:

@@ -214,3 +214,53 @@ pub async fn assert_no_connection_inside_a_transaction(pool: &sqlx::AnyPool, aft
         );
     }
 }
+
+/// Issue #39's count after clients that hung up: no course without its `course.created`
+/// audit entry, no entry without its course, and never two entries for one course (a
+/// hang-up split no create). Returns how many courses there are.
+pub async fn assert_every_course_has_its_own_entry(pool: &sqlx::AnyPool) -> i64 {
+    let count = |sql: &'static str| async move {
+        sqlx::query_scalar::<_, i64>(sql)
+            .fetch_one(pool)
+            .await
+            .expect("a count")
+    };
+    let courses = count("SELECT COUNT(*) FROM courses").await;
+    let entries = count("SELECT COUNT(*) FROM audit_events WHERE action = 'course.created'").await;
+    let paired = count(
+        "SELECT COUNT(*) FROM courses c
+         WHERE (SELECT COUNT(*) FROM audit_events a
+                WHERE a.action = 'course.created' AND a.target_id = c.id) = 1",
+    )
+    .await;
+    assert_eq!(
+        courses, entries,
+        "no course without its entry, no entry without its course"
+    );
+    assert_eq!(paired, courses, "each course has exactly its own entry");
+    courses
+}
+
+/// Stores a sign-in code for `email` as `POST /auth/otp/request` stores it, by its hash
+/// (`Keys::otp_hash` with the server's key), valid for a minute from `now` (ms) and in
+/// place of any code the address had: a sign-in through core without reading a mail.
+pub async fn store_sign_in_code(
+    conn: &mut sqlx::AnyConnection,
+    email: &str,
+    code_hash: &str,
+    now: i64,
+) {
+    sqlx::query(
+        "INSERT INTO otp_codes (email, code_hash, attempts, created_at, expires_at)
+         VALUES ($1, $2, 0, $3, $4)
+         ON CONFLICT (email) DO UPDATE SET code_hash = excluded.code_hash, attempts = 0,
+             created_at = excluded.created_at, expires_at = excluded.expires_at",
+    )
+    .bind(email)
+    .bind(code_hash)
+    .bind(now)
+    .bind(now + 60_000)
+    .execute(conn)
+    .await
+    .expect("store a sign-in code");
+}

@@ -22,7 +22,9 @@ use langcamp_core::storage::{Accept, StagedFile};
 use langcamp_core::users::UserQuery;
 use langcamp_core::{Actor, PageRequest, Role};
 
-use langcamp_testkit::database::assert_no_connection_inside_a_transaction;
+use langcamp_testkit::database::{
+    assert_every_course_has_its_own_entry, assert_no_connection_inside_a_transaction,
+};
 
 use crate::harness::TestCore;
 
@@ -85,22 +87,7 @@ async fn a_staff_write_cancelled_at_any_await_commits_whole_or_leaves_nothing() 
         .await
         .expect("a write after the cancelled ones");
     created += 1;
-    let courses = school.count("SELECT COUNT(*) FROM courses").await;
-    let entries = school
-        .count("SELECT COUNT(*) FROM audit_events WHERE action = 'course.created'")
-        .await;
-    let paired = school
-        .count(
-            "SELECT COUNT(*) FROM courses c
-             WHERE (SELECT COUNT(*) FROM audit_events a
-                    WHERE a.action = 'course.created' AND a.target_id = c.id) = 1",
-        )
-        .await;
-    assert_eq!(
-        courses, entries,
-        "no course without its entry, no entry without its course"
-    );
-    assert_eq!(paired, courses, "each course has exactly its own entry");
+    let courses = assert_every_course_has_its_own_entry(school.core.db().reader()).await;
     assert!(courses >= created, "the uncancelled creates are kept");
 }
 

@@ -5,7 +5,7 @@ use chrono::TimeDelta;
 use serde_json::{Value, json};
 use sqlx::Connection;
 
-use crate::helpers::{Session, TestApp, fresh_client, utc};
+use crate::helpers::{Session, TestApp, actions, fresh_client, utc};
 use crate::materials::create_form;
 use crate::storage::{Multipart, pdf, stored_files};
 
@@ -576,13 +576,10 @@ async fn exports_are_recorded_and_the_personal_data_holds_the_entries_about_the_
         .await;
     assert_eq!(document.status, 200, "{}", document.text());
     let data = document.json();
-    let about: Vec<&str> = data["auditEvents"]
-        .as_array()
-        .expect("auditEvents")
-        .iter()
-        .filter_map(|e| e["action"].as_str())
-        .collect();
-    assert_eq!(about, ["user.created", "user.profile_updated"]);
+    assert_eq!(
+        actions(&data["auditEvents"]),
+        ["user.created", "user.profile_updated"]
+    );
     let personal = entries(&root, "&action=export.personal_data").await;
     assert_eq!(personal.len(), 1);
     assert_eq!(personal[0]["target"]["id"], student.user_id.as_str());

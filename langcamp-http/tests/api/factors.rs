@@ -14,6 +14,15 @@ fn start() -> chrono::DateTime<chrono::Utc> {
     utc(2026, 11, 23, 9, 0, 0)
 }
 
+/// The service on a manual clock at [`start`], with the setting `name` = `value`.
+async fn app_with(name: &str, value: &str) -> TestApp {
+    TestApp::builder()
+        .manual_clock(start())
+        .var(name, value)
+        .spawn()
+        .await
+}
+
 /// Starts a TOTP factor as `session`: (its id, its base32 secret).
 async fn start_totp(session: &Session) -> (String, String) {
     let enrolment = session
@@ -253,11 +262,7 @@ async fn staff_at_level_one_reach_only_their_own_account_until_they_enrol() {
 
 #[tokio::test]
 async fn staff_under_the_optional_policy_work_without_a_factor_until_they_add_one() {
-    let app = TestApp::builder()
-        .manual_clock(start())
-        .var("STAFF_SECOND_FACTOR", "optional")
-        .spawn()
-        .await;
+    let app = app_with("STAFF_SECOND_FACTOR", "optional").await;
     app.core
         .create_user(
             &langcamp_core::Actor::Operator,
@@ -361,11 +366,7 @@ async fn five_wrong_codes_end_the_sign_in() {
 
 #[tokio::test]
 async fn step_up_asks_for_a_recent_check_before_what_can_empty_the_schools_data() {
-    let app = TestApp::builder()
-        .manual_clock(start())
-        .var("STEP_UP_MAX_AGE", "5m")
-        .spawn()
-        .await;
+    let app = app_with("STEP_UP_MAX_AGE", "5m").await;
     let root = app.superadmin().await;
     let student = app.student("ana@example.com").await;
     root.get("/admin/exports/users.csv").expect(200).await;

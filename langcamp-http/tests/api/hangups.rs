@@ -14,7 +14,9 @@ use tokio::net::TcpStream;
 
 use std::net::SocketAddr;
 
-use langcamp_testkit::database::assert_no_connection_inside_a_transaction;
+use langcamp_testkit::database::{
+    assert_every_course_has_its_own_entry, assert_no_connection_inside_a_transaction,
+};
 use langcamp_testkit::latency::LatencyRelay;
 
 use crate::helpers::{TestApp, test_database_url};
@@ -112,22 +114,7 @@ async fn clients_hanging_up_mid_write_split_no_operation_and_steady_clients_are_
         .count("SELECT COUNT(*) FROM courses WHERE title LIKE 'Steady %'")
         .await;
     assert_eq!(steady_kept, 60, "every steady write was answered and kept");
-    let courses = app.rows("courses").await;
-    let entries = app
-        .count("SELECT COUNT(*) FROM audit_events WHERE action = 'course.created'")
-        .await;
-    let paired = app
-        .count(
-            "SELECT COUNT(*) FROM courses c
-             WHERE (SELECT COUNT(*) FROM audit_events a
-                    WHERE a.action = 'course.created' AND a.target_id = c.id) = 1",
-        )
-        .await;
-    assert_eq!(
-        courses, entries,
-        "no course without its entry, no entry without its course"
-    );
-    assert_eq!(paired, courses, "each course has exactly its own entry");
+    assert_every_course_has_its_own_entry(app.core.db().reader()).await;
     // Whatever the hang-ups left, the service still writes.
     admin
         .post("/courses", &json!({ "title": "After the hang-ups" }))

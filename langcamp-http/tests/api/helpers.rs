@@ -444,19 +444,7 @@ impl TestApp {
             .writer_connection()
             .await
             .expect("a writer connection");
-        sqlx::query(
-            "INSERT INTO otp_codes (email, code_hash, attempts, created_at, expires_at)
-             VALUES ($1, $2, 0, $3, $4)
-             ON CONFLICT (email) DO UPDATE SET code_hash = excluded.code_hash, attempts = 0,
-                 created_at = excluded.created_at, expires_at = excluded.expires_at",
-        )
-        .bind(&address)
-        .bind(code_hash)
-        .bind(now)
-        .bind(now + 60_000)
-        .execute(&mut *conn)
-        .await
-        .expect("store a sign-in code");
+        database::store_sign_in_code(&mut conn, &address, &code_hash, now).await;
         drop(conn);
         let signed_in = self
             .core
@@ -592,6 +580,16 @@ pub fn utc(year: i32, month: u32, day: u32, hour: u32, minute: u32, second: u32)
 }
 
 /// A client address no other helper call uses (10.0.0.0/8).
+/// The `action` of each audit entry in `entries` (a JSON array), in order.
+pub fn actions(entries: &serde_json::Value) -> Vec<&str> {
+    entries
+        .as_array()
+        .expect("an array of audit entries")
+        .iter()
+        .filter_map(|entry| entry["action"].as_str())
+        .collect()
+}
+
 pub fn fresh_client() -> String {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

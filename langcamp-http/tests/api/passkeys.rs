@@ -47,21 +47,31 @@ async fn register(app: &TestApp, session: &Session, name: &str) -> (SoftPasskey,
     (passkey, caller, added)
 }
 
+/// The options of a passkey sign-in (`POST /auth/passkey/options`), with their
+/// `challengeId`.
+async fn sign_in_options(app: &TestApp) -> Value {
+    app.post("/auth/passkey/options")
+        .json(&json!({}))
+        .send()
+        .await
+        .expect(200)
+        .data()
+}
+
+/// `passkey`'s answer to sign-in `options`, signed in `origin`: a body for
+/// `POST /auth/passkey/verify`.
+fn sign_in_answer(passkey: &mut SoftPasskey, options: &Value, origin: &str) -> Value {
+    let credential = passkey.get(&options["options"], origin);
+    json!({ "challengeId": options["challengeId"], "credential": credential })
+}
+
 /// A passkey sign-in's options, and the answer to `credential` signed in `origin`.
 async fn sign_in(
     app: &TestApp,
     passkey: &mut SoftPasskey,
     origin: &str,
 ) -> (Value, langcamp_testkit::TestResponse) {
-    let options = app
-        .post("/auth/passkey/options")
-        .json(&json!({}))
-        .send()
-        .await
-        .expect(200)
-        .data();
-    let credential = passkey.get(&options["options"], origin);
-    let body = json!({ "challengeId": options["challengeId"], "credential": credential });
+    let body = sign_in_answer(passkey, &sign_in_options(app).await, origin);
     let answer = app.post("/auth/passkey/verify").json(&body).send().await;
     (body, answer)
 }
@@ -121,22 +131,15 @@ async fn replayed_foreign_backwards_and_unknown_assertions_sign_nobody_in() {
     sign_in(&app, &mut passkey, ORIGIN).await.1.expect(200);
 
     // A credential this site never registered.
-    let options = app
-        .post("/auth/passkey/options")
-        .json(&json!({}))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let options = sign_in_options(&app).await;
     let foreign_options = json!({
         "rp": { "id": "school.example" },
         "challenge": options["options"]["challenge"],
         "user": { "id": "AAAAAAAAAAAAAAAAAAAAAA" },
     });
     let (mut stranger, _) = SoftPasskey::create(&foreign_options, ORIGIN);
-    let credential = stranger.get(&options["options"], ORIGIN);
     app.post("/auth/passkey/verify")
-        .json(&json!({ "challengeId": options["challengeId"], "credential": credential }))
+        .json(&sign_in_answer(&mut stranger, &options, ORIGIN))
         .send()
         .await
         .fails(401, "UNAUTHORIZED");
@@ -255,16 +258,9 @@ async fn a_ceremony_begun_on_one_instance_finishes_on_another() {
         .created()
         .await;
     // Sign-in: options from B, verified on A.
-    let options = b
-        .post("/auth/passkey/options")
-        .json(&json!({}))
-        .send()
-        .await
-        .expect(200)
-        .data();
-    let credential = passkey.get(&options["options"], ORIGIN);
+    let answer = sign_in_answer(&mut passkey, &sign_in_options(&b).await, ORIGIN);
     a.post("/auth/passkey/verify")
-        .json(&json!({ "challengeId": options["challengeId"], "credential": credential }))
+        .json(&answer)
         .send()
         .await
         .expect(200);
@@ -281,20 +277,9 @@ async fn a_ceremony_unfinished_after_five_minutes_is_gone() {
         .await;
     let ana = app.student("ana@example.com").await;
     let (mut passkey, _, _) = register(&app, &ana, "Phone").await;
-    let options = || async {
-        app.post("/auth/passkey/options")
-            .json(&json!({}))
-            .send()
-            .await
-            .expect(200)
-            .data()
-    };
-    let (in_time, too_late) = (options().await, options().await);
-    let mut answer = |options: &Value| {
-        let credential = passkey.get(&options["options"], ORIGIN);
-        json!({ "challengeId": options["challengeId"], "credential": credential })
-    };
-    let (in_time, too_late) = (answer(&in_time), answer(&too_late));
+    let (in_time, too_late) = (sign_in_options(&app).await, sign_in_options(&app).await);
+    let in_time = sign_in_answer(&mut passkey, &in_time, ORIGIN);
+    let too_late = sign_in_answer(&mut passkey, &too_late, ORIGIN);
 
     app.clock
         .advance(TimeDelta::minutes(4) + TimeDelta::seconds(59));

@@ -12,7 +12,6 @@ use langcamp_core::factors::totp::code_from_base32;
 use langcamp_core::platform::crypto::Keys;
 use langcamp_core::{PageRequest, Role};
 use langcamp_tui::view::View;
-use sqlx::Row;
 
 use crate::harness::{Console, address, assert_snapshot};
 use crate::views::key_of;
@@ -30,17 +29,7 @@ async fn maria_with_factors(console: &Console) -> String {
     let now = core.clock().now_ms();
     let code_hash = Keys::derive(langcamp_testkit::database::JWT_SECRET).otp_hash(MARIA, CODE);
     let mut conn = core.db().writer_connection().await.expect("a connection");
-    sqlx::query(
-        "INSERT INTO otp_codes (email, code_hash, attempts, created_at, expires_at)
-         VALUES ($1, $2, 0, $3, $4)",
-    )
-    .bind(MARIA)
-    .bind(code_hash)
-    .bind(now)
-    .bind(now + 60_000)
-    .execute(&mut *conn)
-    .await
-    .expect("store a sign-in code");
+    langcamp_testkit::database::store_sign_in_code(&mut conn, MARIA, &code_hash, now).await;
     drop(conn);
     let sign_in = OtpSignIn::try_from(OtpVerifyInput {
         email: Some(MARIA.to_owned()),
@@ -100,18 +89,6 @@ async fn on_maria() -> (Console, String) {
     (console, token)
 }
 
-/// The kinds of mail queued for `recipient`.
-async fn mail_to(console: &Console, recipient: &str) -> Vec<String> {
-    sqlx::query("SELECT kind FROM mail_outbox WHERE recipient = $1 ORDER BY created_at")
-        .bind(recipient)
-        .fetch_all(console.core.db().reader())
-        .await
-        .expect("outbox")
-        .iter()
-        .map(|r| r.get("kind"))
-        .collect()
-}
-
 #[tokio::test]
 async fn the_users_view_shows_a_users_factors_passkeys_and_recovery_codes() {
     let (console, _) = on_maria().await;
@@ -131,7 +108,7 @@ async fn factors_are_reset_only_after_confirmation_as_the_operator() {
         .await
         .expect("maria")
         .typed_id();
-    let notices = mail_to(&console, MARIA).await.len();
+    let notices = console.outbox(MARIA).await.len();
 
     console.press(KeyCode::Char('F')).await;
     console.press(KeyCode::Char('n')).await;
@@ -177,7 +154,7 @@ async fn factors_are_reset_only_after_confirmation_as_the_operator() {
     let entry = &trail.list[0];
     assert_eq!(entry.actor.kind, "operator");
     assert_eq!(entry.target.id.as_deref(), Some(maria.as_str()));
-    let mail = mail_to(&console, MARIA).await;
+    let mail = console.outbox(MARIA).await;
     assert_eq!(mail.len(), notices + 1, "{mail:?}");
     assert_eq!(mail.last().map(String::as_str), Some("security_notice"));
     assert!(console.core.authenticate(&token).await.is_err());

@@ -46,6 +46,15 @@ pub struct Console {
 }
 
 impl Console {
+    /// The kinds of mail queued for `recipient`, oldest first.
+    pub async fn outbox(&self, recipient: &str) -> Vec<String> {
+        sqlx::query_scalar("SELECT kind FROM mail_outbox WHERE recipient = $1 ORDER BY created_at")
+            .bind(recipient)
+            .fetch_all(self.core.db().reader())
+            .await
+            .expect("outbox")
+    }
+
     /// A migrated, empty school: on SQLite, or on the PostgreSQL server that
     /// `TEST_DATABASE_URL` names.
     pub async fn empty() -> Console {

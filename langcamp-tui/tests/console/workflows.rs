@@ -8,7 +8,6 @@ use langcamp_core::settings::SettingKey;
 use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Error, PageRequest, Role};
 use langcamp_tui::view::View;
-use sqlx::Row;
 
 use crate::harness::{address, assert_snapshot};
 use crate::views::open;
@@ -46,7 +45,7 @@ async fn a_reply_typed_in_the_console_is_stored_and_its_mail_queued() {
         Some("Hello Marta,\nyes: Tuesdays and Thursdays at 18:30.")
     );
     assert_eq!(
-        outbox(&console, "marta.reis@example.com").await,
+        console.outbox("marta.reis@example.com").await,
         ["contact_reply"]
     );
 }
@@ -63,18 +62,6 @@ async fn an_empty_reply_is_not_sent_and_the_editor_stays_open() {
     assert!(console.app.overlay.is_none());
     let screen = console.screen(100, 30);
     assert!(screen.contains("PENDING"), "{screen}");
-}
-
-/// The kinds of mail queued for `recipient`, oldest first.
-async fn outbox(console: &crate::harness::Console, recipient: &str) -> Vec<String> {
-    sqlx::query("SELECT kind FROM mail_outbox WHERE recipient = $1 ORDER BY created_at")
-        .bind(recipient)
-        .fetch_all(console.core.db().reader())
-        .await
-        .expect("outbox")
-        .iter()
-        .map(|r| r.get("kind"))
-        .collect()
 }
 
 async fn user(console: &crate::harness::Console, email: &str) -> langcamp_core::users::User {
@@ -128,7 +115,7 @@ async fn a_material_is_assigned_to_users_picked_by_search_and_unassigned_again()
         ["Business English: meetings"]
     );
     assert_eq!(
-        outbox(&console, "ana.silva@example.com").await,
+        console.outbox("ana.silva@example.com").await,
         ["material_assignment"]
     );
 

@@ -464,34 +464,15 @@ mod tests {
 
         // Both writes queue behind the held writer; the first caller then stops waiting.
         let blocker = pool.begin().await.expect("the writer");
-        let left = tokio::spawn({
+        let insert = |id| {
             let group = group.clone();
-            async move {
-                group
-                    .write(
-                        Undo::SingleStatement,
-                        Insert {
-                            id: 1,
-                            then_fail: false,
-                        },
-                    )
-                    .await
-            }
-        });
-        let stayed = tokio::spawn({
-            let group = group.clone();
-            async move {
-                group
-                    .write(
-                        Undo::SingleStatement,
-                        Insert {
-                            id: 2,
-                            then_fail: false,
-                        },
-                    )
-                    .await
-            }
-        });
+            let work = Insert {
+                id,
+                then_fail: false,
+            };
+            tokio::spawn(async move { group.write(Undo::SingleStatement, work).await })
+        };
+        let (left, stayed) = (insert(1), insert(2));
         tokio::task::yield_now().await;
         left.abort();
         assert!(left.await.expect_err("aborted").is_cancelled());
