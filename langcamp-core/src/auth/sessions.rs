@@ -327,26 +327,19 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::actor::Role;
-    use crate::domain::time::Timestamp;
 
+    /// A user as the sign-in cache holds it; only its id matters here.
     fn user(id: &str) -> Arc<User> {
-        Arc::new(User {
-            id: id.into(),
-            email: format!("{id}@example.com"),
-            name: None,
-            role: Role::User,
-            is_registration_complete: false,
-            age: None,
-            gender: None,
-            city: None,
-            country: None,
-            country_code: None,
-            phone_number: None,
-            locale: "en".into(),
-            created_at: Timestamp::from_millis(0),
-            updated_at: Timestamp::from_millis(0),
-        })
+        let user = serde_json::from_value(serde_json::json!({
+            "id": id,
+            "email": format!("{id}@example.com"),
+            "role": "user",
+            "isRegistrationComplete": false,
+            "locale": "en",
+            "createdAt": "2026-01-01T00:00:00Z",
+            "updatedAt": "2026-01-01T00:00:00Z",
+        }));
+        Arc::new(user.expect("a user"))
     }
 
     fn live(id: &str, expires_at: i64) -> LiveSession {

@@ -143,6 +143,19 @@ impl<T> Patch<T> {
     }
 }
 
+impl Patch<String> {
+    /// [`clearable`](Patch::clearable) for a text field whose parser names the field in its
+    /// message, as `LanguageTag::parse_optional` and the other optional values do.
+    pub fn clearable_field<U>(
+        self,
+        problems: &mut Problems,
+        field: &str,
+        parse: fn(&str, &str) -> std::result::Result<Option<U>, String>,
+    ) -> Option<Option<U>> {
+        self.clearable(problems, |raw| parse(field, &raw))
+    }
+}
+
 /// A trimmed, lower-cased e-mail address of a plausible shape.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Email(String);

@@ -290,18 +290,22 @@ impl TryFrom<MaterialUpdate> for MaterialChange {
         };
         let change = MaterialChange {
             title,
-            description: input
-                .description
-                .clearable(p, |d| Description::parse_optional("description", &d)),
+            description: input.description.clearable_field(
+                p,
+                "description",
+                Description::parse_optional,
+            ),
             locale: input
                 .locale
-                .clearable(p, |l| LanguageTag::parse_optional("locale", &l)),
-            target_language: input
-                .target_language
-                .clearable(p, |l| LanguageTag::parse_optional("targetLanguage", &l)),
+                .clearable_field(p, "locale", LanguageTag::parse_optional),
+            target_language: input.target_language.clearable_field(
+                p,
+                "targetLanguage",
+                LanguageTag::parse_optional,
+            ),
             level: input
                 .level
-                .clearable(p, |l| CefrLevel::parse_optional("level", &l)),
+                .clearable_field(p, "level", CefrLevel::parse_optional),
             videos,
             remove_pdf_ids,
         };

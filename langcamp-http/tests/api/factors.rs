@@ -8,7 +8,7 @@
 use chrono::TimeDelta;
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp, utc};
+use crate::helpers::{Call, Session, TestApp, utc};
 
 fn start() -> chrono::DateTime<chrono::Utc> {
     utc(2026, 11, 23, 9, 0, 0)
@@ -35,6 +35,29 @@ async fn start_totp(session: &Session) -> (String, String) {
         enrolment["id"].as_str().expect("id").to_owned(),
         enrolment["secret"].as_str().expect("secret").to_owned(),
     )
+}
+
+/// Adds a TOTP factor as `session` through the API, the way an authenticator app would:
+/// the confirmation's answer (new tokens, the recovery codes) and the factor's secret.
+async fn add_totp(app: &TestApp, session: &Session) -> (Value, String) {
+    let (id, secret) = start_totp(session).await;
+    let added = session
+        .post(
+            &format!("/me/factors/totp/{id}/confirm"),
+            &json!({ "code": app.totp_code(&secret) }),
+        )
+        .expect(200)
+        .await
+        .data();
+    (added, secret)
+}
+
+/// Each call is refused with 403 `SECOND_FACTOR_REQUIRED`: its caller's sign-in is at
+/// level 1 and must take its second step (or enrol) first.
+async fn refused_until_the_second_step(calls: impl IntoIterator<Item = Call>) {
+    for call in calls {
+        call.fails(403, "SECOND_FACTOR_REQUIRED").await;
+    }
 }
 
 /// The same caller with the tokens of a sign-in answer.
@@ -145,33 +168,20 @@ async fn a_sign_in_says_what_comes_next_and_a_user_with_a_factor_is_held_to_it()
     let secret = ana.totp_secret.clone().expect("a secret");
 
     // The e-mail code alone: level 1, and the factor is required next.
-    let code = app.request_code("ana@example.com").await;
-    let answer = app
-        .post("/auth/otp/verify")
-        .json(&json!({ "email": "ana@example.com", "code": code }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let answer = app.otp_answer("ana@example.com").await;
     assert_eq!(answer["aal"], 1);
     assert_eq!(answer["secondFactor"], "required");
     assert_eq!(answer["methods"], json!(["totp", "recovery"]));
     let short = with_tokens(&app, &ana, &answer);
     short.get("/me").expect(200).await;
     short.get("/me/factors").expect(200).await;
-    short
-        .get("/proficiency-tests/results/me")
-        .fails(403, "SECOND_FACTOR_REQUIRED")
-        .await;
-    short
-        .patch("/me/profile", &json!({ "city": "Faro" }))
-        .fails(403, "SECOND_FACTOR_REQUIRED")
-        .await;
-    // Whoever reads the mailbox cannot add a factor of their own.
-    short
-        .post("/me/factors/totp", &json!({}))
-        .fails(403, "SECOND_FACTOR_REQUIRED")
-        .await;
+    refused_until_the_second_step([
+        short.get("/proficiency-tests/results/me"),
+        short.patch("/me/profile", &json!({ "city": "Faro" })),
+        // Whoever reads the mailbox cannot add a factor of their own.
+        short.post("/me/factors/totp", &json!({})),
+    ])
+    .await;
 
     app.clock.advance(TimeDelta::seconds(30));
     let raised = verify(&short, "totp", &app.totp_code(&secret))
@@ -188,14 +198,7 @@ async fn a_sign_in_says_what_comes_next_and_a_user_with_a_factor_is_held_to_it()
         .await;
 
     // A student without a factor, and staff without one, are told so.
-    let code = app.request_code("bea@example.com").await;
-    let bea = app
-        .post("/auth/otp/verify")
-        .json(&json!({ "email": "bea@example.com", "code": code }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let bea = app.otp_answer("bea@example.com").await;
     assert_eq!(
         (bea["aal"].clone(), bea["secondFactor"].clone()),
         (json!(1), json!("none"))
@@ -218,25 +221,15 @@ async fn staff_at_level_one_reach_only_their_own_account_until_they_enrol() {
         )
         .await
         .expect("an admin");
-    let code = app.request_code("office@school.test").await;
-    let answer = app
-        .post("/auth/otp/verify")
-        .json(&json!({ "email": "office@school.test", "code": code }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let answer = app.otp_answer("office@school.test").await;
     assert_eq!(answer["secondFactor"], "enroll");
     let office = app.sign_in_through_core("office@school.test").await;
     office.get("/me").expect(200).await;
-    office
-        .get("/users")
-        .fails(403, "SECOND_FACTOR_REQUIRED")
-        .await;
-    office
-        .post("/courses", &json!({ "title": "A1" }))
-        .fails(403, "SECOND_FACTOR_REQUIRED")
-        .await;
+    refused_until_the_second_step([
+        office.get("/users"),
+        office.post("/courses", &json!({ "title": "A1" })),
+    ])
+    .await;
     // Public routes show it what they show anyone: no unpublished course.
     let root = app.superadmin().await;
     root.post(
@@ -247,15 +240,7 @@ async fn staff_at_level_one_reach_only_their_own_account_until_they_enrol() {
     .await;
     assert_eq!(office.get("/courses").await, json!([]));
 
-    let (id, secret) = start_totp(&office).await;
-    let added = office
-        .post(
-            &format!("/me/factors/totp/{id}/confirm"),
-            &json!({ "code": app.totp_code(&secret) }),
-        )
-        .expect(200)
-        .await
-        .data();
+    let (added, _) = add_totp(&app, &office).await;
     let office = with_tokens(&app, &office, &added);
     office.get("/users").expect(200).await;
 }
@@ -285,15 +270,7 @@ async fn staff_under_the_optional_policy_work_without_a_factor_until_they_add_on
 async fn a_totp_code_works_once_and_a_recovery_code_once() {
     let app = TestApp::at(start()).await;
     let ana = app.student("ana@example.com").await;
-    let (id, secret) = start_totp(&ana).await;
-    let added = ana
-        .post(
-            &format!("/me/factors/totp/{id}/confirm"),
-            &json!({ "code": app.totp_code(&secret) }),
-        )
-        .expect(200)
-        .await
-        .data();
+    let (added, secret) = add_totp(&app, &ana).await;
     let first_code = added["recoveryCodes"][0]
         .as_str()
         .expect("a code")
@@ -492,14 +469,7 @@ async fn a_superadmin_resets_a_colleagues_factors_and_ends_their_sign_ins() {
             .contains(&"user.factors_reset".to_owned())
     );
     // The next sign-in enrols again.
-    let code = app.request_code(&office.email).await;
-    let answer = app
-        .post("/auth/otp/verify")
-        .json(&json!({ "email": office.email, "code": code }))
-        .send()
-        .await
-        .expect(200)
-        .data();
+    let answer = app.otp_answer(&office.email).await;
     assert_eq!(answer["secondFactor"], "enroll");
 }
 

@@ -403,17 +403,22 @@ impl TestApp {
         }
     }
 
-    /// Signs `email` in through the real flow.
-    pub async fn sign_in(&self, email: &str) -> Session {
+    /// The answer of `POST /auth/otp/verify` with the code just mailed to `email`: the
+    /// first step of a sign-in (tokens, `aal`, and what comes next).
+    pub async fn otp_answer(&self, email: &str) -> serde_json::Value {
         let code = self.request_code(email).await;
-        let data = self
-            .post("/auth/otp/verify")
+        self.post("/auth/otp/verify")
             .header("x-forwarded-for", &fresh_client())
             .json(&serde_json::json!({ "email": email, "code": code }))
             .send()
             .await
             .expect(200)
-            .data();
+            .data()
+    }
+
+    /// Signs `email` in through the real flow.
+    pub async fn sign_in(&self, email: &str) -> Session {
+        let data = self.otp_answer(email).await;
         let access = data["accessToken"].as_str().expect("accessToken");
         Session {
             access: access.to_owned(),

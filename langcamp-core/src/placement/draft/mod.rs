@@ -261,13 +261,14 @@ pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(Tes
     }
     if let Some(locale) = patch
         .locale
-        .clearable(&mut problems, |l| tag_or_empty("locale", &l))
+        .clearable_field(&mut problems, "locale", tag_or_empty)
     {
         draft.locale = locale;
     }
-    if let Some(target) = patch
-        .target_language
-        .clearable(&mut problems, |t| tag_or_empty("targetLanguage", &t))
+    if let Some(target) =
+        patch
+            .target_language
+            .clearable_field(&mut problems, "targetLanguage", tag_or_empty)
     {
         draft.target_language = target;
     }
