@@ -267,12 +267,19 @@ impl TryFrom<MaterialUpdate> for MaterialChange {
     type Error = Error;
 
     fn try_from(input: MaterialUpdate) -> Result<MaterialChange> {
+        let MaterialUpdate {
+            title,
+            description,
+            locale,
+            target_language,
+            level,
+            videos,
+            remove_pdf_ids,
+        } = input;
         let mut problems = Problems::new();
         let p = &mut problems;
-        let title = input
-            .title
-            .non_null(p, "title", |t| Title::parse("title", &t));
-        let videos = match input.videos {
+        let title = title.non_null(p, "title", |t| Title::parse("title", &t));
+        let videos = match videos {
             Patch::Absent => None,
             Patch::Null => {
                 p.add("videos cannot be null (send [] to remove every video)");
@@ -280,7 +287,7 @@ impl TryFrom<MaterialUpdate> for MaterialChange {
             }
             Patch::Value(v) => Some(parse_videos(p, v)),
         };
-        let remove_pdf_ids = match input.remove_pdf_ids {
+        let remove_pdf_ids = match remove_pdf_ids {
             Patch::Absent => Vec::new(),
             Patch::Null => {
                 p.add("removePdfIds cannot be null");
@@ -290,22 +297,14 @@ impl TryFrom<MaterialUpdate> for MaterialChange {
         };
         let change = MaterialChange {
             title,
-            description: input.description.clearable_field(
-                p,
-                "description",
-                Description::parse_optional,
-            ),
-            locale: input
-                .locale
-                .clearable_field(p, "locale", LanguageTag::parse_optional),
-            target_language: input.target_language.clearable_field(
+            description: description.clearable_field(p, "description", Description::parse_optional),
+            locale: locale.clearable_field(p, "locale", LanguageTag::parse_optional),
+            target_language: target_language.clearable_field(
                 p,
                 "targetLanguage",
                 LanguageTag::parse_optional,
             ),
-            level: input
-                .level
-                .clearable_field(p, "level", CefrLevel::parse_optional),
+            level: level.clearable_field(p, "level", CefrLevel::parse_optional),
             videos,
             remove_pdf_ids,
         };

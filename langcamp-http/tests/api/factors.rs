@@ -209,18 +209,8 @@ async fn a_sign_in_says_what_comes_next_and_a_user_with_a_factor_is_held_to_it()
 #[tokio::test]
 async fn staff_at_level_one_reach_only_their_own_account_until_they_enrol() {
     let app = TestApp::at(start()).await;
-    app.core
-        .create_user(
-            &langcamp_core::Actor::Operator,
-            langcamp_core::users::NewUser::new(
-                "office@school.test",
-                langcamp_core::Role::Admin,
-                Some("Office"),
-            )
-            .expect("a user"),
-        )
-        .await
-        .expect("an admin");
+    app.add_user("office@school.test", langcamp_core::Role::Admin)
+        .await;
     let answer = app.otp_answer("office@school.test").await;
     assert_eq!(answer["secondFactor"], "enroll");
     let office = app.sign_in_through_core("office@school.test").await;
@@ -248,18 +238,8 @@ async fn staff_at_level_one_reach_only_their_own_account_until_they_enrol() {
 #[tokio::test]
 async fn staff_under_the_optional_policy_work_without_a_factor_until_they_add_one() {
     let app = app_with("STAFF_SECOND_FACTOR", "optional").await;
-    app.core
-        .create_user(
-            &langcamp_core::Actor::Operator,
-            langcamp_core::users::NewUser::new(
-                "office@school.test",
-                langcamp_core::Role::Admin,
-                None,
-            )
-            .expect("a user"),
-        )
-        .await
-        .expect("an admin");
+    app.add_user("office@school.test", langcamp_core::Role::Admin)
+        .await;
     let office = app.sign_in_through_core("office@school.test").await;
     office.get("/users").expect(200).await;
     // Without a factor step-up does not apply.

@@ -473,11 +473,8 @@ impl TestApp {
         }
     }
 
-    /// A signed-in user with `role` and a complete profile. Staff add a TOTP factor
-    /// through core and hold the level-2 tokens its confirmation answers, as a real staff
-    /// member does at their first sign-in under `STAFF_SECOND_FACTOR=required` (CONTRACT
-    /// §20); students sign in with the code alone.
-    pub async fn user_with_role(&self, email: &str, role: Role) -> Session {
+    /// Creates a user as the operator does (`langcamp users create`), with no sign-in.
+    pub async fn add_user(&self, email: &str, role: Role) {
         self.core
             .create_user(
                 &Actor::Operator,
@@ -485,6 +482,14 @@ impl TestApp {
             )
             .await
             .expect("create the user");
+    }
+
+    /// A signed-in user with `role` and a complete profile. Staff add a TOTP factor
+    /// through core and hold the level-2 tokens its confirmation answers, as a real staff
+    /// member does at their first sign-in under `STAFF_SECOND_FACTOR=required` (CONTRACT
+    /// §20); students sign in with the code alone.
+    pub async fn user_with_role(&self, email: &str, role: Role) -> Session {
+        self.add_user(email, role).await;
         let session = self.sign_in_through_core(email).await;
         if role == Role::User {
             return session;
