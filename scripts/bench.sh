@@ -21,6 +21,9 @@
 # an older build starts on it because langcamp ignores applied migrations it does not know,
 # as in a rolling upgrade: a build of 927174b, before 0120/0130, ran GET /me and the staff
 # writes with no non-2xx; it ignores the seeded admin's TOTP factor and level 2 claim),
+# --returning (the one-time codes belong to students who already exist, so
+# POST /auth/otp/verify measures a returning student's sign-in instead of a first one;
+# adds as many users as codes to the data set, so use it with --only 'POST /auth/otp/verify'),
 # --no-build (use the release binaries as they are, e.g. between --langcamp runs; with
 # BENCH_BIN=target/debug, the dev builds of `cargo build -p langcamp-cli -p langcamp-bench
 # --bins`, for a smoke run whose rates mean nothing).
@@ -49,6 +52,7 @@ KEEP=0
 ONLY=""
 LANGCAMP=""
 BUILD=1
+RETURNING=()
 CONNECTIONS=64
 THREADS=2
 while [ $# -gt 0 ]; do
@@ -62,7 +66,8 @@ while [ $# -gt 0 ]; do
     --only) ONLY=$2; shift 2 ;;
     --langcamp) LANGCAMP=$(realpath "$2"); shift 2 ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    --returning) RETURNING=(--otp-returning); shift ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -127,7 +132,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== seeding ($BACKEND, $SCALE)" >&2
-"$BIN/api-bench" seed --database-url "$DB_URL" --secret "$SECRET" --scale "$SCALE" --out "$WORK"
+"$BIN/api-bench" seed --database-url "$DB_URL" --secret "$SECRET" --scale "$SCALE" --out "$WORK" ${RETURNING[@]+"${RETURNING[@]}"}
 # shellcheck disable=SC1091
 . "$WORK/bench.env"
 

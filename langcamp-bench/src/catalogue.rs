@@ -163,6 +163,25 @@ pub async fn otp_codes(
     .await
 }
 
+/// Makes the addresses of the first `count` prepared codes students who signed up before
+/// (registered, in English), so that each verify is a returning student's sign-in.
+pub async fn otp_students(db: &Db, count: u64, now: i64) -> langcamp_core::Result<()> {
+    insert_all(
+        db,
+        "INSERT INTO users (id, email, name, role, is_registration_complete, locale, created_at, updated_at)",
+        count,
+        |n| {
+            format!(
+                "({}, {}, {}, 'user', 1, 'en', {now}, {now})",
+                text(&id(10, n)),
+                text(&otp_email(n)),
+                text(&format!("Returning {n}")),
+            )
+        },
+    )
+    .await
+}
+
 /// The answers of a submission to an added test: every question, option `q % OPTIONS`
 /// (right) for even questions and the next one (wrong) for odd ones.
 pub fn submission() -> String {

@@ -58,6 +58,10 @@ enum Cmd {
         /// One-time codes to prepare (each verify consumes one).
         #[arg(long, default_value_t = 200_000)]
         otp_codes: u64,
+        /// The codes' addresses belong to students who already exist (a returning
+        /// student's sign-in) instead of new ones.
+        #[arg(long)]
+        otp_returning: bool,
         /// Where `bench.env` and `submit.json` go.
         #[arg(long)]
         out: PathBuf,
@@ -95,6 +99,7 @@ fn main() {
             courses,
             tests,
             otp_codes,
+            otp_returning,
             out,
         } => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -111,6 +116,7 @@ fn main() {
                     courses,
                     tests,
                     otp_codes,
+                    otp_returning,
                     out,
                 }))
             }),
@@ -143,6 +149,7 @@ struct Seed {
     courses: u64,
     tests: u64,
     otp_codes: u64,
+    otp_returning: bool,
     out: PathBuf,
 }
 
@@ -185,6 +192,9 @@ async fn seed(s: Seed) -> Fallible<()> {
     let keys = Keys::derive(&s.secret);
     let day = 86_400_000;
     catalogue::otp_codes(app.db(), &keys, s.otp_codes, now_ms, now_ms + day).await?;
+    if s.otp_returning {
+        catalogue::otp_students(app.db(), s.otp_codes, now_ms).await?;
+    }
     if postgres {
         app.db().reader().execute("VACUUM (ANALYZE)").await?;
     } else {

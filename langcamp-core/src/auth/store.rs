@@ -42,7 +42,8 @@ impl Write for SignIn {
             .await?;
             return Ok(None);
         }
-        let user = users::find_or_create_user(conn, &self.email, &self.locale, self.now).await?;
+        let (user, is_new) =
+            users::find_or_create_user(conn, &self.email, &self.locale, self.now).await?;
         // A new sign-in, its end and first use set at once, and its first refresh token.
         conn.exec(
             "INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at, last_used_at)
@@ -63,7 +64,13 @@ impl Write for SignIn {
             self.expires_at,
         )
         .await?;
-        let methods = crate::factors::methods_of(conn, &user.id).await?;
+        // A user this sign-in created has no factor yet: only a returning user's are read
+        // (a statement fewer, inside the transaction, on a first sign-in).
+        let methods = if is_new {
+            Vec::new()
+        } else {
+            crate::factors::methods_of(conn, &user.id).await?
+        };
         Ok(Some(SignedInUser {
             user,
             session_id: self.session_id,

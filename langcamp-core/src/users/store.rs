@@ -168,13 +168,14 @@ pub(super) async fn require_user<C: WriteConn>(conn: &mut C, id: &str) -> Result
     find_user(conn, id).await?.ok_or_else(no_user)
 }
 
-/// Creates a user with incomplete registration (or returns the existing one).
+/// Creates a user with incomplete registration (or returns the existing one), and says
+/// whether this call created it.
 pub(crate) async fn find_or_create_user<C: WriteConn>(
     conn: &mut C,
     email: &Email,
     locale: &str,
     now: i64,
-) -> Result<User> {
+) -> Result<(User, bool)> {
     // One statement for a new address (the insert returns the row), two for a known one
     // (the insert does nothing, then the row is read): sign-in is a hot write path.
     let id = new_id();
@@ -194,17 +195,20 @@ pub(crate) async fn find_or_create_user<C: WriteConn>(
             ],
         )
         .await?;
-    let row = match created {
-        Some(row) => row,
-        None => conn
-            .fetch_first(
-                select_users!("WHERE email = $1"),
-                &[Arg::Text(email.as_str())],
-            )
-            .await?
-            .ok_or_else(|| Error::internal("user vanished right after creation"))?,
+    let (row, is_new) = match created {
+        Some(row) => (row, true),
+        None => {
+            let row = conn
+                .fetch_first(
+                    select_users!("WHERE email = $1"),
+                    &[Arg::Text(email.as_str())],
+                )
+                .await?
+                .ok_or_else(|| Error::internal("user vanished right after creation"))?;
+            (row, false)
+        }
     };
-    User::from_row(&row)
+    Ok((User::from_row(&row)?, is_new))
 }
 
 /// How many superadmins there are, and still at the commit: their rows are held first
