@@ -24,6 +24,11 @@
 # --returning (the one-time codes belong to students who already exist, so
 # POST /auth/otp/verify measures a returning student's sign-in instead of a first one;
 # adds as many users as codes to the data set, so use it with --only 'POST /auth/otp/verify'),
+# --versus PATH (a second `langcamp` binary, e.g. a build of an earlier commit, served on
+# the same data set beside the first: every measured run of an endpoint runs it on one,
+# then on the other, in turns, and the table gets a row `(versus)` of its own; two builds
+# compared in one interleaved run differ less by the machine's drift than two runs of
+# bench.sh do; the seed then makes twice as many one-time codes; PostgreSQL only),
 # --no-build (use the release binaries as they are, e.g. between --langcamp runs; with
 # BENCH_BIN=target/debug, the dev builds of `cargo build -p langcamp-cli -p langcamp-bench
 # --bins`, for a smoke run whose rates mean nothing).
@@ -51,6 +56,7 @@ SCALE=full
 KEEP=0
 ONLY=""
 LANGCAMP=""
+VERSUS=""
 BUILD=1
 RETURNING=()
 CONNECTIONS=64
@@ -65,12 +71,20 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --only) ONLY=$2; shift 2 ;;
     --langcamp) LANGCAMP=$(realpath "$2"); shift 2 ;;
+    --versus) VERSUS=$(realpath "$2"); shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --returning) RETURNING=(--otp-returning); shift ;;
-    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+
+if [ -n "$VERSUS" ] && [ -z "$PG" ]; then
+  # Two processes on one SQLite file share its single write lock, each waiting on the
+  # other's transactions: they would measure each other, not themselves.
+  echo "bench.sh: --versus needs --postgres" >&2
+  exit 2
+fi
 
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -100,10 +114,11 @@ WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/langcamp-http-bench}
 rm -rf "$WORK"
 mkdir -p "$WORK"
 SECRET=langcamp-bench-secret-0123456789abcdef
-# BENCH_PORT: the first of the four ports used (the server, then the baselines), so two
-# benchmarks on one machine do not meet.
+# BENCH_PORT: the first of the five ports used (the server, then the baselines, then the
+# --versus server), so two benchmarks on one machine do not meet.
 PORT=${BENCH_PORT:-18080}
 BASE_PORT=$((PORT + 1))
+VERSUS_PORT=$((PORT + 4))
 if [ -n "$PG" ]; then
   base=${PG%%\?*}
   query=""
@@ -116,12 +131,14 @@ else
 fi
 
 SERVER_PID=""
+VERSUS_PID=""
 HELLO_PID=""
 SAME_PIDS=""
 cleanup() {
   # Not under errexit: `wait` returns the killed server's status.
   set +e
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  [ -n "$VERSUS_PID" ] && kill "$VERSUS_PID" 2>/dev/null && wait "$VERSUS_PID" 2>/dev/null
   [ -n "$HELLO_PID" ] && kill "$HELLO_PID" 2>/dev/null && wait "$HELLO_PID" 2>/dev/null
   for pid in $SAME_PIDS; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
   if [ "$KEEP" = 0 ]; then
@@ -132,7 +149,11 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== seeding ($BACKEND, $SCALE)" >&2
-"$BIN/api-bench" seed --database-url "$DB_URL" --secret "$SECRET" --scale "$SCALE" --out "$WORK" ${RETURNING[@]+"${RETURNING[@]}"}
+# With --versus each server takes its own codes: twice as many.
+OTP_CODES_SEEDED=200000
+[ -n "$VERSUS" ] && OTP_CODES_SEEDED=400000
+"$BIN/api-bench" seed --database-url "$DB_URL" --secret "$SECRET" --scale "$SCALE" --out "$WORK" \
+  --otp-codes $OTP_CODES_SEEDED ${RETURNING[@]+"${RETURNING[@]}"}
 # shellcheck disable=SC1091
 . "$WORK/bench.env"
 
@@ -145,9 +166,17 @@ LOG=$WORK/server.log
 # STEP_UP_MAX_AGE (default 10m, contract §20), which a long run may outlast, so the
 # window is as long as the seeded tokens (JWT_EXPIRATION 6h in api-bench). The policy
 # stays the default (STAFF_SECOND_FACTOR=required); an older build ignores the setting.
-DATABASE_URL=$DB_URL JWT_SECRET=$SECRET DATA_DIR=$WORK/data STEP_UP_MAX_AGE=6h \
-  "$LANGCAMP" serve --host 127.0.0.1 --port $PORT >>"$LOG" 2>&1 &
+serve() {
+  DATABASE_URL=$DB_URL JWT_SECRET=$SECRET DATA_DIR=$WORK/data STEP_UP_MAX_AGE=6h \
+    "$1" serve --host 127.0.0.1 --port "$2" >>"$3" 2>&1 &
+}
+serve "$LANGCAMP" $PORT "$LOG"
 SERVER_PID=$!
+if [ -n "$VERSUS" ]; then
+  serve "$VERSUS" $VERSUS_PORT "$WORK/versus.log"
+  VERSUS_PID=$!
+  until curl -fs "http://127.0.0.1:$VERSUS_PORT/" >/dev/null; do sleep 0.1; done
+fi
 "$BIN/hello" $BASE_PORT &
 HELLO_PID=$!
 for _ in $(seq 1 300); do
@@ -177,6 +206,8 @@ LUA=$ROOT/scripts/bench
 # (subshells), where a shell variable would not keep its new value.
 echo 0 >"$WORK/otp_next"
 OTP_BLOCK=$((OTP_CODES / (RUNS + 2)))
+# With --versus, the two servers take a block each per run.
+[ -n "$VERSUS" ] && OTP_BLOCK=$((OTP_BLOCK / 2))
 # Likewise the next unused address for code requests (each run asks for new ones).
 echo 0 >"$WORK/otp_request_next"
 # An admin write for PUT /settings (each run replaces the same setting; issue 32
@@ -211,15 +242,16 @@ wrk_run() {
 }
 
 # staff_write WRITE [ASSIGN_FIRST]: one wrk run of a staff write (scripts/bench/staff-write.lua),
-# spread over the seeded rows or making new ones.
+# spread over the seeded rows or making new ones, on endpoint_run's server (`url`).
 staff_write() {
-  wrk_run "http://127.0.0.1:$PORT" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-write.lua" "$1" "$ADMIN_TOKEN" \
+  wrk_run "$url" "$DURATION" $CONNECTIONS $THREADS "$LUA/staff-write.lua" "$1" "$ADMIN_TOKEN" \
     "$USERS" "$COURSES" "$FIRST_TEST" "$TESTS" "$MATERIALS" "$CONTACTS" "${2:-0}"
 }
 
-# endpoint_run NAME: one wrk run of the named endpoint (OTP runs take fresh codes).
+# endpoint_run NAME [PORT]: one wrk run of the named endpoint on the server at PORT
+# (default the first; OTP runs take fresh codes).
 endpoint_run() {
-  local url="http://127.0.0.1:$PORT"
+  local url="http://127.0.0.1:${2:-$PORT}"
   case "$1" in
     "GET /courses") wrk_run "$url/courses" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET ;;
     "GET /proficiency-tests") wrk_run "$url/proficiency-tests" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET ;;
@@ -273,7 +305,7 @@ same_run() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v c="$1" '{ print $c }'; }
-hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
+hwm_mb() { awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/${1:-$SERVER_PID}/status"; }
 locked() { grep -c "database is locked" "$LOG" || true; }
 
 # The CSV export of every result (issue 33): one long streamed answer, so not a request
@@ -344,16 +376,25 @@ ALL_BASE=""
 for name in "${SELECTED[@]}"; do
   echo "== $name" >&2
   echo 5 >"/proc/$SERVER_PID/clear_refs" 2>/dev/null || true
+  [ -n "$VERSUS" ] && { echo 5 >"/proc/$VERSUS_PID/clear_refs" 2>/dev/null || true; }
   : >"$LOG"
   baseline_run >/dev/null
   endpoint_run "$name" >/dev/null
   sport=$(same_port "$name")
   [ -n "$sport" ] && same_run "$sport" >/dev/null
-  base="" ends="" same=""
-  for _ in $(seq 1 "$RUNS"); do
+  [ -n "$VERSUS" ] && endpoint_run "$name" $VERSUS_PORT >/dev/null
+  base="" ends="" same="" versus=""
+  for run in $(seq 1 "$RUNS"); do
     base+="$(baseline_run)"$'\n'
     [ -n "$sport" ] && same+="$(same_run "$sport")"$'\n'
+    # With --versus, the two servers take turns going first.
+    if [ -n "$VERSUS" ] && [ $((run % 2)) = 0 ]; then
+      versus+="$(endpoint_run "$name" $VERSUS_PORT)"$'\n'
+    fi
     ends+="$(endpoint_run "$name")"$'\n'
+    if [ -n "$VERSUS" ] && [ $((run % 2)) = 1 ]; then
+      versus+="$(endpoint_run "$name" $VERSUS_PORT)"$'\n'
+    fi
   done
   ALL_BASE+=$base
   b_rps=$(col 1 <<<"${base%$'\n'}" | median)
@@ -370,6 +411,13 @@ for name in "${SELECTED[@]}"; do
   row="| \`$name\` | $(printf '%.0f' "$e_rps") | $ratio | $same_ratio | $e_p50 | $e_p99 | $e_bad | $(locked) | $(hwm_mb) |"
   echo "$row" >&2
   echo "$row" >>"$TABLE"
+  if [ -n "$VERSUS" ]; then
+    v_rps=$(col 1 <<<"${versus%$'\n'}" | median)
+    row="| \`$name\` (versus) | $(printf '%.0f' "$v_rps") | $(awk -v e="$v_rps" -v b="$b_rps" 'BEGIN { printf "%.2f", (b > 0 ? e / b : 0) }') | - | $(col 2 <<<"${versus%$'\n'}" | median) | $(col 3 <<<"${versus%$'\n'}" | median) | $(col 4 <<<"${versus%$'\n'}" | awk '{ s += $1 } END { print s + 0 }') | $(grep -c "database is locked" "$WORK/versus.log" || true) | $(hwm_mb "$VERSUS_PID") |"
+    echo "$row" >&2
+    echo "$row" >>"$TABLE"
+    echo "$name runs, req/s: $(col 1 <<<"${ends%$'\n'}" | xargs) versus $(col 1 <<<"${versus%$'\n'}" | xargs)" >&2
+  fi
 done
 b_rps=$(col 1 <<<"${ALL_BASE%$'\n'}" | median)
 b_p50=$(col 2 <<<"${ALL_BASE%$'\n'}" | median)
@@ -391,6 +439,7 @@ PEAK=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status")
 
 echo
 echo "Backend: $BACKEND ($SCALE data set); wrk: $THREADS threads, $CONNECTIONS connections, ${DURATION} s runs, median of $RUNS after a warm-up"
+[ -n "$VERSUS" ] && echo "Servers: $LANGCAMP; (versus) $VERSUS"
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 echo
 cat "$TABLE"
