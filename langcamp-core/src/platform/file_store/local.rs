@@ -13,7 +13,7 @@ use futures_util::future::BoxFuture;
 use tokio::fs::File;
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
-use super::{ByteStream, FileStore, FileWriter, check_key};
+use super::{ByteStream, FileStore, FileWriter, Io, check_key};
 use crate::domain::id::new_id;
 
 /// Bytes read from disk per chunk when serving a file.
@@ -43,7 +43,7 @@ impl LocalDisk {
 }
 
 impl FileStore for LocalDisk {
-    fn create<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<Box<dyn FileWriter>>> {
+    fn create<'a>(&'a self, key: &'a str) -> Io<'a, Box<dyn FileWriter>> {
         Box::pin(async move {
             let dest = self.path_of(key)?;
             let temp_dir = self.root.join(TEMP_DIR);
@@ -59,11 +59,7 @@ impl FileStore for LocalDisk {
         })
     }
 
-    fn open<'a>(
-        &'a self,
-        key: &'a str,
-        range: Option<Range<u64>>,
-    ) -> BoxFuture<'a, io::Result<ByteStream>> {
+    fn open<'a>(&'a self, key: &'a str, range: Option<Range<u64>>) -> Io<'a, ByteStream> {
         Box::pin(async move {
             let mut file = File::open(self.path_of(key)?).await?;
             let reader = match range {
@@ -77,7 +73,7 @@ impl FileStore for LocalDisk {
         })
     }
 
-    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<()>> {
+    fn delete<'a>(&'a self, key: &'a str) -> Io<'a, ()> {
         Box::pin(async move {
             match tokio::fs::remove_file(self.path_of(key)?).await {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
@@ -86,7 +82,7 @@ impl FileStore for LocalDisk {
         })
     }
 
-    fn size<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<Option<u64>>> {
+    fn size<'a>(&'a self, key: &'a str) -> Io<'a, Option<u64>> {
         Box::pin(async move {
             match tokio::fs::metadata(self.path_of(key)?).await {
                 Ok(meta) => Ok(Some(meta.len())),
@@ -129,11 +125,11 @@ impl LocalWriter {
 }
 
 impl FileWriter for LocalWriter {
-    fn write<'a>(&'a mut self, chunk: Bytes) -> BoxFuture<'a, io::Result<()>> {
+    fn write<'a>(&'a mut self, chunk: Bytes) -> Io<'a, ()> {
         Box::pin(async move { self.file()?.write_all(&chunk).await })
     }
 
-    fn commit(mut self: Box<Self>) -> BoxFuture<'static, io::Result<()>> {
+    fn commit(mut self: Box<Self>) -> Io<'static, ()> {
         Box::pin(async move {
             let mut file = self
                 .file

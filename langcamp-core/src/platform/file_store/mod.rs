@@ -23,6 +23,10 @@ pub use local::LocalDisk;
 pub use s3::ObjectStoreS3;
 pub use sniff::{FileType, SNIFF_LEN, sniff};
 
+/// What the stores' operations answer: a boxed future of an I/O result (the stores are
+/// used as `dyn FileStore`, which an `async fn` in a trait cannot be).
+pub type Io<'a, T> = BoxFuture<'a, io::Result<T>>;
+
 /// A file's bytes, streamed (`Sync` too, so HTTP bodies can carry it).
 pub type ByteStream = std::pin::Pin<Box<dyn Stream<Item = io::Result<Bytes>> + Send + Sync>>;
 
@@ -31,27 +35,23 @@ pub type ByteStream = std::pin::Pin<Box<dyn Stream<Item = io::Result<Bytes>> + S
 pub trait FileStore: Send + Sync + fmt::Debug {
     /// Starts writing a new object; nothing is visible under `key` until
     /// [`FileWriter::commit`].
-    fn create<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<Box<dyn FileWriter>>>;
+    fn create<'a>(&'a self, key: &'a str) -> Io<'a, Box<dyn FileWriter>>;
 
     /// Streams an object, or the bytes `range` of it.
-    fn open<'a>(
-        &'a self,
-        key: &'a str,
-        range: Option<Range<u64>>,
-    ) -> BoxFuture<'a, io::Result<ByteStream>>;
+    fn open<'a>(&'a self, key: &'a str, range: Option<Range<u64>>) -> Io<'a, ByteStream>;
 
     /// Removes an object; removing a missing one is not an error.
-    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<()>>;
+    fn delete<'a>(&'a self, key: &'a str) -> Io<'a, ()>;
 
     /// The size of an object, or `None` when there is none under `key`.
-    fn size<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<Option<u64>>>;
+    fn size<'a>(&'a self, key: &'a str) -> Io<'a, Option<u64>>;
 }
 
 /// An object being written. Dropping it without `commit` must leave nothing behind.
 pub trait FileWriter: Send {
-    fn write<'a>(&'a mut self, chunk: Bytes) -> BoxFuture<'a, io::Result<()>>;
+    fn write<'a>(&'a mut self, chunk: Bytes) -> Io<'a, ()>;
     /// Makes the object visible under its key, complete.
-    fn commit(self: Box<Self>) -> BoxFuture<'static, io::Result<()>>;
+    fn commit(self: Box<Self>) -> Io<'static, ()>;
     /// Gives up and removes what was written.
     fn abort(self: Box<Self>) -> BoxFuture<'static, ()>;
 }

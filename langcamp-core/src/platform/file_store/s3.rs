@@ -26,7 +26,7 @@ use object_store::{
     RetryConfig, WriteMultipart,
 };
 
-use super::{ByteStream, FileStore, FileWriter, StoreUnavailable, check_key};
+use super::{ByteStream, FileStore, FileWriter, Io, StoreUnavailable, check_key};
 use crate::platform::config::S3Config;
 
 /// Bytes per part of a multipart upload: S3's smallest allowed part (all but the last).
@@ -128,7 +128,7 @@ fn fault(e: object_store::Error) -> io::Error {
 }
 
 impl FileStore for ObjectStoreS3 {
-    fn create<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<Box<dyn FileWriter>>> {
+    fn create<'a>(&'a self, key: &'a str) -> Io<'a, Box<dyn FileWriter>> {
         Box::pin(async move {
             let path = self.path_of(key)?;
             Ok(Box::new(S3Writer {
@@ -141,11 +141,7 @@ impl FileStore for ObjectStoreS3 {
         })
     }
 
-    fn open<'a>(
-        &'a self,
-        key: &'a str,
-        range: Option<Range<u64>>,
-    ) -> BoxFuture<'a, io::Result<ByteStream>> {
+    fn open<'a>(&'a self, key: &'a str, range: Option<Range<u64>>) -> Io<'a, ByteStream> {
         Box::pin(async move {
             let path = self.path_of(key)?;
             let options = GetOptions {
@@ -157,7 +153,7 @@ impl FileStore for ObjectStoreS3 {
         })
     }
 
-    fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<()>> {
+    fn delete<'a>(&'a self, key: &'a str) -> Io<'a, ()> {
         Box::pin(async move {
             let path = self.path_of(key)?;
             match self.store.delete(&path).await {
@@ -167,7 +163,7 @@ impl FileStore for ObjectStoreS3 {
         })
     }
 
-    fn size<'a>(&'a self, key: &'a str) -> BoxFuture<'a, io::Result<Option<u64>>> {
+    fn size<'a>(&'a self, key: &'a str) -> Io<'a, Option<u64>> {
         Box::pin(async move {
             let path = self.path_of(key)?;
             match self.store.head(&path).await {
@@ -209,7 +205,7 @@ struct S3Writer {
 }
 
 impl FileWriter for S3Writer {
-    fn write<'a>(&'a mut self, chunk: Bytes) -> BoxFuture<'a, io::Result<()>> {
+    fn write<'a>(&'a mut self, chunk: Bytes) -> Io<'a, ()> {
         Box::pin(async move {
             if self.upload.is_none() {
                 self.buffered_len += chunk.len();
@@ -239,7 +235,7 @@ impl FileWriter for S3Writer {
         })
     }
 
-    fn commit(mut self: Box<Self>) -> BoxFuture<'static, io::Result<()>> {
+    fn commit(mut self: Box<Self>) -> Io<'static, ()> {
         Box::pin(async move {
             match self.upload.take() {
                 // `finish` aborts the upload itself when a part or the completion fails.
