@@ -152,8 +152,7 @@ struct SignIn {
     locale: String,
     now: i64,
     session_id: String,
-    refresh_hash: String,
-    expires_at: i64,
+    refresh: NewRefreshToken,
 }
 
 impl Langcamp {
@@ -252,17 +251,14 @@ impl Langcamp {
         // shared with other sign-ins waiting for the writer (`Db::write`): the ids, the
         // refresh token and its hash before it, the access token's signature after it.
         let session_id = new_id();
-        let refresh_token = random_token::<32>();
-        let refresh_hash = sha256_hex(refresh_token.as_bytes());
-        let expires_at = now + self.refresh_ttl_ms();
+        let (refresh_token, refresh) = self.new_refresh_token(now);
         let signing_in = SignIn {
             email,
             hash,
             locale,
             now,
             session_id,
-            refresh_hash,
-            expires_at,
+            refresh,
         };
         let signed_in = self.db().write(Undo::Savepoint, signing_in).await?;
         let Some(store::SignedInUser {

@@ -2,7 +2,8 @@
 //! its refresh tokens.
 
 use super::{FactorMethod, OTP_MAX_ATTEMPTS, SignIn};
-use crate::domain::error::Result;
+use crate::domain::error::{Error, Result};
+use crate::factors;
 use crate::platform::db::{Arg, Row as _, Write, WriteConn};
 use crate::users::{self, User};
 
@@ -42,8 +43,37 @@ impl Write for SignIn {
             .await?;
             return Ok(None);
         }
-        let (user, is_new) =
-            users::find_or_create_user(conn, &self.email, &self.locale, self.now).await?;
+        let (user, methods) =
+            match users::create_user_if_new(conn, &self.email, &self.locale, self.now).await? {
+                // A user this sign-in created has no second factor yet.
+                Some(user) => (user, Vec::new()),
+                // A returning user: their row says whether they have a factor, and only the
+                // factors of one who has are read (most users have none).
+                None => {
+                    let row = conn
+                        .fetch_first(
+                            concat!(
+                                "SELECT ",
+                                users::user_columns!(),
+                                ", ",
+                                factors::has_factor!("users.id"),
+                                "FROM users WHERE email = $1"
+                            ),
+                            &[Arg::Text(email)],
+                        )
+                        .await?
+                        .ok_or_else(|| {
+                            Error::internal("user vanished right after the sign-in found it")
+                        })?;
+                    let user = User::from_row(&row)?;
+                    let methods = if row.int("has_factor")? != 0 {
+                        factors::methods_of(conn, &user.id).await?
+                    } else {
+                        Vec::new()
+                    };
+                    (user, methods)
+                }
+            };
         // A new sign-in, its end and first use set at once, and its first refresh token.
         conn.exec(
             "INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at, last_used_at)
@@ -52,25 +82,11 @@ impl Write for SignIn {
                 Arg::Text(&self.session_id),
                 Arg::Text(&user.id),
                 Arg::Int(self.now),
-                Arg::Int(self.expires_at),
+                Arg::Int(self.refresh.expires_at),
             ],
         )
         .await?;
-        record_refresh_token(
-            conn,
-            &self.refresh_hash,
-            &self.session_id,
-            self.now,
-            self.expires_at,
-        )
-        .await?;
-        // A user this sign-in created has no factor yet: only a returning user's are read
-        // (a statement fewer, inside the transaction, on a first sign-in).
-        let methods = if is_new {
-            Vec::new()
-        } else {
-            crate::factors::methods_of(conn, &user.id).await?
-        };
+        record_refresh_token(conn, &self.session_id, &self.refresh, self.now).await?;
         Ok(Some(SignedInUser {
             user,
             session_id: self.session_id,
@@ -79,22 +95,21 @@ impl Write for SignIn {
     }
 }
 
-/// Records a refresh token (by its hash) of the sign-in `session_id`.
+/// Records the refresh token `refresh` (its hash) of the sign-in `session_id`.
 pub(super) async fn record_refresh_token<C: WriteConn>(
     conn: &mut C,
-    token_hash: &str,
     session_id: &str,
+    refresh: &NewRefreshToken,
     now: i64,
-    expires_at: i64,
 ) -> Result<()> {
     conn.exec(
         "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at, rotated_at)
          VALUES ($1, $2, $3, $4, NULL)",
         &[
-            Arg::Text(token_hash),
+            Arg::Text(&refresh.hash),
             Arg::Text(session_id),
             Arg::Int(now),
-            Arg::Int(expires_at),
+            Arg::Int(refresh.expires_at),
         ],
     )
     .await?;
@@ -138,7 +153,7 @@ pub(super) async fn raise_sign_in<C: WriteConn>(
         &[Arg::Text(session_id)],
     )
     .await?;
-    record_refresh_token(conn, &refresh.hash, session_id, now, refresh.expires_at).await
+    record_refresh_token(conn, session_id, refresh, now).await
 }
 
 /// Counts a wrong second-factor code against the sign-in; the fifth ends it. Whether it
@@ -192,5 +207,5 @@ pub(super) async fn open_sign_in<C: WriteConn>(
         ],
     )
     .await?;
-    record_refresh_token(conn, &refresh.hash, session_id, now, refresh.expires_at).await
+    record_refresh_token(conn, session_id, refresh, now).await
 }

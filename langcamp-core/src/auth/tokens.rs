@@ -6,7 +6,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use sqlx::{AnyConnection, Row};
 
-use super::store::record_refresh_token;
+use super::store::{NewRefreshToken, record_refresh_token};
 use super::{LEEWAY_MS, TokenPair};
 use crate::Langcamp;
 use crate::auth::sessions::LiveSession;
@@ -80,17 +80,13 @@ impl Langcamp {
         now: i64,
         refresh_token: String,
     ) -> Result<TokenPair> {
-        let expires_at = now + self.refresh_ttl_ms();
-        record_refresh_token(
-            conn,
-            &sha256_hex(refresh_token.as_bytes()),
-            session_id,
-            now,
-            expires_at,
-        )
-        .await?;
+        let refresh = NewRefreshToken {
+            hash: sha256_hex(refresh_token.as_bytes()),
+            expires_at: now + self.refresh_ttl_ms(),
+        };
+        record_refresh_token(conn, session_id, &refresh, now).await?;
         sqlx::query("UPDATE sessions SET expires_at = $1, last_used_at = $2 WHERE id = $3")
-            .bind(expires_at)
+            .bind(refresh.expires_at)
             .bind(now)
             .bind(session_id)
             .execute(&mut *conn)
@@ -204,17 +200,15 @@ impl Langcamp {
             return Ok(live);
         }
         let generation = sessions.generation();
-        let row = sqlx::query(
+        let row = sqlx::query(concat!(
             "SELECT u.id, u.email, u.name, u.role, u.is_registration_complete, u.age, u.gender, u.city,
                     u.country, u.country_code, u.phone_number, u.locale, u.created_at, u.updated_at,
-                    s.expires_at AS session_expires_at,
-                    CASE WHEN EXISTS (SELECT 1 FROM user_factors f
-                                      WHERE f.user_id = u.id AND f.confirmed_at IS NOT NULL)
-                         THEN 1 ELSE 0 END AS has_factor
-             FROM sessions s JOIN users u ON u.id = s.user_id
+                    s.expires_at AS session_expires_at, ",
+            crate::factors::has_factor!("u.id"),
+            "FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3
                AND NOT EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $4)",
-        )
+        ))
         .bind(&claims.sid)
         .bind(&claims.sub)
         .bind(now)

@@ -53,6 +53,7 @@ pub use self::input::{
 };
 pub use self::passkeys::{MAX_PASSKEYS, PasskeyOptions};
 pub use self::recovery::CODES as RECOVERY_CODES;
+pub(crate) use self::store::has_factor;
 use self::store::{Checked, CodeHashes, Verdict, Writer};
 
 /// A kind of second factor.

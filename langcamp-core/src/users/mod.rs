@@ -27,7 +27,9 @@ pub use self::input::{
 };
 pub(crate) use self::store::chunk_after as export_chunk;
 use self::store::require_user;
-pub(crate) use self::store::{find_or_create_user, find_user, find_user_by_email, like_pattern};
+pub(crate) use self::store::{
+    create_user_if_new, find_user, find_user_by_email, like_pattern, user_columns,
+};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -31,6 +31,7 @@ macro_rules! user_columns {
          country_code, phone_number, locale, created_at, updated_at "
     };
 }
+pub(crate) use user_columns;
 
 macro_rules! select_users {
     ($($rest:expr),+) => {
@@ -168,16 +169,15 @@ pub(super) async fn require_user<C: WriteConn>(conn: &mut C, id: &str) -> Result
     find_user(conn, id).await?.ok_or_else(no_user)
 }
 
-/// Creates a user with incomplete registration (or returns the existing one), and says
-/// whether this call created it.
-pub(crate) async fn find_or_create_user<C: WriteConn>(
+/// Creates a user with incomplete registration, unless the address has one already: the
+/// new user, or `None` (the insert does nothing then). One statement: sign-in is a hot
+/// write path.
+pub(crate) async fn create_user_if_new<C: WriteConn>(
     conn: &mut C,
     email: &Email,
     locale: &str,
     now: i64,
-) -> Result<(User, bool)> {
-    // One statement for a new address (the insert returns the row), two for a known one
-    // (the insert does nothing, then the row is read): sign-in is a hot write path.
+) -> Result<Option<User>> {
     let id = new_id();
     let created = conn
         .fetch_first(
@@ -195,20 +195,7 @@ pub(crate) async fn find_or_create_user<C: WriteConn>(
             ],
         )
         .await?;
-    let (row, is_new) = match created {
-        Some(row) => (row, true),
-        None => {
-            let row = conn
-                .fetch_first(
-                    select_users!("WHERE email = $1"),
-                    &[Arg::Text(email.as_str())],
-                )
-                .await?
-                .ok_or_else(|| Error::internal("user vanished right after creation"))?;
-            (row, false)
-        }
-    };
-    Ok((User::from_row(&row)?, is_new))
+    created.as_ref().map(User::from_row).transpose()
 }
 
 /// How many superadmins there are, and still at the commit: their rows are held first
