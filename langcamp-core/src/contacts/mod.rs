@@ -129,14 +129,11 @@ impl Langcamp {
         };
         let mail = book.compose(&sent.email, sent.locale.as_deref(), &values)?;
         let work = store::Reply {
-            app: self.clone(),
-            actor: actor.clone(),
             id: id.clone(),
             reply: reply.clone(),
             mail,
-            now: self.clock().now_ms(),
         };
-        let contact = self.write_change(work, None).await?;
+        let contact = self.staff_write(actor, work, None).await?;
         self.wake_mail_worker();
         Ok(contact)
     }

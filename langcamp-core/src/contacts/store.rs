@@ -10,7 +10,7 @@ use sqlx::AnyConnection;
 use super::input::{NewContact, ReplyText};
 use super::{Contact, ContactSearch, contact_target};
 use crate::Langcamp;
-use crate::audit::{self, Entry};
+use crate::audit::{self, Entry, Staff, StaffWrite};
 use crate::domain::actor::Actor;
 use crate::domain::error::{Error, Result};
 use crate::domain::page::PageRequest;
@@ -237,26 +237,22 @@ impl Write for Create {
 /// `POST /contact/admin/{id}/reply`: the reply, its entry and its `mail` (rendered before
 /// the piece) commit together; 404 when there is no such request.
 pub(super) struct Reply {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub id: Id<Contact>,
     pub reply: ReplyText,
     pub mail: OutgoingMail,
-    pub now: i64,
 }
 
-impl Write for Reply {
+impl StaffWrite for Reply {
     type Output = Contact;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Contact> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Contact, Entry)> {
         let before = require(conn, &self.id).await?;
-        record_reply(conn, &self.id, &self.reply, self.now).await?;
+        record_reply(conn, &self.id, &self.reply, by.now).await?;
         let contact = require(conn, &self.id).await?;
+        mail::enqueue(conn, &by.app, MailKind::ContactReply, &self.mail, None).await?;
         let entry =
             Entry::new("contact.replied", contact_target(&contact)).with_changes(&before, &contact);
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        mail::enqueue(conn, &self.app, MailKind::ContactReply, &self.mail, None).await?;
-        Ok(contact)
+        Ok((contact, entry))
     }
 }
 

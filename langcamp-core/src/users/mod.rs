@@ -198,13 +198,10 @@ impl Langcamp {
             return Err(no_user());
         }
         let set = store::SetRole {
-            app: self.clone(),
-            actor: actor.clone(),
             id: id.as_str().to_owned(),
             role,
-            now: self.clock().now_ms(),
         };
-        self.write_change(set, Some(Change::User(id.as_str().to_owned())))
+        self.staff_write(actor, set, Some(Change::User(id.as_str().to_owned())))
             .await
     }
 

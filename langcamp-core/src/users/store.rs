@@ -12,7 +12,7 @@ use sqlx::AnyConnection;
 use super::input::ProfileChange;
 use super::{User, may_manage, no_user};
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
+use crate::audit::{self, Entry, Staff, StaffWrite, Target};
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
@@ -267,17 +267,14 @@ pub(super) async fn apply_change<C: WriteConn>(
 
 /// `PATCH /users/{id}/role` (superadmin): the last superadmin stays.
 pub(super) struct SetRole {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub id: String,
     pub role: Role,
-    pub now: i64,
 }
 
-impl Write for SetRole {
+impl StaffWrite for SetRole {
     type Output = User;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<User> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(User, Entry)> {
         let id = self.id.as_str();
         let user = require_user(conn, id).await?;
         if user.role == Role::Superadmin
@@ -292,16 +289,14 @@ impl Write for SetRole {
             "UPDATE users SET role = $1, updated_at = $2 WHERE id = $3",
             &[
                 Arg::Text(self.role.as_str()),
-                Arg::Int(self.now),
+                Arg::Int(by.now),
                 Arg::Text(id),
             ],
         )
         .await?;
         let changed = require_user(conn, id).await?;
         let entry = Entry::new("user.role_changed", Target::user(id)).with_changes(&user, &changed);
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        self.app.announce(conn, &Change::User(self.id)).await?;
-        Ok(changed)
+        Ok((changed, entry))
     }
 }
 
