@@ -92,32 +92,45 @@ pub struct ResultTest {
     pub target_language: Option<String>,
 }
 
-/// A scored submission. `answers` has one entry per question of the test, in order.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TestResult {
-    /// The same value as `id`.
-    #[serde(rename = "_id")]
-    pub legacy_id: String,
-    pub id: String,
-    /// The test taken; it keeps naming it after the test was deleted.
-    pub test_id: String,
-    pub user_id: String,
-    pub total_score: i64,
-    pub max_score: i64,
-    #[schema(example = "B1")]
-    pub level: String,
-    pub message: String,
-    pub completed_at: Timestamp,
-    /// Adaptive tests: the final ability estimate in logits (2 decimals); null on fixed tests.
-    pub ability: Option<f64>,
-    /// Adaptive tests: the ability's standard error in logits (2 decimals); null on fixed tests.
-    pub standard_error: Option<f64>,
-    /// In question order; on adaptive tests in the order asked.
-    pub answers: Vec<ResultAnswer>,
-    pub user: ResultUser,
-    pub test: ResultTest,
+/// A result's struct, whose `answers` are `$answer`: [`TestResult`] and [`DetailedResult`]
+/// differ only there (and in the doc of `test_id`, which the API document shows).
+macro_rules! result_struct {
+    ($(#[$doc:meta])* $name:ident, answers: $answer:ty, test_id: $(#[$test_id:meta])*) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            /// The same value as `id`.
+            #[serde(rename = "_id")]
+            pub legacy_id: String,
+            pub id: String,
+            $(#[$test_id])*
+            pub test_id: String,
+            pub user_id: String,
+            pub total_score: i64,
+            pub max_score: i64,
+            #[schema(example = "B1")]
+            pub level: String,
+            pub message: String,
+            pub completed_at: Timestamp,
+            /// Adaptive tests: the final ability estimate in logits (2 decimals); null on fixed tests.
+            pub ability: Option<f64>,
+            /// Adaptive tests: the ability's standard error in logits (2 decimals); null on fixed tests.
+            pub standard_error: Option<f64>,
+            /// In question order; on adaptive tests in the order asked.
+            pub answers: Vec<$answer>,
+            pub user: ResultUser,
+            pub test: ResultTest,
+        }
+    };
 }
+
+result_struct!(
+    /// A scored submission. `answers` has one entry per question of the test, in order.
+    TestResult,
+    answers: ResultAnswer,
+    test_id: /// The test taken; it keeps naming it after the test was deleted.
+);
 
 impl TestResult {
     /// The result's id, typed.
@@ -126,32 +139,13 @@ impl TestResult {
     }
 }
 
-/// A result with the text and points of each question and the chosen option; for admins
-/// also the correct option.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DetailedResult {
-    /// The same value as `id`.
-    #[serde(rename = "_id")]
-    pub legacy_id: String,
-    pub id: String,
-    pub test_id: String,
-    pub user_id: String,
-    pub total_score: i64,
-    pub max_score: i64,
-    #[schema(example = "B1")]
-    pub level: String,
-    pub message: String,
-    pub completed_at: Timestamp,
-    /// Adaptive tests: the final ability estimate in logits (2 decimals); null on fixed tests.
-    pub ability: Option<f64>,
-    /// Adaptive tests: the ability's standard error in logits (2 decimals); null on fixed tests.
-    pub standard_error: Option<f64>,
-    /// In question order; on adaptive tests in the order asked.
-    pub answers: Vec<DetailedAnswer>,
-    pub user: ResultUser,
-    pub test: ResultTest,
-}
+result_struct!(
+    /// A result with the text and points of each question and the chosen option; for admins
+    /// also the correct option.
+    DetailedResult,
+    answers: DetailedAnswer,
+    test_id:
+);
 
 /// Whether the caller has taken a test, and their latest result.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
