@@ -16,7 +16,7 @@ use crate::domain::error::{Error, Result};
 use crate::domain::page::PageRequest;
 use crate::domain::time::Timestamp;
 use crate::domain::{ContactStatus, Id};
-use crate::platform::db::listing::ListSql;
+use crate::platform::db::listing::{self, ListSql};
 use crate::platform::db::{Arg, Row, Write, WriteConn, by_id};
 use crate::platform::mail::{self, MailKind, OutgoingMail};
 use crate::users::like_pattern;
@@ -143,19 +143,13 @@ pub(crate) async fn chunk_after(
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<Contact>> {
-    let status = search.status.map(ContactStatus::as_str);
-    let pattern = search.text.as_deref().map(like_pattern);
-    let rows = sqlx::query(select_contacts!(
+    let query = sqlx::query(select_contacts!(
         searched!(),
         " AND (created_at, id) < ($3, $4) ORDER BY created_at DESC, id DESC LIMIT $5"
     ))
-    .bind(status)
-    .bind(pattern.as_deref())
-    .bind(after.0)
-    .bind(after.1)
-    .bind(limit)
-    .fetch_all(conn)
-    .await?;
+    .bind(search.status.map(ContactStatus::as_str))
+    .bind(search.text.as_deref().map(like_pattern));
+    let rows = listing::chunk_after(conn, query, after, limit).await?;
     rows.iter().map(contact_from_row).collect()
 }
 

@@ -21,7 +21,7 @@ use crate::domain::time::Timestamp;
 use crate::domain::validate::Email;
 use crate::platform::changes::Change;
 use crate::platform::db::by_id;
-use crate::platform::db::listing::ListSql;
+use crate::platform::db::listing::{self, ListSql};
 use crate::platform::db::{self, Arg, Locks, Row as _, Write, WriteConn, bit, flag};
 
 /// Every query that returns users reads these columns, in this order.
@@ -138,20 +138,14 @@ pub(crate) async fn chunk_after(
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<User>> {
-    let complete = query.is_registration_complete.map(i64::from);
-    let pattern = query.text.as_deref().map(like_pattern);
-    let rows = sqlx::query(select_users!(
+    let filtered = sqlx::query(select_users!(
         listed!(),
         "AND (created_at, id) < ($4, $5) ORDER BY created_at DESC, id DESC LIMIT $6"
     ))
     .bind(query.role.map(Role::as_str))
-    .bind(complete)
-    .bind(pattern.as_deref())
-    .bind(after.0)
-    .bind(after.1)
-    .bind(limit)
-    .fetch_all(conn)
-    .await?;
+    .bind(query.is_registration_complete.map(i64::from))
+    .bind(query.text.as_deref().map(like_pattern));
+    let rows = listing::chunk_after(conn, filtered, after, limit).await?;
     rows.iter().map(User::from_row).collect()
 }
 

@@ -11,7 +11,7 @@ use crate::domain::error::Result;
 use crate::domain::page::{PageRequest, UNPAGED_CAP};
 use crate::domain::time::Timestamp;
 use crate::platform::db::by_id;
-use crate::platform::db::listing::ListSql;
+use crate::platform::db::listing::{self, ListSql};
 use crate::platform::db::{Arg, Locks, Write, WriteConn};
 
 /// Every query that returns results selects these columns.
@@ -197,14 +197,8 @@ pub(crate) async fn chunk_after(
         "AND u.id = r.user_id AND (r.completed_at, r.id) < ($5, $6) \
          ORDER BY r.completed_at DESC, r.id DESC LIMIT $7"
     ));
-    let rows = filter
-        .iter()
-        .fold(query, |query, value| query.bind(*value))
-        .bind(after.0)
-        .bind(after.1)
-        .bind(limit)
-        .fetch_all(conn)
-        .await?;
+    let query = filter.iter().fold(query, |query, value| query.bind(*value));
+    let rows = listing::chunk_after(conn, query, after, limit).await?;
     rows.iter()
         .map(|row| ResultRecord::from_row(row).map(|r| r.summary()))
         .collect()

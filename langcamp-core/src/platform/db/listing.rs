@@ -45,6 +45,24 @@ impl ListSql {
     }
 }
 
+/// One chunk of an export, read by key rather than by offset so that each chunk costs the
+/// same however far the export has gone: `query` has its filter's parameters bound and
+/// ends with `(key, id) < ($n, $n+1) ORDER BY key DESC, id DESC LIMIT $n+2` (or the
+/// ascending form), `$n` following them; the rows after `after`, `limit` of them.
+pub(crate) async fn chunk_after<'q>(
+    conn: &mut AnyConnection,
+    query: Bound<'q>,
+    after: (i64, &'q str),
+    limit: i64,
+) -> Result<Vec<AnyRow>, sqlx::Error> {
+    query
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
 /// `$first, $first+1, ...`: `count` placeholders for an `IN (...)` list of ids.
 pub(crate) fn placeholders(first: usize, count: usize) -> String {
     (first..first + count)
