@@ -109,7 +109,7 @@ impl Langcamp {
                 let mut conn = self.db().reader().acquire().await?;
                 match super::store::find_test(&mut conn, id.as_str()).await? {
                     None => return Err(Error::not_found("test")),
-                    Some(t) if t.mode != TestMode::Adaptive => {
+                    Some(t) if t.settings.mode != TestMode::Adaptive => {
                         return Err(Error::invalid(
                             "this test is not adaptive: only adaptive tests are calibrated",
                         ));
@@ -222,7 +222,7 @@ impl Langcamp {
             test_id: test.id.clone(),
             entry: Entry::new(
                 "test.calibrated",
-                Target::record("test", &test.id, &test.title),
+                Target::record("test", &test.id, &test.settings.title),
             )
             .with_change_map(changes),
             updates,

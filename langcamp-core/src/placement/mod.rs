@@ -435,7 +435,7 @@ impl Langcamp {
         let admin = actor.is_admin();
         let mut snapshot = self.db().read_snapshot().await?;
         match store::find_test(&mut snapshot, id).await? {
-            Some(test) if test.is_active || admin => Ok(test.view(admin)),
+            Some(test) if test.settings.is_active || admin => Ok(test.view(admin)),
             _ => Err(Error::not_found("test")),
         }
     }

@@ -185,11 +185,11 @@ impl Langcamp {
         let test = {
             let mut conn = self.db().reader().acquire().await?;
             match super::store::find_test(&mut conn, test_id.as_str()).await? {
-                Some(test) if test.is_active => test,
+                Some(test) if test.settings.is_active => test,
                 _ => return Err(Error::not_found("test")),
             }
         };
-        if test.mode != TestMode::Adaptive {
+        if test.settings.mode != TestMode::Adaptive {
             return Err(Error::invalid(
                 "this test is not adaptive: submit its answers with POST /proficiency-tests/{id}/submit",
             ));
@@ -221,6 +221,7 @@ impl Langcamp {
             answered: 0,
             started_at: now,
             expires_at: test
+                .settings
                 .time_limit_minutes
                 .map(|minutes| now.saturating_add(minutes.saturating_mul(60_000))),
             finished: false,

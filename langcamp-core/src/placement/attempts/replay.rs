@@ -73,7 +73,8 @@ pub(super) fn rule_of(test: &StoredTest) -> StopRule {
 }
 
 pub(super) fn max_questions(test: &StoredTest) -> usize {
-    test.max_questions
+    test.settings
+        .max_questions
         .and_then(|m| usize::try_from(m).ok())
         .unwrap_or(crate::placement::adaptive::stop::DEFAULT_MAX_QUESTIONS)
 }
@@ -181,6 +182,7 @@ pub(super) fn result_of(
     let right = items.iter().filter(|i| i.is_correct).count();
     let level = outcome.level.as_str().to_owned();
     let message = test
+        .settings
         .level_messages
         .as_ref()
         .and_then(|m| m.get(&level).cloned())

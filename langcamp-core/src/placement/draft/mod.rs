@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::store::{StoredOption, StoredQuestion, StoredRange, StoredTest};
+use super::store::{StoredOption, StoredQuestion, StoredRange, StoredTest, TestSettings};
 use super::{
     LevelRangeInput, MAX_LEVEL_RANGES, MAX_OPTIONS, MAX_POINTS, MAX_QUESTIONS, OptionInput,
     QuestionInput, TITLE_MAX, TestInput, TestMode, TestPatch,
@@ -33,19 +33,9 @@ use ranges::*;
 /// A test as it will be stored: every field checked, every id decided.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct TestDraft {
-    pub title: String,
-    pub description: Option<String>,
-    pub locale: Option<String>,
-    pub target_language: Option<String>,
-    pub time_limit_minutes: Option<i64>,
-    pub is_active: bool,
+    pub settings: TestSettings,
     pub questions: Vec<QuestionDraft>,
     pub level_ranges: Vec<StoredRange>,
-    pub mode: TestMode,
-    /// Adaptive tests only.
-    pub max_questions: Option<i64>,
-    /// Adaptive tests only.
-    pub level_messages: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -151,17 +141,19 @@ pub(super) fn from_input(input: TestInput) -> Result<TestDraft> {
     };
     problems.finish()?;
     Ok(TestDraft {
-        title: passed(title)?,
-        description: passed(description)?,
-        locale: passed(locale)?,
-        target_language: passed(target_language)?,
-        time_limit_minutes: passed(time_limit_minutes)?,
-        is_active: input.is_active.unwrap_or(true),
+        settings: TestSettings {
+            title: passed(title)?,
+            description: passed(description)?,
+            locale: passed(locale)?,
+            target_language: passed(target_language)?,
+            time_limit_minutes: passed(time_limit_minutes)?,
+            is_active: input.is_active.unwrap_or(true),
+            mode,
+            max_questions: passed(max_questions)?,
+            level_messages: passed(level_messages)?,
+        },
         questions: passed(questions)?,
         level_ranges: passed(level_ranges)?,
-        mode,
-        max_questions: passed(max_questions)?,
-        level_messages: passed(level_messages)?,
     })
 }
 
@@ -218,12 +210,7 @@ fn check_levels(problems: &mut Problems, mode: TestMode, questions: &[QuestionDr
 /// The stored test as a draft, ids kept.
 pub(super) fn from_stored(test: &StoredTest) -> TestDraft {
     TestDraft {
-        title: test.title.clone(),
-        description: test.description.clone(),
-        locale: test.locale.clone(),
-        target_language: test.target_language.clone(),
-        time_limit_minutes: test.time_limit_minutes,
-        is_active: test.is_active,
+        settings: test.settings.clone(),
         questions: test
             .questions
             .iter()
@@ -239,9 +226,6 @@ pub(super) fn from_stored(test: &StoredTest) -> TestDraft {
             })
             .collect(),
         level_ranges: test.level_ranges.clone(),
-        mode: test.mode,
-        max_questions: test.max_questions,
-        level_messages: test.level_messages.clone(),
     }
 }
 
@@ -252,39 +236,39 @@ pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(Tes
     if let Some(title) = patch.title.non_null(&mut problems, "title", |t| {
         validate::bounded("title", &t, 1, TITLE_MAX)
     }) {
-        draft.title = title;
+        draft.settings.title = title;
     }
     if let Some(description) = patch.description.clearable(&mut problems, |d| {
         validate::optional_multiline_text("description", Some(&d), DESCRIPTION_MAX)
     }) {
-        draft.description = description;
+        draft.settings.description = description;
     }
     if let Some(locale) = patch
         .locale
         .clearable_field(&mut problems, "locale", tag_or_empty)
     {
-        draft.locale = locale;
+        draft.settings.locale = locale;
     }
     if let Some(target) =
         patch
             .target_language
             .clearable_field(&mut problems, "targetLanguage", tag_or_empty)
     {
-        draft.target_language = target;
+        draft.settings.target_language = target;
     }
     if let Some(minutes) = patch
         .time_limit_minutes
         .clearable(&mut problems, |m| time_limit(m).map(Some))
     {
-        draft.time_limit_minutes = minutes;
+        draft.settings.time_limit_minutes = minutes;
     }
     if let Some(active) = patch.is_active.non_null(&mut problems, "isActive", Ok) {
-        draft.is_active = active;
+        draft.settings.is_active = active;
     }
     if let Some(mode) = patch.mode.non_null(&mut problems, "mode", Ok) {
-        draft.mode = mode;
+        draft.settings.mode = mode;
     }
-    let mode = draft.mode;
+    let mode = draft.settings.mode;
     let questions = patch_list(&mut problems, "questions", patch.questions, |p, list| {
         parse_questions(p, list, &existing.questions)
     });
@@ -320,8 +304,8 @@ pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(Tes
             if matches!(patch.level_messages, Patch::Value(_)) {
                 problems.add("levelMessages is only for adaptive tests");
             }
-            draft.max_questions = None;
-            draft.level_messages = None;
+            draft.settings.max_questions = None;
+            draft.settings.level_messages = None;
         }
         TestMode::Adaptive => {
             if !draft.level_ranges.is_empty() {
@@ -331,20 +315,23 @@ pub(super) fn from_patch(existing: &StoredTest, patch: TestPatch) -> Result<(Tes
             }
             match patch.max_questions {
                 Patch::Absent => {}
-                Patch::Null => draft.max_questions = None,
+                Patch::Null => draft.settings.max_questions = None,
                 Patch::Value(max) => {
                     if let Some(max) = problems.take(max_questions(max)) {
-                        draft.max_questions = Some(max);
+                        draft.settings.max_questions = Some(max);
                     }
                 }
             }
-            draft.max_questions = draft.max_questions.or(Some(default_max_questions()));
+            draft.settings.max_questions = draft
+                .settings
+                .max_questions
+                .or(Some(default_max_questions()));
             match patch.level_messages {
                 Patch::Absent => {}
-                Patch::Null => draft.level_messages = None,
+                Patch::Null => draft.settings.level_messages = None,
                 Patch::Value(messages) => {
                     if let Some(messages) = problems.take(level_messages(messages)) {
-                        draft.level_messages = Some(messages);
+                        draft.settings.level_messages = Some(messages);
                     }
                 }
             }

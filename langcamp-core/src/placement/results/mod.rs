@@ -236,8 +236,8 @@ impl ResultRecord {
         ResultRecord {
             id: crate::domain::id::new_id(),
             user_id: user.id.clone(),
-            test_title: test.title.clone(),
-            target_language: test.target_language.clone(),
+            test_title: test.settings.title.clone(),
+            target_language: test.settings.target_language.clone(),
             total_score: scores.total_score,
             max_score: scores.max_score,
             level: scores.level,
@@ -265,7 +265,7 @@ struct Submission {
 
 /// `submit` on an adaptive test: 400, it is taken through attempts (CONTRACT §19).
 fn refuse_adaptive(test: &StoredTest) -> Result<()> {
-    if test.mode == super::TestMode::Adaptive {
+    if test.settings.mode == super::TestMode::Adaptive {
         return Err(Error::invalid(
             "this test is adaptive: take it through POST /proficiency-tests/{id}/attempts",
         ));
@@ -276,7 +276,7 @@ fn refuse_adaptive(test: &StoredTest) -> Result<()> {
 /// The test a user may see: an inactive one only for admins.
 async fn visible_test(conn: &mut AnyConnection, actor: &Actor, id: &str) -> Result<StoredTest> {
     match super::store::find_test(conn, id).await? {
-        Some(test) if test.is_active || actor.is_admin() => Ok(test),
+        Some(test) if test.settings.is_active || actor.is_admin() => Ok(test),
         _ => Err(Error::not_found("test")),
     }
 }
@@ -303,7 +303,7 @@ impl Langcamp {
         let answers = parse_answers(input.answers)?;
         let now = self.clock().now_ms();
         if let Some(test) = self.held_test(test_id, now).await?
-            && test.is_active
+            && test.settings.is_active
         {
             refuse_adaptive(&test)?;
             check_against(&test, &answers)?;
@@ -338,7 +338,7 @@ impl Langcamp {
         let mut tx = self.db().begin().await?;
         tx.share_test(test_id).await?;
         let test = match super::store::find_test(&mut tx, test_id).await? {
-            Some(test) if test.is_active => test,
+            Some(test) if test.settings.is_active => test,
             _ => return Err(Error::not_found("test")),
         };
         refuse_adaptive(&test)?;

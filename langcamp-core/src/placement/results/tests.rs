@@ -6,17 +6,24 @@ use super::input::{Answer, check_against, parse_answers};
 use super::score::score;
 use crate::domain::error::{Error, Result};
 use crate::domain::validate::Patch;
-use crate::placement::store::{StoredOption, StoredQuestion, StoredRange, StoredTest};
+use crate::placement::store::{
+    StoredOption, StoredQuestion, StoredRange, StoredTest, TestSettings,
+};
 
 fn test_with(points: &[i64]) -> StoredTest {
     StoredTest {
         id: "t".into(),
-        title: "T".into(),
-        description: None,
-        locale: None,
-        target_language: Some("de".into()),
-        time_limit_minutes: None,
-        is_active: true,
+        settings: TestSettings {
+            title: "T".into(),
+            description: None,
+            locale: None,
+            target_language: Some("de".into()),
+            time_limit_minutes: None,
+            is_active: true,
+            mode: crate::placement::TestMode::Fixed,
+            max_questions: None,
+            level_messages: None,
+        },
         question_count: i64::try_from(points.len()).unwrap_or(0),
         max_score: points.iter().sum(),
         created_at: 0,
@@ -40,9 +47,6 @@ fn test_with(points: &[i64]) -> StoredTest {
                 answer_count: 0,
             })
             .collect(),
-        mode: crate::placement::TestMode::Fixed,
-        max_questions: None,
-        level_messages: None,
         slope: None,
         level_ranges: vec![StoredRange {
             level: "A1".into(),

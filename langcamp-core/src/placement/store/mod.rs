@@ -72,24 +72,33 @@ pub(super) struct StoredRange {
     pub message: String,
 }
 
-#[derive(Clone, Debug)]
-pub(super) struct StoredTest {
-    pub id: String,
+/// What an author sets of a test besides its questions and ranges: a draft's and a
+/// stored test's alike.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct TestSettings {
     pub title: String,
     pub description: Option<String>,
     pub locale: Option<String>,
     pub target_language: Option<String>,
     pub time_limit_minutes: Option<i64>,
     pub is_active: bool,
+    pub mode: TestMode,
+    /// Adaptive tests only.
+    pub max_questions: Option<i64>,
+    /// Adaptive tests only.
+    pub level_messages: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct StoredTest {
+    pub id: String,
+    pub settings: TestSettings,
     pub question_count: i64,
     pub max_score: i64,
     pub created_at: i64,
     pub updated_at: i64,
     pub questions: Vec<StoredQuestion>,
     pub level_ranges: Vec<StoredRange>,
-    pub mode: TestMode,
-    pub max_questions: Option<i64>,
-    pub level_messages: Option<BTreeMap<String, String>>,
     /// Adaptive tests: the common slope calibration estimated (NULL until then).
     pub slope: Option<f64>,
 }
@@ -97,15 +106,16 @@ pub(super) struct StoredTest {
 impl StoredTest {
     /// The wire form; the answer key only when `admin`.
     pub fn view(&self, admin: bool) -> ProficiencyTest {
-        let adaptive = self.mode == TestMode::Adaptive;
+        let settings = &self.settings;
+        let adaptive = settings.mode == TestMode::Adaptive;
         ProficiencyTest {
             id: self.id.clone(),
-            title: self.title.clone(),
-            description: self.description.clone(),
-            locale: self.locale.clone(),
-            target_language: self.target_language.clone(),
-            time_limit_minutes: self.time_limit_minutes,
-            is_active: self.is_active,
+            title: settings.title.clone(),
+            description: settings.description.clone(),
+            locale: settings.locale.clone(),
+            target_language: settings.target_language.clone(),
+            time_limit_minutes: settings.time_limit_minutes,
+            is_active: settings.is_active,
             questions: self
                 .questions
                 .iter()
@@ -137,9 +147,9 @@ impl StoredTest {
                     message: r.message.clone(),
                 })
                 .collect(),
-            mode: self.mode,
-            max_questions: self.max_questions,
-            level_messages: self.level_messages.clone(),
+            mode: settings.mode,
+            max_questions: settings.max_questions,
+            level_messages: settings.level_messages.clone(),
             question_count: self.question_count,
             max_score: self.max_score,
             created_at: Timestamp::from_millis(self.created_at),
@@ -243,17 +253,19 @@ const ADMIN_LIST: TestListSql = test_list!(all_tests);
 fn test_from_row(row: &impl Row) -> Result<StoredTest> {
     let messages = row.opt_text("level_messages")?;
     Ok(StoredTest {
-        mode: TestMode::from_stored(&row.text("mode")?),
-        max_questions: row.opt_int("max_questions")?,
-        level_messages: messages.and_then(|m| serde_json::from_str(&m).ok()),
+        settings: TestSettings {
+            title: row.text("title")?,
+            description: row.opt_text("description")?,
+            locale: row.opt_text("locale")?,
+            target_language: row.opt_text("target_language")?,
+            time_limit_minutes: row.opt_int("time_limit_minutes")?,
+            is_active: row.flag("is_active")?,
+            mode: TestMode::from_stored(&row.text("mode")?),
+            max_questions: row.opt_int("max_questions")?,
+            level_messages: messages.and_then(|m| serde_json::from_str(&m).ok()),
+        },
         slope: row.opt_float("slope")?,
         id: row.text("id")?,
-        title: row.text("title")?,
-        description: row.opt_text("description")?,
-        locale: row.opt_text("locale")?,
-        target_language: row.opt_text("target_language")?,
-        time_limit_minutes: row.opt_int("time_limit_minutes")?,
-        is_active: row.flag("is_active")?,
         question_count: row.int("question_count")?,
         max_score: row.int("max_score")?,
         created_at: row.int("created_at")?,

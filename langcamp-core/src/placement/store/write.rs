@@ -32,22 +32,23 @@ async fn lock_test<C: WriteConn>(conn: &mut C, id: &str) -> Result<bool> {
 /// list them; `messages` is the draft's level messages as JSON ([`messages_json`]).
 fn own_columns<'a>(draft: &'a TestDraft, messages: Option<&'a str>) -> [Arg<'a>; 11] {
     [
-        Arg::Text(&draft.title),
-        Arg::OptText(draft.description.as_deref()),
-        Arg::OptText(draft.locale.as_deref()),
-        Arg::OptText(draft.target_language.as_deref()),
-        Arg::OptInt(draft.time_limit_minutes),
-        Arg::Int(bit(draft.is_active)),
+        Arg::Text(&draft.settings.title),
+        Arg::OptText(draft.settings.description.as_deref()),
+        Arg::OptText(draft.settings.locale.as_deref()),
+        Arg::OptText(draft.settings.target_language.as_deref()),
+        Arg::OptInt(draft.settings.time_limit_minutes),
+        Arg::Int(bit(draft.settings.is_active)),
         Arg::Int(question_count(draft)),
         Arg::Int(draft.max_score()),
-        Arg::Text(draft.mode.as_str()),
-        Arg::OptInt(draft.max_questions),
+        Arg::Text(draft.settings.mode.as_str()),
+        Arg::OptInt(draft.settings.max_questions),
         Arg::OptText(messages),
     ]
 }
 
 fn messages_json(draft: &TestDraft) -> Option<String> {
     draft
+        .settings
         .level_messages
         .as_ref()
         .and_then(|m| serde_json::to_string(m).ok())
@@ -257,8 +258,8 @@ impl StaffWrite for Duplicate {
         conn.repeatable_reads().await?;
         let original = require_test(conn, &self.0).await?;
         let mut copy = draft::from_stored(&original);
-        copy.title = copy_title(&original.title);
-        copy.is_active = false;
+        copy.settings.title = copy_title(&original.settings.title);
+        copy.settings.is_active = false;
         copy.renew_ids();
         let test = insert_and_read(conn, &new_id(), &copy, by.now).await?;
         let entry = Entry::new("test.duplicated", test_target(&test));
