@@ -2,9 +2,9 @@
 //! factors (CONTRACT §20), as the operator.
 
 use clap::{Subcommand, ValueEnum};
+use langcamp_core::auth::FactorList;
 use langcamp_core::domain::validate;
 use langcamp_core::domain::{Email, Id};
-use langcamp_core::factors::FactorList;
 use langcamp_core::users::{NewUser, User, UserQuery};
 use langcamp_core::{Actor, PageRequest, Role};
 

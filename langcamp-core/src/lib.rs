@@ -23,7 +23,6 @@ pub mod contacts;
 pub mod courses;
 pub mod dashboard;
 pub mod exports;
-pub mod factors;
 pub mod mail_templates;
 pub mod materials;
 pub mod placement;
@@ -44,10 +43,11 @@ pub use platform::config::Config;
 pub use platform::startup::StartupProblem;
 
 use crate::platform::cache::{Cache, PUBLIC_TTL};
-use crate::platform::changes::Change;
+use crate::platform::changes::{Change, Heard};
 use crate::platform::crypto::Keys;
-use crate::platform::db::Db;
+use crate::platform::db::{Db, Tx, Undo, Write, WriteConn};
 use crate::platform::file_store::FileStore;
+use crate::platform::mail::{MailKind, OutgoingMail};
 
 /// The handle every operation goes through. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -69,10 +69,10 @@ struct Inner {
     caches: Caches,
     /// What this process's mail worker is doing (readiness report, metrics).
     mail_status: platform::health::MailStatus,
-    /// Live sign-ins, so token checks need no round trip (see [`auth::sessions`]).
-    sessions: auth::sessions::Sessions,
+    /// Live sign-ins, so token checks need no round trip (see [`auth::session::live`]).
+    sessions: auth::session::live::Sessions,
     /// Access tokens already verified, so a request skips the signature check.
-    verified_tokens: auth::verified::VerifiedTokens,
+    verified_tokens: auth::session::verified::VerifiedTokens,
     /// Names this handle in change notifications, so it skips its own (see [`platform::changes`]).
     instance_id: String,
     /// Dropped with the handle, which ends its change listener (PostgreSQL).
@@ -86,12 +86,12 @@ impl Langcamp {
         let keys = Keys::derive(config.jwt_secret.expose());
         let files = platform::file_store::default_store(&config)?;
         let sessions = match db.backend() {
-            platform::db::Backend::Sqlite => auth::sessions::Sessions::new(
+            platform::db::Backend::Sqlite => auth::session::live::Sessions::new(
                 platform::db::sqlite_file(config.database_url.expose())
                     .map(|file| std::path::PathBuf::from(format!("{file}-signal"))),
             ),
             // Off until every instance's writes are heard (see `sessions`).
-            platform::db::Backend::Postgres => auth::sessions::Sessions::disabled(),
+            platform::db::Backend::Postgres => auth::session::live::Sessions::disabled(),
         };
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let is_postgres = db.backend() == platform::db::Backend::Postgres;
@@ -107,20 +107,34 @@ impl Langcamp {
                 caches: Caches::default(),
                 mail_status: platform::health::MailStatus::default(),
                 sessions,
-                verified_tokens: auth::verified::VerifiedTokens::default(),
+                verified_tokens: auth::session::verified::VerifiedTokens::default(),
                 instance_id: domain::id::new_id(),
                 _stop_listener: is_postgres.then_some(stop),
             }),
         };
         if is_postgres {
-            platform::changes::spawn_listener(Arc::downgrade(&app.inner), url, stopped);
+            let handle = Arc::downgrade(&app.inner);
+            let instance = app.instance_id().to_owned();
+            // The listener holds the handle weakly: it ends when the last handle is dropped.
+            tokio::spawn(platform::changes::listen(
+                url,
+                instance,
+                stopped,
+                move |heard| {
+                    let Some(inner) = handle.upgrade() else {
+                        return false;
+                    };
+                    let app = Langcamp { inner };
+                    match heard {
+                        Heard::Connected => app.hearing_changes(true),
+                        Heard::Lost => app.hearing_changes(false),
+                        Heard::Change(change) => app.forget_locally(&change),
+                    }
+                    true
+                },
+            ));
         }
         Ok(app)
-    }
-
-    /// The handle behind a listener's weak reference, while it exists.
-    pub(crate) fn upgrade(inner: &std::sync::Weak<Inner>) -> Option<Langcamp> {
-        inner.upgrade().map(|inner| Langcamp { inner })
     }
 
     pub(crate) fn instance_id(&self) -> &str {
@@ -129,7 +143,7 @@ impl Langcamp {
 
     /// Applies pending migrations; returns those applied now.
     pub async fn migrate(&self) -> Result<Vec<platform::db::AppliedMigration>> {
-        if self.migrations_current().await {
+        if self.db().migrations_current().await {
             return Ok(Vec::new());
         }
         self.inner.db.migrate().await
@@ -156,8 +170,8 @@ impl Langcamp {
         &self.inner.caches
     }
 
-    /// The live sign-ins held in memory (see [`auth::sessions`]).
-    pub fn sessions(&self) -> &auth::sessions::Sessions {
+    /// The live sign-ins held in memory (see [`auth::session::live`]).
+    pub fn sessions(&self) -> &auth::session::live::Sessions {
         &self.inner.sessions
     }
 
@@ -171,10 +185,6 @@ impl Langcamp {
         &self.inner.mail_status
     }
 
-    pub(crate) fn mail_wakeup(&self) -> &Notify {
-        &self.inner.mail_wakeup
-    }
-
     /// Tells the mail worker that new mail was committed.
     pub(crate) fn wake_mail_worker(&self) {
         self.inner.mail_wakeup.notify_one();
@@ -182,12 +192,48 @@ impl Langcamp {
 
     /// Delivers queued mail until `shutdown` resolves (run it beside the server).
     pub async fn run_mail_worker(&self, shutdown: impl std::future::Future<Output = ()>) {
-        platform::mail::run_worker(self.clone(), shutdown).await;
+        let outbox = platform::mail::Outbox {
+            db: self.db(),
+            keys: self.keys(),
+            clock: self.clock(),
+            config: self.config(),
+            status: self.mail_status(),
+            wakeup: &self.inner.mail_wakeup,
+        };
+        platform::mail::run_worker(outbox, shutdown).await;
+    }
+
+    /// Queues `mail` inside the caller's write (the outbox of [`platform::mail`]), sealed
+    /// under this handle's keys; `expires_at` (epoch ms) drops it undelivered after that.
+    pub(crate) async fn queue_mail<C: WriteConn>(
+        &self,
+        conn: &mut C,
+        kind: MailKind,
+        mail: &OutgoingMail,
+        expires_at: Option<i64>,
+    ) -> Result<()> {
+        let now = self.clock().now_ms();
+        platform::mail::enqueue(conn, self.keys(), now, kind, mail, expires_at).await
     }
 
     /// Whether the database answers.
     pub async fn health(&self) -> Result<()> {
         self.inner.db.ping().await
+    }
+
+    /// Every readiness check (`GET /ready`, `langcamp doctor`), see [`platform::health`].
+    pub async fn readiness(&self) -> platform::health::Readiness {
+        platform::health::readiness(self.db(), self.files().as_ref(), self.mail_status()).await
+    }
+
+    /// Pending mail in the outbox (the queue-size and queue-age metrics).
+    pub async fn outbox_backlog(&self) -> Result<platform::health::OutboxBacklog> {
+        platform::health::outbox_backlog(self.db()).await
+    }
+
+    /// `langcamp serve`'s checks before it listens (see [`Db::check_before_serving`]).
+    pub async fn check_before_serving(&self) -> std::result::Result<bool, StartupProblem> {
+        self.db().check_before_serving().await
     }
 }
 
@@ -242,6 +288,37 @@ impl Langcamp {
             Change::MailTemplates => self.caches().mail.invalidate_all(),
             Change::Everything => self.forget_everything(),
         }
+    }
+
+    /// Commits `tx`, which made `change`, and tells every cache that must forget it.
+    pub(crate) async fn commit_change(&self, mut tx: Tx, change: Change) -> Result<()> {
+        self.announce(&mut tx, &change).await?;
+        let committed = tx.commit().await;
+        self.forget_locally(&change);
+        committed
+    }
+
+    /// Runs a staff write (a piece of work that records its audit entry, and calls
+    /// [`Langcamp::announce`] for `change` itself) through [`Db::write`]: on SQLite inside
+    /// the group commit, so it shares the writer's transaction and its pages with the
+    /// writes waiting beside it. Then drops what `change` made stale in this process,
+    /// whatever the outcome (a failed commit may still have been applied).
+    pub(crate) async fn write_change<W: Write>(
+        &self,
+        work: W,
+        change: Option<Change>,
+    ) -> Result<W::Output> {
+        let outcome = self.db().write(Undo::Savepoint, work).await;
+        if let Some(change) = &change {
+            self.forget_locally(change);
+        }
+        outcome
+    }
+
+    /// Tells the other instances about `change` from inside the transaction that makes it
+    /// ([`platform::changes::announce`]).
+    pub(crate) async fn announce<C: WriteConn>(&self, conn: &mut C, change: &Change) -> Result<()> {
+        platform::changes::announce(conn, self.instance_id(), change).await
     }
 
     fn forget_everything(&self) {

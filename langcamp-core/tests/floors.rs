@@ -2,8 +2,10 @@
 //!
 //! * the top level of `src/` is `lib.rs`, the two lower floors and the areas, nothing else;
 //! * `domain/` imports nothing of the crate but itself;
-//! * `platform/` imports the domain and itself, never an area;
-//! * an area uses another area's operations, never its `store`.
+//! * `platform/` imports the domain and itself, never an area nor the handle;
+//! * an area uses another area's operations, never its `store`;
+//! * no two areas import each other, directly or around a longer circle;
+//! * the parts of `auth` import each other one way, bottom to top.
 //!
 //! The compiler cannot tell floors apart inside one crate, so this reads the source: every
 //! `crate::<name>` path (in `use` lines, paths in code and doc links alike) names the
@@ -122,14 +124,17 @@ fn the_domain_imports_nothing_of_the_crate_but_itself() {
 }
 
 #[test]
-fn the_platform_never_imports_an_area() {
-    let areas = areas();
+fn the_platform_imports_nothing_above_it() {
+    // Neither an area nor the crate root (`Langcamp`, its caches): the handle passes the
+    // platform what it needs.
     let found = violations(&rust_files(&src().join(PLATFORM)), |path| {
-        path.first().is_some_and(|first| areas.contains(first))
+        path.first()
+            .is_some_and(|first| first != DOMAIN && first != PLATFORM)
     });
     assert!(
         found.is_empty(),
-        "platform/ never names an area (the area supplies it, or the piece moves up):\n{}",
+        "platform/ never names an area or the handle (the caller supplies what it needs, \
+         or the piece moves up):\n{}",
         found.join("\n")
     );
 }
@@ -148,6 +153,143 @@ fn an_area_never_imports_another_areas_store() {
         found.is_empty(),
         "an area uses another area's operations, never its store:\n{}",
         found.join("\n")
+    );
+}
+
+/// What each area names of the other areas: area -> (named area -> where, one example).
+fn area_imports() -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>
+{
+    let areas = areas();
+    let mut graph = std::collections::BTreeMap::new();
+    for area in &areas {
+        let mut named = std::collections::BTreeMap::new();
+        for file in rust_files(&src().join(area)) {
+            let text = fs::read_to_string(&file).expect("a readable source file");
+            for (line, path) in crate_paths(&text) {
+                if let Some(first) = path.first()
+                    && first != area
+                    && areas.contains(first)
+                {
+                    let shown = file.strip_prefix(src()).unwrap_or(&file);
+                    named
+                        .entry(first.clone())
+                        .or_insert_with(|| format!("{}:{line}", shown.display()));
+                }
+            }
+        }
+        graph.insert(area.clone(), named);
+    }
+    graph
+}
+
+/// A circle of `graph` through its nodes in order, if there is one (depth-first search).
+fn find_circle(
+    graph: &std::collections::BTreeMap<String, BTreeSet<String>>,
+) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &std::collections::BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut circle = path[at..].to_vec();
+            circle.push(node.to_owned());
+            return Some(circle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_two_areas_import_each_other() {
+    let imports = area_imports();
+    let graph = imports
+        .iter()
+        .map(|(area, named)| (area.clone(), named.keys().cloned().collect()))
+        .collect();
+    if let Some(circle) = find_circle(&graph) {
+        let steps: Vec<String> = circle
+            .windows(2)
+            .map(|pair| {
+                format!(
+                    "{} -> {} ({})",
+                    pair[0], pair[1], imports[&pair[0]][&pair[1]]
+                )
+            })
+            .collect();
+        panic!(
+            "areas import each other in a circle; what both need belongs below them \
+             (domain/, platform/) or in one of them:\n{}",
+            steps.join("\n")
+        );
+    }
+}
+
+/// The parts of an area that import each other one way, bottom to top: a part may name the
+/// parts below it, never one above (ARCHITECTURE.md: sign-in is one area whose parts
+/// import one way).
+const ONE_WAY: &[(&str, &[&str])] = &[("auth", &["input", "session", "factors", "code"])];
+
+#[test]
+fn the_parts_of_an_area_import_each_other_one_way() {
+    let mut found = Vec::new();
+    for (area, parts) in ONE_WAY {
+        for (level, part) in parts.iter().enumerate() {
+            let dir = src().join(area).join(part);
+            let files = if dir.is_dir() {
+                rust_files(&dir)
+            } else {
+                vec![src().join(area).join(format!("{part}.rs"))]
+            };
+            let above = &parts[level + 1..];
+            found.extend(violations(&files, |path| {
+                path.first().is_some_and(|first| first == area)
+                    && path
+                        .get(1)
+                        .is_some_and(|next| above.contains(&next.as_str()))
+            }));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a part of an area names a part above it:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_circle_is_found_and_a_line_is_not() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut graph: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+        for (from, to) in edges {
+            graph
+                .entry((*from).into())
+                .or_default()
+                .insert((*to).into());
+            graph.entry((*to).into()).or_default();
+        }
+        graph
+    };
+    assert_eq!(find_circle(&graph(&[("a", "b"), ("b", "c")])), None);
+    assert_eq!(
+        find_circle(&graph(&[("a", "b"), ("b", "c"), ("c", "a")])),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
     );
 }
 

@@ -3,13 +3,13 @@
 //! Every call acts as [`Actor::Operator`], the trusted operator at the machine.
 
 use langcamp_core::audit::{AuditEntry, AuditQuery};
+use langcamp_core::auth::FactorList;
 use langcamp_core::contacts::{Contact, ContactSearch, ContactStatus, ReplyText};
 use langcamp_core::courses::{Course, CourseChange, CourseFilter};
 use langcamp_core::dashboard::{Dashboard, TrendMonths};
 use langcamp_core::domain::validate::{self, Patch};
 use langcamp_core::domain::{Email, Id, LanguageFilter, LanguageTag};
 use langcamp_core::exports::{CsvExport, ExportQuery};
-use langcamp_core::factors::FactorList;
 use langcamp_core::mail_templates::{MailTemplate, NewMailTemplate, RenderedMail, TemplateKind};
 use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};

@@ -276,7 +276,7 @@ impl Langcamp {
         query: &AuditQuery,
         mut each: impl FnMut(AuditEntry) -> Result<()>,
     ) -> Result<u64> {
-        crate::users::operator::require_operator(actor)?;
+        actor.require_operator()?;
         let mut after: Option<(i64, String)> = None;
         let mut count = 0u64;
         loop {

@@ -18,7 +18,7 @@ use crate::domain::time::Timestamp;
 use crate::domain::{ContactStatus, Id};
 use crate::platform::db::listing::{self, ListSql};
 use crate::platform::db::{Arg, Row, Write, WriteConn, by_id};
-use crate::platform::mail::{self, MailKind, OutgoingMail};
+use crate::platform::mail::{MailKind, OutgoingMail};
 use crate::users::like_pattern;
 
 /// Every query that returns contacts selects these columns, in this order.
@@ -136,7 +136,7 @@ pub(super) async fn list(
 }
 
 /// The admin list's contact requests after the key `(created_at, id)`, newest first,
-/// `limit` of them: one chunk of an export (`crate::exports`).
+/// `limit` of them: one chunk of an export (the `exports` area).
 pub(crate) async fn chunk_after(
     conn: &mut AnyConnection,
     search: &ContactSearch,
@@ -154,7 +154,7 @@ pub(crate) async fn chunk_after(
 }
 
 /// The contact requests sent from `email` (stored lower-cased), newest first: the
-/// personal-data export (`crate::exports`).
+/// personal-data export (the `exports` area).
 pub(crate) async fn sent_from(conn: &mut AnyConnection, email: &str) -> Result<Vec<Contact>> {
     let rows = sqlx::query(select_contacts!(
         "WHERE email = $1 ORDER BY created_at DESC, id DESC"
@@ -243,7 +243,9 @@ impl StaffWrite for Reply {
         let before = require(conn, &self.id).await?;
         record_reply(conn, &self.id, &self.reply, by.now).await?;
         let contact = require(conn, &self.id).await?;
-        mail::enqueue(conn, &by.app, MailKind::ContactReply, &self.mail, None).await?;
+        by.app
+            .queue_mail(conn, MailKind::ContactReply, &self.mail, None)
+            .await?;
         let entry =
             Entry::new("contact.replied", contact_target(&contact)).with_changes(&before, &contact);
         Ok((contact, entry))

@@ -196,6 +196,17 @@ impl Actor {
         }
     }
 
+    /// Passes for the operator only (the `langcamp` command and the console): a signed-in
+    /// superadmin does not get to do what only the operator may (act as another user,
+    /// stream the whole audit trail); 401 when anonymous, 403 for a user.
+    pub fn require_operator(&self) -> Result<()> {
+        match self {
+            Actor::Operator => Ok(()),
+            Actor::Anonymous => Err(Error::Unauthorized),
+            Actor::User(_) => Err(Error::forbidden()),
+        }
+    }
+
     pub fn is_admin(&self) -> bool {
         self.role().is_some_and(|r| r >= Role::Admin)
     }
@@ -224,6 +235,19 @@ mod tests {
             origin: None,
             assurance: Assurance::FULL,
         })
+    }
+
+    #[test]
+    fn only_the_operator_passes_the_operator_check() {
+        assert!(Actor::Operator.require_operator().is_ok());
+        assert!(matches!(
+            Actor::Anonymous.require_operator(),
+            Err(Error::Unauthorized)
+        ));
+        assert!(matches!(
+            user(Role::Superadmin).require_operator(),
+            Err(Error::Forbidden(_))
+        ));
     }
 
     #[test]

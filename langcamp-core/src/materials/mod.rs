@@ -391,7 +391,7 @@ impl Langcamp {
 }
 
 /// Every material assigned to `user_id`, newest assignment first, read on `conn` (the
-/// personal-data export, `crate::exports`).
+/// personal-data export, the `exports` area).
 pub(crate) async fn assigned_materials(
     app: &Langcamp,
     conn: &mut sqlx::AnyConnection,

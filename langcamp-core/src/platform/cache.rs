@@ -1,6 +1,6 @@
 //! An in-process read cache for public data that is read far more often than written
 //! (the published-course list, settings by key, the active placement-test list): the
-//! mechanism. Which caches exist, and what they hold, is the handle's ([`crate::Caches`]).
+//! mechanism. Which caches exist, and what they hold, is the handle's (the handle's `Caches`).
 //!
 //! Why: one indexed read through the pool costs most of a request's time, while this data
 //! changes a few times a day.

@@ -5,12 +5,11 @@
 //! process's memory. A logout, a role change or a course edit made through one instance
 //! must be honoured by all of them at once, not after a time to live.
 //!
-//! * A write that changes cached data commits through [`Langcamp::commit_change`]: on
-//!   PostgreSQL it first queues a `NOTIFY` on [`CHANNEL`] inside the transaction (so it is
-//!   delivered exactly when, and only if, the write commits), then commits, then drops the
-//!   entries of this process whatever the commit's outcome (a failed commit may still
-//!   have been applied).
-//! * Every handle on PostgreSQL runs a listener task (`LISTEN` through sqlx's
+//! * A write that changes cached data queues a `NOTIFY` on [`CHANNEL`] inside its
+//!   transaction ([`announce`]; so it is delivered exactly when, and only if, the write
+//!   commits), and the handle drops the entries of this process once the write has ended,
+//!   whatever its outcome (a failed commit may still have been applied).
+//! * Every handle on PostgreSQL runs a listener task ([`listen`]: `LISTEN` through sqlx's
 //!   `PgListener`, its own connection) that applies other instances' changes as they
 //!   arrive, a few milliseconds after their commit. While it is not listening (start-up,
 //!   a lost connection) this process cannot hear other writers, so its sign-in cache is
@@ -18,17 +17,15 @@
 //!   on. The public caches keep their 5 s time to live as the bound for that gap.
 //! * SQLite has one database file and its writers may be other processes (the `langcamp`
 //!   command): they tell each other through the sign-in cache's signal file
-//!   (`auth::sessions`).
+//!   (`auth::session::live`).
 
-use std::sync::Weak;
 use std::time::Duration;
 
 use sqlx::postgres::PgListener;
 use tokio::sync::oneshot;
 
 use crate::domain::error::Result;
-use crate::platform::db::{Arg, Backend, Tx, Undo, Write, WriteConn};
-use crate::{Inner, Langcamp};
+use crate::platform::db::{Arg, Backend, WriteConn};
 
 /// The PostgreSQL notification channel of cache changes.
 pub const CHANNEL: &str = "langcamp_changes";
@@ -90,56 +87,42 @@ impl Change {
     }
 }
 
-impl Langcamp {
-    /// Commits `tx`, which made `change`, and tells every cache that must forget it.
-    pub(crate) async fn commit_change(&self, mut tx: Tx, change: Change) -> Result<()> {
-        self.announce(&mut tx, &change).await?;
-        let committed = tx.commit().await;
-        self.forget_locally(&change);
-        committed
+/// Tells the other instances about `change` from inside the transaction that makes it:
+/// on PostgreSQL a notification on [`CHANNEL`] from `instance`, delivered when, and only
+/// if, the transaction commits. SQLite's other writers hear through the signal file instead.
+pub async fn announce<C: WriteConn>(conn: &mut C, instance: &str, change: &Change) -> Result<()> {
+    if conn.backend() == Backend::Postgres {
+        let payload = change.payload(instance);
+        // `::text`: sqlx's Any driver reads no `void` column.
+        conn.exec(
+            "SELECT pg_notify($1, $2)::text",
+            &[Arg::Text(CHANNEL), Arg::Text(&payload)],
+        )
+        .await?;
     }
-
-    /// Runs a staff write (a piece of work that records its audit entry, and calls
-    /// [`Langcamp::announce`] for `change` itself) through [`crate::platform::db::Db::write`]: on
-    /// SQLite inside the group commit, so it shares the writer's transaction and its pages
-    /// with the writes waiting beside it. Then drops what `change` made stale in this
-    /// process, whatever the outcome (a failed commit may still have been applied).
-    pub(crate) async fn write_change<W: Write>(
-        &self,
-        work: W,
-        change: Option<Change>,
-    ) -> Result<W::Output> {
-        let outcome = self.db().write(Undo::Savepoint, work).await;
-        if let Some(change) = &change {
-            self.forget_locally(change);
-        }
-        outcome
-    }
-
-    /// Tells the other instances about `change` from inside the transaction that makes it:
-    /// on PostgreSQL a notification on [`CHANNEL`], delivered when, and only if, the
-    /// transaction commits. SQLite's other writers hear through the signal file instead.
-    pub(crate) async fn announce<C: WriteConn>(&self, conn: &mut C, change: &Change) -> Result<()> {
-        if conn.backend() == Backend::Postgres {
-            let payload = change.payload(self.instance_id());
-            // `::text`: sqlx's Any driver reads no `void` column.
-            conn.exec(
-                "SELECT pg_notify($1, $2)::text",
-                &[Arg::Text(CHANNEL), Arg::Text(&payload)],
-            )
-            .await?;
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
-/// Starts the listener of a PostgreSQL handle; it ends when the handle is dropped (its
-/// `stop` sender goes with it).
-pub(crate) fn spawn_listener(app: Weak<Inner>, url: String, stop: oneshot::Receiver<()>) {
-    tokio::spawn(listen(app, url, stop));
+/// What the listener hears.
+#[derive(Debug)]
+pub enum Heard {
+    /// Listening again: every change made meanwhile is unknown.
+    Connected,
+    /// The connection is lost: changes go unheard until [`Heard::Connected`].
+    Lost,
+    /// Another instance's change.
+    Change(Change),
 }
 
-async fn listen(app: Weak<Inner>, url: String, mut stop: oneshot::Receiver<()>) {
+/// Listens on [`CHANNEL`] of the database at `url` until `stop` fires or `hear` answers
+/// `false` (its handle is gone), telling `hear` what it hears; the changes of `instance`
+/// itself are skipped (already applied).
+pub async fn listen(
+    url: String,
+    instance: String,
+    mut stop: oneshot::Receiver<()>,
+    hear: impl Fn(Heard) -> bool,
+) {
     loop {
         let connected = tokio::select! {
             _ = &mut stop => return,
@@ -155,34 +138,32 @@ async fn listen(app: Weak<Inner>, url: String, mut stop: oneshot::Receiver<()>) 
                 }
             }
         };
-        {
-            let Some(app) = Langcamp::upgrade(&app) else {
-                return;
-            };
-            // Whatever changed while nobody listened is forgotten before serving again.
-            app.hearing_changes(true);
+        // Whatever changed while nobody listened is forgotten before serving again.
+        if !hear(Heard::Connected) {
+            return;
         }
         loop {
             let received = tokio::select! {
                 _ = &mut stop => return,
                 received = listener.try_recv() => received,
             };
-            let Some(app) = Langcamp::upgrade(&app) else {
-                return;
-            };
-            match received {
-                Ok(Some(notification)) => {
-                    if let Some(change) = Change::parse(notification.payload(), app.instance_id()) {
-                        app.forget_locally(&change);
-                    }
-                }
+            let heard = match received {
+                Ok(Some(notification)) => match Change::parse(notification.payload(), &instance) {
+                    Some(change) => Heard::Change(change),
+                    None => continue,
+                },
                 Ok(None) | Err(_) => {
                     tracing::warn!(
                         "lost the connection that hears other instances' changes; reconnecting"
                     );
-                    app.hearing_changes(false);
+                    if !hear(Heard::Lost) {
+                        return;
+                    }
                     break;
                 }
+            };
+            if !hear(heard) {
+                return;
             }
         }
     }

@@ -16,9 +16,9 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use serde::Serialize;
 
-use crate::Langcamp;
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
+use crate::platform::db::Db;
 use crate::platform::file_store::FileStore;
 
 /// A readiness check that takes longer than this has failed: a database that answers in
@@ -156,69 +156,63 @@ pub struct OutboxBacklog {
     pub oldest_created_at: Option<i64>,
 }
 
-impl Langcamp {
-    /// Runs every readiness check, concurrently, each bounded by [`CHECK_TIMEOUT`].
-    pub async fn readiness(&self) -> Readiness {
-        let (database, migrations, files) = tokio::join!(
-            bounded("database", self.check_database()),
-            bounded("migrations", self.check_migrations()),
-            bounded("fileStore", self.check_file_store()),
+/// Runs every readiness check, concurrently, each bounded by [`CHECK_TIMEOUT`].
+pub async fn readiness(db: &Db, files: &dyn FileStore, mail: &MailStatus) -> Readiness {
+    let (database, migrations, files) = tokio::join!(
+        bounded("database", check_database(db)),
+        bounded("migrations", check_migrations(db)),
+        bounded("fileStore", file_store_check(files)),
+    );
+    Readiness {
+        checks: vec![database, migrations, files],
+        mail_worker: mail.snapshot(),
+    }
+}
+
+async fn check_database(db: &Db) -> Check {
+    // While the circuit is open every query fails at once; say since when.
+    if let crate::platform::db::DatabaseState::Down { since } = db.state() {
+        return Check::fail(
+            "database",
+            format!("unreachable since {since}; probed again every 250 ms"),
         );
-        Readiness {
-            checks: vec![database, migrations, files],
-            mail_worker: self.mail_status().snapshot(),
-        }
     }
+    let started = Instant::now();
+    match db.ping().await {
+        Ok(()) => Check::pass(
+            "database",
+            format!("answered in {} ms", started.elapsed().as_millis()),
+        ),
+        Err(e) => Check::fail("database", describe_error(&e)),
+    }
+}
 
-    async fn check_database(&self) -> Check {
-        // While the circuit is open every query fails at once; say since when.
-        if let crate::platform::db::DatabaseState::Down { since } = self.db().state() {
-            return Check::fail(
-                "database",
-                format!("unreachable since {since}; probed again every 250 ms"),
-            );
-        }
-        let started = Instant::now();
-        match self.db().ping().await {
-            Ok(()) => Check::pass(
-                "database",
-                format!("answered in {} ms", started.elapsed().as_millis()),
+async fn check_migrations(db: &Db) -> Check {
+    match db.pending_migrations().await {
+        Ok(pending) if pending.is_empty() => Check::pass("migrations", "current"),
+        Ok(pending) => Check::fail(
+            "migrations",
+            format!(
+                "{} pending (first: {}); run `langcamp migrate`",
+                pending.len(),
+                pending[0]
             ),
-            Err(e) => Check::fail("database", describe_error(&e)),
-        }
+        ),
+        Err(e) => Check::fail("migrations", describe_error(&e)),
     }
+}
 
-    async fn check_migrations(&self) -> Check {
-        match self.db().pending_migrations().await {
-            Ok(pending) if pending.is_empty() => Check::pass("migrations", "current"),
-            Ok(pending) => Check::fail(
-                "migrations",
-                format!(
-                    "{} pending (first: {}); run `langcamp migrate`",
-                    pending.len(),
-                    pending[0]
-                ),
-            ),
-            Err(e) => Check::fail("migrations", describe_error(&e)),
-        }
-    }
-
-    async fn check_file_store(&self) -> Check {
-        file_store_check(self.files().as_ref()).await
-    }
-
-    /// Pending mail in the outbox (for the queue-size and queue-age metrics).
-    pub async fn outbox_backlog(&self) -> Result<OutboxBacklog> {
-        let (queued, oldest): (i64, Option<i64>) = sqlx::query_as(
-            "SELECT COUNT(*), MIN(created_at) FROM mail_outbox WHERE status = 'pending'",
-        )
-        .fetch_one(self.db().reader())
-        .await?;
-        Ok(OutboxBacklog {
-            queued,
-            oldest_created_at: oldest,
-        })
-    }
+/// Pending mail in the outbox (for the queue-size and queue-age metrics).
+pub async fn outbox_backlog(db: &Db) -> Result<OutboxBacklog> {
+    let (queued, oldest): (i64, Option<i64>) = sqlx::query_as(
+        "SELECT COUNT(*), MIN(created_at) FROM mail_outbox WHERE status = 'pending'",
+    )
+    .fetch_one(db.reader())
+    .await?;
+    Ok(OutboxBacklog {
+        queued,
+        oldest_created_at: oldest,
+    })
 }
 
 /// The file-store check: a probe object written, read back and deleted.

@@ -14,11 +14,14 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::{Deserialize, Serialize};
 
-use crate::Langcamp;
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
-use crate::platform::config::{MailConfig, MailSecurity};
+use crate::platform::clock::Clock;
+use crate::platform::config::{Config, MailConfig, MailSecurity};
+use crate::platform::crypto::Keys;
+use crate::platform::db::Db;
 use crate::platform::db::{Arg, WriteConn};
+use crate::platform::health::MailStatus;
 
 /// Retries stop, and the mail is marked failed, this long after it was queued.
 const GIVE_UP_AFTER_MS: i64 = 24 * 3600 * 1000;
@@ -58,17 +61,17 @@ pub struct OutgoingMail {
     pub html: String,
 }
 
-/// Queues `mail` inside the caller's transaction. `expires_at` (epoch ms) drops it
-/// undelivered after that instant.
+/// Queues `mail` inside the caller's transaction, sealed under `keys`, at `now`.
+/// `expires_at` (epoch ms) drops it undelivered after that instant.
 pub async fn enqueue<C: WriteConn>(
     conn: &mut C,
-    app: &Langcamp,
+    keys: &Keys,
+    now: i64,
     kind: MailKind,
     mail: &OutgoingMail,
     expires_at: Option<i64>,
 ) -> Result<()> {
-    let sealed = app.keys().seal(&serde_json::to_vec(mail)?);
-    let now = app.clock().now_ms();
+    let sealed = keys.seal(&serde_json::to_vec(mail)?);
     conn.exec(
         "INSERT INTO mail_outbox (id, kind, recipient, sealed, status, attempts, next_attempt_at, created_at, expires_at)
          VALUES ($1, $2, $3, $4, 'pending', 0, $5, $5, $6)",
@@ -224,9 +227,21 @@ struct Claimed {
     created_at: i64,
 }
 
+/// What the mail worker works with: the handle's database, keys, clock and configuration,
+/// the status it reports, and the signal that new mail was committed.
+#[derive(Clone, Copy)]
+pub struct Outbox<'a> {
+    pub db: &'a Db,
+    pub keys: &'a Keys,
+    pub clock: &'a Clock,
+    pub config: &'a Config,
+    pub status: &'a MailStatus,
+    pub wakeup: &'a tokio::sync::Notify,
+}
+
 /// Delivers queued mail until `shutdown` resolves.
-pub async fn run_worker(app: Langcamp, shutdown: impl std::future::Future<Output = ()>) {
-    let transport = match Transport::from_config(&app.config().mail, &app.config().data_dir) {
+pub async fn run_worker(outbox: Outbox<'_>, shutdown: impl std::future::Future<Output = ()>) {
+    let transport = match Transport::from_config(&outbox.config.mail, &outbox.config.data_dir) {
         Ok(t) => t,
         Err(e) => {
             tracing::error!(error = %e, "mail transport cannot be built; mail stays queued");
@@ -238,21 +253,21 @@ pub async fn run_worker(app: Langcamp, shutdown: impl std::future::Future<Output
     }
     let owner = new_id();
     tokio::pin!(shutdown);
-    app.mail_status().set_running(true);
+    outbox.status.set_running(true);
     // Cleared on every way out of the loop, so readiness never reports a dead worker alive.
-    struct Stopped<'a>(&'a Langcamp);
+    struct Stopped<'a>(&'a MailStatus);
     impl Drop for Stopped<'_> {
         fn drop(&mut self) {
-            self.0.mail_status().set_running(false);
+            self.0.set_running(false);
         }
     }
-    let _stopped = Stopped(&app);
+    let _stopped = Stopped(outbox.status);
     loop {
-        match deliver_due(&app, &transport, &owner).await {
+        match deliver_due(&outbox, &transport, &owner).await {
             Ok(0) | Err(_) => {
                 tokio::select! {
                     () = &mut shutdown => return,
-                    () = app.mail_wakeup().notified() => {}
+                    () = outbox.wakeup.notified() => {}
                     () = tokio::time::sleep(POLL_INTERVAL) => {}
                 }
             }
@@ -267,19 +282,19 @@ pub async fn run_worker(app: Langcamp, shutdown: impl std::future::Future<Output
 }
 
 /// Claims and delivers one batch; returns how many mails it handled.
-async fn deliver_due(app: &Langcamp, transport: &Transport, owner: &str) -> Result<usize> {
-    let now = app.clock().now_ms();
-    expire_stale(app, now).await?;
-    let claimed = claim(app, owner, now).await?;
+async fn deliver_due(outbox: &Outbox<'_>, transport: &Transport, owner: &str) -> Result<usize> {
+    let now = outbox.clock.now_ms();
+    expire_stale(outbox, now).await?;
+    let claimed = claim(outbox, owner, now).await?;
     let count = claimed.len();
     for mail in claimed {
-        deliver_one(app, transport, owner, mail).await?;
+        deliver_one(outbox, transport, owner, mail).await?;
     }
     Ok(count)
 }
 
-async fn expire_stale(app: &Langcamp, now: i64) -> Result<()> {
-    let mut tx = app.db().begin().await?;
+async fn expire_stale(outbox: &Outbox<'_>, now: i64) -> Result<()> {
+    let mut tx = outbox.db.begin().await?;
     sqlx::query(
         "UPDATE mail_outbox SET status = 'expired', sealed = NULL, lease_until = NULL
          WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= $1",
@@ -291,8 +306,8 @@ async fn expire_stale(app: &Langcamp, now: i64) -> Result<()> {
     Ok(())
 }
 
-async fn claim(app: &Langcamp, owner: &str, now: i64) -> Result<Vec<Claimed>> {
-    let mut tx = app.db().begin().await?;
+async fn claim(outbox: &Outbox<'_>, owner: &str, now: i64) -> Result<Vec<Claimed>> {
+    let mut tx = outbox.db.begin().await?;
     // The outer conditions repeat the inner ones so that, on PostgreSQL, a concurrent
     // claimer re-checks them on the locked row and skips mail someone else just took.
     let claimed = sqlx::query_as(
@@ -315,7 +330,7 @@ async fn claim(app: &Langcamp, owner: &str, now: i64) -> Result<Vec<Claimed>> {
 }
 
 async fn deliver_one(
-    app: &Langcamp,
+    outbox: &Outbox<'_>,
     transport: &Transport,
     owner: &str,
     mail: Claimed,
@@ -323,19 +338,19 @@ async fn deliver_one(
     let message = mail
         .sealed
         .as_deref()
-        .and_then(|sealed| app.keys().open(sealed))
+        .and_then(|sealed| outbox.keys.open(sealed))
         .and_then(|plain| serde_json::from_slice::<OutgoingMail>(&plain).ok())
         .ok_or_else(|| "the message cannot be opened (sealed under another JWT_SECRET?)".to_owned())
-        .and_then(|m| build_message(&app.config().mail, &m));
+        .and_then(|m| build_message(&outbox.config.mail, &m));
     let outcome = match message {
         Ok(message) => transport.send(&mail.id, message).await,
         Err(e) => Err(e),
     };
-    let now = app.clock().now_ms();
-    let mut tx = app.db().begin().await?;
+    let now = outbox.clock.now_ms();
+    let mut tx = outbox.db.begin().await?;
     match outcome {
         Ok(()) => {
-            app.mail_status().delivered(now);
+            outbox.status.delivered(now);
             sqlx::query(
                 "UPDATE mail_outbox SET status = 'sent', sealed = NULL, sent_at = $1, lease_until = NULL,
                         attempts = attempts + 1, last_error = NULL
@@ -351,7 +366,7 @@ async fn deliver_one(
             let attempts = mail.attempts + 1;
             if now - mail.created_at >= GIVE_UP_AFTER_MS || mail.sealed.is_none() {
                 tracing::error!(mail_id = %mail.id, attempts, %error, "mail delivery failed for good");
-                app.mail_status().attempt_failed(&error, now, true);
+                outbox.status.attempt_failed(&error, now, true);
                 sqlx::query(
                     "UPDATE mail_outbox SET status = 'failed', sealed = NULL, lease_until = NULL,
                             attempts = $1, last_error = $2
@@ -366,7 +381,7 @@ async fn deliver_one(
             } else {
                 let next = now + backoff_ms(attempts);
                 tracing::warn!(mail_id = %mail.id, attempts, %error, "mail delivery failed; will retry");
-                app.mail_status().attempt_failed(&error, now, false);
+                outbox.status.attempt_failed(&error, now, false);
                 sqlx::query(
                     "UPDATE mail_outbox SET attempts = $1, last_error = $2, next_attempt_at = $3, lease_until = NULL
                      WHERE id = $4 AND lease_owner = $5",

@@ -9,9 +9,8 @@ use std::collections::HashMap;
 
 use sqlx::{AnyConnection, Row};
 
-use crate::Langcamp;
 use crate::domain::error::Error;
-use crate::platform::db::migrations;
+use crate::platform::db::{Db, migrations};
 
 /// Why `langcamp serve` may not start.
 #[derive(Debug)]
@@ -22,12 +21,12 @@ pub enum StartupProblem {
     NotWritable(Error),
 }
 
-impl Langcamp {
+impl Db {
     /// Whether every embedded migration is applied, successfully and unchanged, and no
     /// other one is. Any doubt (no bookkeeping table yet, an error) answers `false`, and
     /// the migrator then runs and decides as it always did.
     pub(crate) async fn migrations_current(&self) -> bool {
-        match self.db().reader().acquire().await {
+        match self.reader().acquire().await {
             Ok(mut conn) => self.migrations_current_on(&mut conn).await,
             Err(_) => false,
         }
@@ -35,25 +34,23 @@ impl Langcamp {
 
     /// `langcamp serve`'s checks before it listens, on one connection: that the database
     /// answers, that it can be written, and whether every migration is applied (`Ok(true)`;
-    /// `Ok(false)`: run [`Langcamp::migrate`]). One connection, because each new one to
+    /// `Ok(false)`: run the migrations). One connection, because each new one to
     /// PostgreSQL is a TCP and usually a TLS handshake (45 to 50 ms each here), and a
     /// connection handed back to the pool is only available again after its asynchronous
     /// release check (`db.rs`): three checks one after another opened two connections.
     pub async fn check_before_serving(&self) -> Result<bool, StartupProblem> {
         let mut conn = self
-            .db()
             .writer_connection()
             .await
             .map_err(StartupProblem::Unreachable)?;
-        self.db()
-            .check_writable_on(&mut conn)
+        self.check_writable_on(&mut conn)
             .await
             .map_err(StartupProblem::NotWritable)?;
         Ok(self.migrations_current_on(&mut conn).await)
     }
 
     async fn migrations_current_on(&self, conn: &mut AnyConnection) -> bool {
-        let migrator = migrations(self.db().backend());
+        let migrator = migrations(self.backend());
         let Ok(rows) =
             sqlx::query("SELECT version, checksum FROM _sqlx_migrations WHERE success = TRUE")
                 .fetch_all(&mut *conn)

@@ -98,7 +98,7 @@ impl Langcamp {
     pub async fn me(&self, actor: &Actor) -> Result<User> {
         // Open before the second factor too: the client shows whose sign-in it is.
         let caller = actor.caller_before_second_factor()?;
-        // The token check just filled or confirmed this entry (see `crate::auth::sessions`).
+        // The token check just filled or confirmed this entry of the live sign-ins.
         let now = self.clock().now_ms();
         if let Some(live) = self
             .sessions()

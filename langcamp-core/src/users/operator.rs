@@ -4,27 +4,17 @@
 
 use crate::domain::Id;
 use crate::users::User;
-use crate::{Actor, Assurance, Caller, Error, Langcamp, Result};
+use crate::{Actor, Assurance, Caller, Langcamp, Result};
 
 /// The session of the operator acting as a user. No sign-in has this id, so the cache of
 /// live sessions never answers for it and each operation reads the user's row itself.
 pub const OPERATOR_SESSION: &str = "operator";
 
-/// Refuses every actor but the operator: a signed-in superadmin does not get to act as
-/// another user (that would let one account write in another's name over HTTP).
-pub(crate) fn require_operator(actor: &Actor) -> Result<()> {
-    match actor {
-        Actor::Operator => Ok(()),
-        Actor::Anonymous => Err(Error::Unauthorized),
-        Actor::User(_) => Err(Error::forbidden()),
-    }
-}
-
 impl Langcamp {
     /// The operator in the place of the user `user_id`, with the role the user has now;
     /// 404 when there is no such user.
     pub async fn act_as(&self, actor: &Actor, user_id: &Id<User>) -> Result<Actor> {
-        require_operator(actor)?;
+        actor.require_operator()?;
         let user = self.get_user(actor, user_id).await?;
         Ok(Actor::User(Caller {
             user_id: user.id,
@@ -36,34 +26,5 @@ impl Langcamp {
             origin: None,
             assurance: Assurance::FULL,
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Role;
-
-    #[test]
-    fn only_the_operator_may_act_as_a_user() {
-        assert!(require_operator(&Actor::Operator).is_ok());
-        assert!(matches!(
-            require_operator(&Actor::Anonymous),
-            Err(Error::Unauthorized)
-        ));
-        let superadmin = Actor::User(Caller {
-            user_id: "u".into(),
-            email: "u@example.com".into(),
-            role: Role::Superadmin,
-            session_id: "s".into(),
-            token_id: "t".into(),
-            token_expires_at: 0,
-            origin: None,
-            assurance: Assurance::FULL,
-        });
-        assert!(matches!(
-            require_operator(&superadmin),
-            Err(Error::Forbidden(_))
-        ));
     }
 }

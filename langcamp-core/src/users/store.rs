@@ -130,7 +130,7 @@ pub(super) async fn list(
 }
 
 /// The admin list's users after the key `(created_at, id)`, newest first, `limit` of them:
-/// one chunk of an export (`crate::exports`), read by key rather than by offset so each
+/// one chunk of an export (the `exports` area), read by key rather than by offset so each
 /// chunk costs the same however far the export has gone.
 pub(crate) async fn chunk_after(
     conn: &mut AnyConnection,

@@ -2,12 +2,12 @@
 //! and a superadmin's reset of a colleague's factors.
 
 use langcamp_core::Result;
-use langcamp_core::auth::{Message, OtpCode, SignedIn};
-use langcamp_core::factors::{
+use langcamp_core::auth::{
     CodeInput, FactorAdded, FactorList, FactorName, NewPasskey, PasskeyAnswer, PasskeyOptions,
     PasskeyOptionsInput, PasskeyRegistrationInput, PasskeyVerifyInput, RecoveryCodes,
     SecondFactorInput, SecondFactorProof, TotpEnrolment, TotpStartInput,
 };
+use langcamp_core::auth::{Message, OtpCode, SignedIn};
 
 use crate::limits::RateRule;
 use crate::reply::{Envelope, ErrorEnvelope, Reply};

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use hyper::Method;
+use langcamp_core::auth::FactorName;
 use langcamp_core::auth::{OtpCode, OtpSignIn, OtpVerifyInput};
-use langcamp_core::factors::FactorName;
 use langcamp_core::platform::crypto::Keys;
 use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
@@ -372,7 +372,7 @@ impl TestApp {
             return signed_in;
         };
         let next_step = self.core.clock().now_ms() + 30_000;
-        let code = langcamp_core::factors::totp::code_from_base32(secret, next_step)
+        let code = langcamp_core::auth::totp::code_from_base32(secret, next_step)
             .expect("a base32 secret");
         let data = signed_in
             .post(
@@ -532,7 +532,7 @@ impl TestApp {
 
     /// The code an authenticator app shows now (by the app's clock) for a base32 secret.
     pub fn totp_code(&self, secret: &str) -> String {
-        langcamp_core::factors::totp::code_from_base32(secret, self.core.clock().now_ms())
+        langcamp_core::auth::totp::code_from_base32(secret, self.core.clock().now_ms())
             .expect("a base32 secret")
     }
 

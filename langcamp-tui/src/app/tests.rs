@@ -1,5 +1,5 @@
+use langcamp_core::auth::{Factor, FactorKind, FactorList};
 use langcamp_core::domain::{Email, Id};
-use langcamp_core::factors::{Factor, FactorKind, FactorList};
 use langcamp_core::settings::Setting;
 use langcamp_core::users::User;
 use langcamp_core::{Page, PageRequest, Role, Timestamp};

@@ -3,9 +3,9 @@
 //! user's second factors (CONTRACT §20), loaded as the selection moves, and `F` resets
 //! them (after confirmation) for a colleague who lost theirs.
 
+use langcamp_core::auth::{FactorKind, FactorList};
 use langcamp_core::domain::Id;
 use langcamp_core::domain::validate;
-use langcamp_core::factors::{FactorKind, FactorList};
 use langcamp_core::users::{User, UserQuery};
 use langcamp_core::{Page, Role};
 use ratatui::Frame;

@@ -19,7 +19,7 @@ use crate::mail_templates::{MailBook, MailValues};
 use crate::materials::input::{Description, MaterialChange, NewMaterial, Title, Video};
 use crate::materials::{MAX_PDFS, Material, MaterialPdf, MaterialVideo};
 use crate::platform::db::{Arg, Locks, Row as _, WriteConn};
-use crate::platform::mail::{self, MailKind};
+use crate::platform::mail::MailKind;
 use crate::storage::{self, FileRecord};
 use crate::users::{self, User};
 
@@ -423,7 +423,9 @@ impl StaffWrite for Assign {
             let mail = self
                 .book
                 .compose(&user.email, Some(&user.locale), &values)?;
-            mail::enqueue(conn, &by.app, MailKind::MaterialAssignment, &mail, None).await?;
+            by.app
+                .queue_mail(conn, MailKind::MaterialAssignment, &mail, None)
+                .await?;
         }
         let entry = Entry::new("material.assigned", target(&material))
             .with_change_map(serde_json::json!({ "assignedTo": { "from": null, "to": newly } }));

@@ -179,7 +179,7 @@ pub(super) async fn list(
 }
 
 /// The admin list's results after the key `(completed_at, id)`, newest first, `limit` of
-/// them: one chunk of an export (`crate::exports`). `filter` as for [`list`].
+/// them: one chunk of an export (the `exports` area). `filter` as for [`list`].
 pub(crate) async fn chunk_after(
     conn: &mut AnyConnection,
     filter: [Option<&str>; 4],
@@ -205,7 +205,7 @@ pub(crate) async fn chunk_after(
 }
 
 /// Every result of a user, newest first, in the detailed form without the correct options
-/// (the personal-data export, `crate::exports`): not capped, as a download of one's own
+/// (the personal-data export, the `exports` area): not capped, as a download of one's own
 /// data holds all of it.
 pub(crate) async fn detailed_results_of(
     conn: &mut AnyConnection,

@@ -329,7 +329,10 @@ mod tests {
         let store = ObjectStoreS3::new(&config).expect("built");
         let err = store.size("ab/x").await.expect_err("nobody listens");
         assert!(
-            matches!(crate::Error::from(err), crate::Error::Unavailable(_)),
+            matches!(
+                crate::domain::error::Error::from(err),
+                crate::domain::error::Error::Unavailable(_)
+            ),
             "an unreachable store is 503"
         );
     }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::recovery;
-use crate::auth::OtpCode;
+use crate::auth::input::OtpCode;
 use crate::domain::Text;
 use crate::domain::error::{Error, Result};
 use crate::domain::validate::{Problems, passed, required};

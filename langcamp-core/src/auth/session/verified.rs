@@ -2,7 +2,7 @@
 //!
 //! Checking an HS256 token is two base64 decodings, two JSON parses and an HMAC: a profile
 //! of `GET /me` put it among the largest costs of an authenticated request once the
-//! sign-in itself came from memory ([`crate::auth::sessions`]). Whether a token's signature and
+//! sign-in itself came from memory ([`crate::auth::session::live`]). Whether a token's signature and
 //! claims are valid never changes (the key is fixed for the life of the process), so the
 //! claims of a token that passed are kept, keyed by the whole token, and a later request
 //! with the same token skips the decoding. Everything that *can* change is still checked
@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use crate::auth::Claims;
+use crate::auth::session::Claims;
 
 /// How many tokens are held at most (about 400 bytes each: some 8 MB). When it is full of
 /// unexpired tokens it is emptied and refills with those in use.

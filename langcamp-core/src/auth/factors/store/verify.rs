@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::Writer;
-use crate::auth::{self, NewRefreshToken};
+use crate::auth::session::{self, NewRefreshToken};
 use crate::domain::error::Result;
 use crate::platform::changes::Change;
 use crate::platform::db::{Arg, Write, WriteConn};
@@ -12,7 +12,7 @@ use crate::platform::mail::OutgoingMail;
 
 /// A second factor checked (beforehand, outside the piece) for `POST
 /// /auth/second-factor/verify`, to be spent here.
-pub(in crate::factors) enum Checked {
+pub(in crate::auth::factors) enum Checked {
     /// A TOTP code matching `step` of the factor (`None`: it matched no step).
     Totp {
         factor_id: String,
@@ -32,7 +32,7 @@ pub(in crate::factors) enum Checked {
 }
 
 /// The outcome of a second-factor check.
-pub(in crate::factors) enum Verdict {
+pub(in crate::auth::factors) enum Verdict {
     /// The sign-in is at level 2 now.
     Raised,
     /// The proof was wrong; `locked` when it was the fifth and ended the sign-in.
@@ -42,7 +42,7 @@ pub(in crate::factors) enum Verdict {
 /// Spends a checked proof: a TOTP step accepted once, a recovery code used once, a
 /// passkey's counter moved on; then the sign-in is raised. A wrong or replayed proof is
 /// counted against the sign-in instead, and the fifth ends it.
-pub(in crate::factors) struct VerifyFactor {
+pub(in crate::auth::factors) struct VerifyFactor {
     pub writer: Writer,
     pub session_id: String,
     pub checked: Checked,
@@ -115,10 +115,10 @@ impl Write for VerifyFactor {
             Checked::Totp { step: None, .. } | Checked::Wrong => false,
         };
         if spent {
-            auth::raise_sign_in(conn, &self.session_id, &self.refresh, w.now).await?;
+            session::raise_sign_in(conn, &self.session_id, &self.refresh, w.now).await?;
             return Ok(Verdict::Raised);
         }
-        let locked = auth::count_wrong_factor(conn, &self.session_id, w.now).await?;
+        let locked = session::count_wrong_factor(conn, &self.session_id, w.now).await?;
         if locked {
             w.record(conn, "auth.second_factor_locked", json!({}))
                 .await?;

@@ -29,7 +29,7 @@ use webauthn_rs::prelude::{
 use super::store::{self, Checked, NewFactor, PasskeySignIn, SaveChallenge, TakeChallenge};
 use super::{FactorAdded, NewPasskey, PasskeyAnswer};
 use crate::Langcamp;
-use crate::auth::{SignInLevel, SignedIn};
+use crate::auth::session::{SignInLevel, SignedIn};
 use crate::domain::actor::{Actor, Caller};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;

@@ -9,7 +9,7 @@ use sqlx::{AnyConnection, Row};
 use super::store::{NewRefreshToken, record_refresh_token};
 use super::{LEEWAY_MS, TokenPair};
 use crate::Langcamp;
-use crate::auth::sessions::LiveSession;
+use crate::auth::session::live::LiveSession;
 use crate::domain::actor::{Assurance, Caller, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
@@ -190,7 +190,7 @@ impl Langcamp {
         .claims)
     }
 
-    /// The live sign-in and its user: from memory when held (see [`crate::auth::sessions`]),
+    /// The live sign-in and its user: from memory when held (see [`crate::auth::session::live`]),
     /// else one read that checks the sign-in, the blacklist and the user, and keeps the
     /// answer.
     pub(super) async fn live_session_user(&self, claims: &Claims, now: i64) -> Result<LiveSession> {
@@ -204,7 +204,7 @@ impl Langcamp {
             "SELECT u.id, u.email, u.name, u.role, u.is_registration_complete, u.age, u.gender, u.city,
                     u.country, u.country_code, u.phone_number, u.locale, u.created_at, u.updated_at,
                     s.expires_at AS session_expires_at, ",
-            crate::factors::has_factor!("u.id"),
+            crate::auth::session::has_factor!("u.id"),
             "FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.id = $1 AND s.user_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3
                AND NOT EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $4)",

@@ -11,13 +11,13 @@ use serde_json::json;
 use super::{Factor, FactorKind};
 use crate::Langcamp;
 use crate::audit::{self, Entry, Target};
-use crate::auth::{self, FactorMethod, NewRefreshToken};
+use crate::auth::session::{self, FactorMethod, NewRefreshToken};
 use crate::domain::actor::Actor;
 use crate::domain::error::{Error, Result};
 use crate::domain::time::Timestamp;
 use crate::platform::changes::Change;
 use crate::platform::db::{Arg, Row, Write, WriteConn};
-use crate::platform::mail::{self, MailKind, OutgoingMail};
+use crate::platform::mail::{MailKind, OutgoingMail};
 
 pub(super) use self::passkeys::{
     PasskeySignIn, SaveChallenge, TakeChallenge, passkey_by_credential, passkeys_of,
@@ -59,21 +59,6 @@ pub(super) async fn recovery_codes_left<C: WriteConn>(conn: &mut C, user_id: &st
         .await?;
     row.map_or(Ok(0), |row| row.int("n"))
 }
-
-/// The column `has_factor`: `1` when the user whose id is the SQL expression `$user_id` has
-/// a confirmed second factor, else `0`. Read with the user's row where every request or
-/// sign-in needs it (the token check, a returning user's sign-in): one `EXISTS` costs
-/// a third of counting each kind, and most users have no factor to count.
-macro_rules! has_factor {
-    ($user_id:literal) => {
-        concat!(
-            "CASE WHEN EXISTS (SELECT 1 FROM user_factors f WHERE f.user_id = ",
-            $user_id,
-            " AND f.confirmed_at IS NOT NULL) THEN 1 ELSE 0 END AS has_factor "
-        )
-    };
-}
-pub(crate) use has_factor;
 
 /// The ways a user can pass their second factor, in one statement: their confirmed
 /// factors' kinds, and `recovery` while a code is left.
@@ -178,7 +163,9 @@ impl Writer {
     }
 
     async fn notify<C: WriteConn>(&self, conn: &mut C, notice: &OutgoingMail) -> Result<()> {
-        mail::enqueue(conn, &self.app, MailKind::SecurityNotice, notice, None).await
+        self.app
+            .queue_mail(conn, MailKind::SecurityNotice, notice, None)
+            .await
     }
 
     /// The user's cached sign-ins are forgotten on every instance once this commits.
@@ -350,7 +337,7 @@ impl Write for AddFactor {
         let factor = factor_of(conn, &w.user_id, id)
             .await?
             .ok_or_else(|| Error::internal("the factor just added is gone"))?;
-        auth::raise_sign_in(conn, &self.session_id, &self.refresh, w.now).await?;
+        session::raise_sign_in(conn, &self.session_id, &self.refresh, w.now).await?;
         w.record(
             conn,
             "factor.added",

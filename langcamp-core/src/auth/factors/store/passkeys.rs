@@ -1,12 +1,12 @@
 //! The SQL of passkeys: the stored credentials, the ceremonies waiting for their answer
 //! (`passkey_challenges`), and a passkey sign-in as one piece.
 
-use crate::auth::{self, NewRefreshToken};
+use crate::auth::session::{self, NewRefreshToken};
 use crate::domain::error::Result;
 use crate::platform::db::{Arg, Row, Write, WriteConn};
 
 /// A registered passkey as stored: what the relying-party library keeps of it, as JSON.
-pub(in crate::factors) struct StoredPasskey {
+pub(in crate::auth::factors) struct StoredPasskey {
     pub factor_id: String,
     pub user_id: String,
     pub passkey: String,
@@ -21,7 +21,7 @@ fn passkey_from_row(row: &impl Row) -> Result<StoredPasskey> {
 }
 
 /// A user's passkeys.
-pub(in crate::factors) async fn passkeys_of<C: WriteConn>(
+pub(in crate::auth::factors) async fn passkeys_of<C: WriteConn>(
     conn: &mut C,
     user_id: &str,
 ) -> Result<Vec<StoredPasskey>> {
@@ -36,7 +36,7 @@ pub(in crate::factors) async fn passkeys_of<C: WriteConn>(
 }
 
 /// The passkey with this credential id (hex), whoever's it is.
-pub(in crate::factors) async fn passkey_by_credential<C: WriteConn>(
+pub(in crate::auth::factors) async fn passkey_by_credential<C: WriteConn>(
     conn: &mut C,
     credential_id: &str,
 ) -> Result<Option<StoredPasskey>> {
@@ -50,7 +50,7 @@ pub(in crate::factors) async fn passkey_by_credential<C: WriteConn>(
 }
 
 /// Keeps a ceremony's state for its answer (`passkey_challenges`).
-pub(in crate::factors) struct SaveChallenge {
+pub(in crate::auth::factors) struct SaveChallenge {
     pub id: String,
     pub purpose: &'static str,
     pub user_id: Option<String>,
@@ -82,7 +82,7 @@ impl Write for SaveChallenge {
 
 /// Takes a ceremony's state: the challenge is deleted as it is read (single use), and
 /// only while it lives and belongs to `user_id` (`None`: a sign-in's, which names nobody).
-pub(in crate::factors) struct TakeChallenge {
+pub(in crate::auth::factors) struct TakeChallenge {
     pub id: String,
     pub purpose: &'static str,
     pub user_id: Option<String>,
@@ -124,7 +124,7 @@ impl Write for TakeChallenge {
 
 /// A sign-in with a passkey: the passkey's stored state moves on (its counter), only if it
 /// is still what the assertion was checked against, and a sign-in opens at level 2.
-pub(in crate::factors) struct PasskeySignIn {
+pub(in crate::auth::factors) struct PasskeySignIn {
     pub factor_id: String,
     pub user_id: String,
     pub checked_against: String,
@@ -153,8 +153,8 @@ impl Write for PasskeySignIn {
         if moved == 0 {
             return Ok(false);
         }
-        let level = auth::SignInLevel::second_factor(self.now);
-        auth::open_sign_in(
+        let level = session::SignInLevel::second_factor(self.now);
+        session::open_sign_in(
             conn,
             &self.session_id,
             &self.user_id,

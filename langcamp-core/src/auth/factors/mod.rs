@@ -33,7 +33,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::Langcamp;
-use crate::auth::{FactorMethod, OtpCode, SignInLevel, SignedIn};
+use crate::auth::input::OtpCode;
+use crate::auth::session::{FactorMethod, SignInLevel, SignedIn};
 use crate::domain::Id;
 use crate::domain::actor::{Actor, Caller, Role};
 use crate::domain::error::{Error, Result};
@@ -53,7 +54,6 @@ pub use self::input::{
 };
 pub use self::passkeys::{MAX_PASSKEYS, PasskeyOptions};
 pub use self::recovery::CODES as RECOVERY_CODES;
-pub(crate) use self::store::has_factor;
 use self::store::{Checked, CodeHashes, Verdict, Writer};
 
 /// A kind of second factor.
