@@ -2,7 +2,7 @@
 //! areas whose records are deleted by id (courses, contacts, results).
 
 use crate::Langcamp;
-use crate::audit::{Entry, Staff, StaffWrite, Target};
+use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
 use crate::domain::Deleted;
 use crate::domain::actor::Actor;
 use crate::domain::error::{Error, Result};
@@ -54,7 +54,7 @@ struct DeleteById {
 impl StaffWrite for DeleteById {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entries)> {
         let Some(row) = conn
             .fetch_first(self.delete, &[Arg::Text(&self.id)])
             .await?
@@ -62,6 +62,6 @@ impl StaffWrite for DeleteById {
             return Err((self.not_found)());
         };
         let target = Target::record(self.target, &self.id, row.text("label")?);
-        Ok(((), Entry::new(self.action, target)))
+        Ok(((), Entry::new(self.action, target).into()))
     }
 }

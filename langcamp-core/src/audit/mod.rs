@@ -23,7 +23,7 @@ mod store;
 mod write;
 
 pub(crate) use self::store::about_user;
-pub(crate) use self::write::{Staff, StaffWrite};
+pub(crate) use self::write::{Entries, Staff, StaffWrite};
 
 use std::sync::OnceLock;
 
@@ -141,10 +141,11 @@ pub fn changes(before: &impl Serialize, after: &impl Serialize) -> Value {
 
 /// Writes `entry` as done by `actor`, on `conn`: the transaction of the write it records
 /// (an open transaction, or the connection a [`crate::platform::db::Write`] piece is given, which on
-/// SQLite is inside the group commit). The only way an entry is written. Anonymous callers
-/// never write staff actions; asked to record one, this refuses (a bug), failing the
-/// write with it.
-pub async fn record<C: WriteConn>(
+/// SQLite is inside the group commit). Private: the rest of the crate writes an entry only
+/// through a [`StaffWrite`] (which cannot leave it out), [`Langcamp::commit_recorded`],
+/// [`Langcamp::record_alone`] or [`record_own`]. Anonymous callers never write staff
+/// actions; asked to record one, this refuses (a bug), failing the write with it.
+async fn record<C: WriteConn>(
     conn: &mut C,
     app: &Langcamp,
     actor: &Actor,
@@ -152,6 +153,25 @@ pub async fn record<C: WriteConn>(
 ) -> Result<()> {
     let who = Who::of(actor)?;
     store::insert(conn, &new_id(), app.clock().now_ms(), &who, &entry).await
+}
+
+/// Writes `entry`, an action of a signed-in user on their own account (a factor added or
+/// removed, recovery codes used or made, a sign-in locked or revoked), inside the write
+/// that makes it. Staff actions on anyone else's records are [`StaffWrite`]s; an entry
+/// here whose target is not the actor's own account is refused (a bug), failing the write.
+pub(crate) async fn record_own<C: WriteConn>(
+    conn: &mut C,
+    app: &Langcamp,
+    actor: &Actor,
+    entry: Entry,
+) -> Result<()> {
+    match actor.user_id() {
+        Some(own) if entry.target == Target::user(own) => record(conn, app, actor, entry).await,
+        _ => Err(Error::internal(format!(
+            "`{}` is not an action on the actor's own account: write it as a StaffWrite",
+            entry.action
+        ))),
+    }
 }
 
 /// The actor as an entry stores it.
@@ -297,10 +317,21 @@ impl Langcamp {
     /// Records `entry` in a transaction of its own, for an action that writes nothing
     /// else (an export).
     pub(crate) async fn record_alone(&self, actor: &Actor, entry: Entry) -> Result<()> {
-        let mut tx = self.db().begin().await?;
+        let tx = self.db().begin().await?;
+        self.commit_recorded(tx, actor, entry).await
+    }
+
+    /// Commits `tx`, a staff write made in an open transaction (the rollups' rebuild, whose
+    /// statements are built at run time), with the entry that records it: the transaction
+    /// cannot commit without one.
+    pub(crate) async fn commit_recorded(
+        &self,
+        mut tx: crate::platform::db::Tx,
+        actor: &Actor,
+        entry: Entry,
+    ) -> Result<()> {
         record(&mut tx, self, actor, entry).await?;
-        tx.commit().await?;
-        Ok(())
+        tx.commit().await
     }
 
     /// Deletes the entries older than `AUDIT_RETENTION_DAYS` and records that it did

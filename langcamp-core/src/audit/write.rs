@@ -21,9 +21,39 @@ pub(crate) struct Staff {
     pub now: i64,
 }
 
+/// The entries that record a staff write: one, or more when one write changes several
+/// records (an import of mail templates). Never none: a staff write without an entry does
+/// not compile.
+#[derive(Debug)]
+pub(crate) struct Entries {
+    first: Entry,
+    more: Vec<Entry>,
+}
+
+impl Entries {
+    /// These entries and `entry` after them.
+    pub fn and(mut self, entry: Entry) -> Entries {
+        self.more.push(entry);
+        self
+    }
+}
+
+impl From<Entry> for Entries {
+    fn from(first: Entry) -> Entries {
+        Entries {
+            first,
+            more: Vec::new(),
+        }
+    }
+}
+
 /// The work of a staff write: a few statements on `conn`, with the reading, checking and
-/// composing that need nothing but the connection. It answers its output and the entry
-/// that records it; [`Langcamp::staff_write`] writes the entry after it.
+/// composing that need nothing but the connection. It answers its output and the entries
+/// that record it; [`Langcamp::staff_write`] writes them after it. Every write of staff to
+/// the school's records is one: the only other ways to write an entry are an action that
+/// writes nothing else ([`Langcamp::record_alone`]), a transaction committed with its
+/// entry ([`Langcamp::commit_recorded`]) and a user's action on their own account
+/// ([`super::record_own`]).
 pub(crate) trait StaffWrite: Send + 'static {
     type Output: Send + 'static;
 
@@ -31,7 +61,7 @@ pub(crate) trait StaffWrite: Send + 'static {
         self,
         conn: &mut C,
         by: &Staff,
-    ) -> impl Future<Output = Result<(Self::Output, Entry)>> + Send;
+    ) -> impl Future<Output = Result<(Self::Output, Entries)>> + Send;
 }
 
 impl Langcamp {
@@ -68,8 +98,10 @@ impl<W: StaffWrite> Write for Recorded<W> {
     type Output = W::Output;
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<W::Output> {
-        let (output, entry) = self.work.run(conn, &self.by).await?;
-        record(conn, &self.by.app, &self.by.actor, entry).await?;
+        let (output, entries) = self.work.run(conn, &self.by).await?;
+        for entry in std::iter::once(entries.first).chain(entries.more) {
+            record(conn, &self.by.app, &self.by.actor, entry).await?;
+        }
         if let Some(change) = &self.change {
             self.by.app.announce(conn, change).await?;
         }

@@ -72,13 +72,15 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_contact(&self, actor: &Actor, new: NewContact) -> Result<Contact> {
         let create = store::Create {
-            app: self.clone(),
-            actor: actor.clone(),
             id: Id::new(),
             new,
             now: self.clock().now_ms(),
         };
-        self.write_change(create, None).await
+        if *actor == Actor::Operator {
+            self.staff_write(actor, create, None).await
+        } else {
+            self.write_change(create, None).await
+        }
     }
 
     /// `GET /contact/admin`: newest first, filtered by status and text.
@@ -148,13 +150,10 @@ impl Langcamp {
     ) -> Result<Contact> {
         actor.require(Role::Admin)?;
         let work = store::SetStatus {
-            app: self.clone(),
-            actor: actor.clone(),
             id: id.clone(),
             status,
-            now: self.clock().now_ms(),
         };
-        self.write_change(work, None).await
+        self.staff_write(actor, work, None).await
     }
 
     /// `DELETE /contact/admin/{id}`.

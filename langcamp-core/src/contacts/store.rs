@@ -9,9 +9,7 @@ use sqlx::AnyConnection;
 
 use super::input::{NewContact, ReplyText};
 use super::{Contact, ContactSearch, contact_target};
-use crate::Langcamp;
-use crate::audit::{self, Entry, Staff, StaffWrite};
-use crate::domain::actor::Actor;
+use crate::audit::{Entries, Entry, Staff, StaffWrite};
 use crate::domain::error::{Error, Result};
 use crate::domain::page::PageRequest;
 use crate::domain::time::Timestamp;
@@ -207,24 +205,35 @@ async fn set_status<C: WriteConn>(
 /// `POST /contact`: the request as stored. A visitor's form is not a staff action; one
 /// the operator writes (the demo seed) is recorded.
 pub(super) struct Create {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub id: Id<Contact>,
     pub new: NewContact,
     pub now: i64,
 }
 
+impl Create {
+    async fn insert<C: WriteConn>(self, conn: &mut C) -> Result<Contact> {
+        insert(conn, &self.id, &self.new, self.now).await?;
+        require(conn, &self.id).await
+    }
+}
+
+/// A visitor's form.
 impl Write for Create {
     type Output = Contact;
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Contact> {
-        insert(conn, &self.id, &self.new, self.now).await?;
-        let contact = require(conn, &self.id).await?;
-        if self.actor == Actor::Operator {
-            let entry = Entry::new("contact.created", contact_target(&contact));
-            audit::record(conn, &self.app, &self.actor, entry).await?;
-        }
-        Ok(contact)
+        self.insert(conn).await
+    }
+}
+
+/// The operator's (the demo seed).
+impl StaffWrite for Create {
+    type Output = Contact;
+
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<(Contact, Entries)> {
+        let contact = self.insert(conn).await?;
+        let entry = Entry::new("contact.created", contact_target(&contact));
+        Ok((contact, entry.into()))
     }
 }
 
@@ -239,7 +248,7 @@ pub(super) struct Reply {
 impl StaffWrite for Reply {
     type Output = Contact;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Contact, Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Contact, Entries)> {
         let before = require(conn, &self.id).await?;
         record_reply(conn, &self.id, &self.reply, by.now).await?;
         let contact = require(conn, &self.id).await?;
@@ -248,24 +257,21 @@ impl StaffWrite for Reply {
             .await?;
         let entry =
             Entry::new("contact.replied", contact_target(&contact)).with_changes(&before, &contact);
-        Ok((contact, entry))
+        Ok((contact, entry.into()))
     }
 }
 
 /// `PATCH /contact/admin/{id}/status`: any of the four values, from any state; 404 when
 /// there is no such request.
 pub(super) struct SetStatus {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub id: Id<Contact>,
     pub status: ContactStatus,
-    pub now: i64,
 }
 
-impl Write for SetStatus {
+impl StaffWrite for SetStatus {
     type Output = Contact;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Contact> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Contact, Entries)> {
         // The row is not read before the write: setting a status is also how an admin
         // repairs one this build cannot read (see `contact_from_row`). Its stored status
         // is read as text, for the trail.
@@ -279,13 +285,12 @@ impl Write for SetStatus {
             Some(row) => Some(row.text("status")?),
             None => None,
         };
-        if !set_status(conn, &self.id, self.status, self.now).await? {
+        if !set_status(conn, &self.id, self.status, by.now).await? {
             return Err(not_found());
         }
         let contact = require(conn, &self.id).await?;
         let entry = Entry::new("contact.status_changed", contact_target(&contact))
             .with_change_map(serde_json::json!({ "status": { "from": from, "to": self.status } }));
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        Ok(contact)
+        Ok((contact, entry.into()))
     }
 }

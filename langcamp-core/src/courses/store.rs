@@ -8,7 +8,7 @@
 
 use super::input::{CourseChange, CourseValues};
 use super::{Course, CourseFilter};
-use crate::audit::{Entry, Staff, StaffWrite, Target};
+use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
 use crate::domain::error::{Error, Result};
 use crate::domain::money::{self, Price};
 use crate::domain::page::UNPAGED_CAP;
@@ -182,10 +182,10 @@ pub(super) struct Create(pub CourseValues);
 impl StaffWrite for Create {
     type Output = Course;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entries)> {
         let course = insert(conn, &self.0, by.now).await?;
         let entry = Entry::new("course.created", target(&course));
-        Ok((course, entry))
+        Ok((course, entry.into()))
     }
 }
 
@@ -195,14 +195,14 @@ pub(super) struct Duplicate(pub Id<Course>);
 impl StaffWrite for Duplicate {
     type Output = Course;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entries)> {
         let original = require(conn, &self.0).await?;
         let mut values = CourseValues::from(&original);
         values.title = super::copy_title(&original.title);
         values.is_published = false;
         let copy = insert(conn, &values, by.now).await?;
         let entry = Entry::new("course.duplicated", target(&copy));
-        Ok((copy, entry))
+        Ok((copy, entry.into()))
     }
 }
 
@@ -213,7 +213,7 @@ pub(super) struct Update(pub Id<Course>, pub CourseChange);
 impl StaffWrite for Update {
     type Output = Course;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Course, Entries)> {
         let Update(id, change) = self;
         let course = require(conn, &id).await?;
         let mut values = CourseValues::from(&course);
@@ -222,7 +222,7 @@ impl StaffWrite for Update {
         problems.finish()?;
         let updated = update(conn, &id, &values, by.now).await?;
         let entry = Entry::new("course.updated", target(&updated)).with_changes(&course, &updated);
-        Ok((updated, entry))
+        Ok((updated, entry.into()))
     }
 }
 

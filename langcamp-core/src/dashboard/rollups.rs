@@ -361,8 +361,7 @@ impl Langcamp {
         let entry = crate::audit::Entry::new("stats.rebuilt", target).with_change_map(
             serde_json::json!({ "rowsRepaired": { "from": null, "to": drift.len() } }),
         );
-        crate::audit::record(&mut tx, self, actor, entry).await?;
-        tx.commit().await?;
+        self.commit_recorded(tx, actor, entry).await?;
         if !drift.is_empty() {
             tracing::warn!(rows = drift.len(), "repaired dashboard rollups");
         }

@@ -238,14 +238,13 @@ impl Langcamp {
             source,
         } = template;
         let put = store::Put {
-            app: self.clone(),
-            actor: actor.clone(),
             kind,
             locale,
             source,
-            now: self.clock().now_ms(),
         };
-        let stored = self.write_change(put, Some(Change::MailTemplates)).await?;
+        let stored = self
+            .staff_write(actor, put, Some(Change::MailTemplates))
+            .await?;
         Ok(stored_template(stored))
     }
 
@@ -282,14 +281,15 @@ impl Langcamp {
                 changed.push(template);
             }
         }
-        let import = store::Import {
-            app: self.clone(),
-            actor: actor.clone(),
-            templates: changed,
-            now: self.clock().now_ms(),
-        };
-        self.write_change(import, Some(Change::MailTemplates))
-            .await?;
+        let mut changed = changed.into_iter();
+        if let Some(first) = changed.next() {
+            let import = store::Import {
+                first,
+                rest: changed.collect(),
+            };
+            self.staff_write(actor, import, Some(Change::MailTemplates))
+                .await?;
+        }
         Ok(report)
     }
 
@@ -304,12 +304,10 @@ impl Langcamp {
     ) -> Result<DeletedMailTemplate> {
         actor.require(Role::Admin)?;
         let delete = store::Delete {
-            app: self.clone(),
-            actor: actor.clone(),
             kind,
             locale: locale.clone(),
         };
-        self.write_change(delete, Some(Change::MailTemplates))
+        self.staff_write(actor, delete, Some(Change::MailTemplates))
             .await?;
         Ok(DeletedMailTemplate {
             kind,

@@ -4,14 +4,11 @@
 use sqlx::AnyConnection;
 
 use super::{NewMailTemplate, TemplateKind, TemplateSource, template_target};
-use crate::Langcamp;
-use crate::audit::{self, Entry};
+use crate::audit::{Entries, Entry, Staff, StaffWrite};
 use crate::domain::LanguageTag;
-use crate::domain::actor::Actor;
 use crate::domain::error::{Error, Result};
 use crate::domain::page::UNPAGED_CAP;
-use crate::platform::changes::Change;
-use crate::platform::db::{Arg, Row, Write, WriteConn};
+use crate::platform::db::{Arg, Row, WriteConn};
 
 /// A stored template as read.
 #[derive(Clone, Debug)]
@@ -114,78 +111,77 @@ pub(super) async fn delete<C: WriteConn>(
 /// `PUT /admin/mail-templates/{kind}/{locale}`: the template, its audit entry and its
 /// announcement, as one piece of write work ([`Langcamp::write_change`]).
 pub(super) struct Put {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub kind: TemplateKind,
     pub locale: LanguageTag,
     pub source: TemplateSource,
-    pub now: i64,
 }
 
-impl Write for Put {
+impl StaffWrite for Put {
     type Output = StoredTemplate;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<StoredTemplate> {
-        let stored = upsert(conn, self.kind, &self.locale, &self.source, self.now).await?;
+    async fn run<C: WriteConn>(
+        self,
+        conn: &mut C,
+        by: &Staff,
+    ) -> Result<(StoredTemplate, Entries)> {
+        let stored = upsert(conn, self.kind, &self.locale, &self.source, by.now).await?;
         let entry = Entry::new(
             "mail_template.put",
             template_target(self.kind, &self.locale),
         );
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        self.app.announce(conn, &Change::MailTemplates).await?;
-        Ok(stored)
+        Ok((stored, entry.into()))
     }
 }
 
 /// `DELETE /admin/mail-templates/{kind}/{locale}`: 404 when none is stored (nothing
 /// recorded).
 pub(super) struct Delete {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub kind: TemplateKind,
     pub locale: LanguageTag,
 }
 
-impl Write for Delete {
+impl StaffWrite for Delete {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entries)> {
         if !delete(conn, self.kind, &self.locale).await? {
             return Err(Error::not_found("stored mail template"));
         }
         let target = template_target(self.kind, &self.locale);
-        let entry = Entry::new("mail_template.deleted", target);
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        self.app.announce(conn, &Change::MailTemplates).await
+        Ok(((), Entry::new("mail_template.deleted", target).into()))
     }
 }
 
 /// `langcamp mail-templates import`: each template with its entry, all or none, as one
-/// piece of write work (`templates` holds only those that differ from the ones in effect).
+/// piece of write work: the first template and the rest (only those that differ from
+/// the ones in effect; with none, nothing is written).
 pub(super) struct Import {
-    pub app: Langcamp,
-    pub actor: Actor,
-    pub templates: Vec<NewMailTemplate>,
-    pub now: i64,
+    pub first: NewMailTemplate,
+    pub rest: Vec<NewMailTemplate>,
 }
 
-impl Write for Import {
+impl StaffWrite for Import {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
-        for template in &self.templates {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<((), Entries)> {
+        let mut entries: Option<Entries> = None;
+        for template in std::iter::once(&self.first).chain(&self.rest) {
             upsert(
                 conn,
                 template.kind,
                 &template.locale,
                 &template.source,
-                self.now,
+                by.now,
             )
             .await?;
             let target = template_target(template.kind, &template.locale);
             let entry = Entry::new("mail_template.put", target);
-            audit::record(conn, &self.app, &self.actor, entry).await?;
+            entries = Some(match entries {
+                None => entry.into(),
+                Some(entries) => entries.and(entry),
+            });
         }
-        self.app.announce(conn, &Change::MailTemplates).await
+        let entries = entries.unwrap_or_else(|| unreachable!("an import has a first template"));
+        Ok(((), entries))
     }
 }

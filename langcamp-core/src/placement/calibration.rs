@@ -32,7 +32,7 @@ use super::results::Snapshot;
 use super::store::StoredTest;
 use super::{ProficiencyTest, TestMode};
 use crate::Langcamp;
-use crate::audit::{Entry, Staff, StaffWrite, Target};
+use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::{CefrLevel, Id};
@@ -286,7 +286,7 @@ struct StoreCalibration {
 impl StaffWrite for StoreCalibration {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entries)> {
         // The test row first: it is gone if deleted meanwhile, and the slope (a value,
         // never NULL: sqlx's `Any` NULL-float trap) goes with it.
         let found = match self.slope {
@@ -314,6 +314,6 @@ impl StaffWrite for StoreCalibration {
                 None => super::store::set_answer_count(conn, question_id, *count).await?,
             }
         }
-        Ok(((), self.entry))
+        Ok(((), self.entry.into()))
     }
 }

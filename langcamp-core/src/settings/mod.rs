@@ -83,26 +83,17 @@ impl Langcamp {
     pub async fn put_setting(&self, actor: &Actor, setting: NewSetting) -> Result<Setting> {
         actor.require(Role::Admin)?;
         let NewSetting { key, value } = setting;
-        let put = store::Put {
-            app: self.clone(),
-            actor: actor.clone(),
-            key,
-            value,
-            now: self.clock().now_ms(),
-        };
-        self.write_change(put, Some(Change::Settings)).await
+        let put = store::Put { key, value };
+        self.staff_write(actor, put, Some(Change::Settings)).await
     }
 
     /// `DELETE /settings/{key}` (admin).
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete_setting(&self, actor: &Actor, key: &SettingKey) -> Result<DeletedSetting> {
         actor.require(Role::Admin)?;
-        let delete = store::Delete {
-            app: self.clone(),
-            actor: actor.clone(),
-            key: key.clone(),
-        };
-        self.write_change(delete, Some(Change::Settings)).await?;
+        let delete = store::Delete { key: key.clone() };
+        self.staff_write(actor, delete, Some(Change::Settings))
+            .await?;
         Ok(DeletedSetting {
             key: key.as_str().to_owned(),
             deleted: true,

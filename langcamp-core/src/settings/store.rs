@@ -8,14 +8,11 @@ use serde_json::Value;
 use sqlx::AnyConnection;
 
 use super::{Setting, SettingKey};
-use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
-use crate::domain::actor::Actor;
+use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
 use crate::domain::error::{Error, Result};
 use crate::domain::page::UNPAGED_CAP;
 use crate::domain::time::Timestamp;
-use crate::platform::changes::Change;
-use crate::platform::db::{Arg, Row, Write, WriteConn};
+use crate::platform::db::{Arg, Row, WriteConn};
 
 /// A setting as the audit trail names it: by its key, as id and label (CONTRACT §17), so
 /// `targetId=<key>` finds its whole history.
@@ -52,54 +49,46 @@ pub(super) async fn all(conn: &mut AnyConnection) -> Result<Vec<Setting>> {
 
 /// `PUT /settings/{key}`: creates or replaces the setting; the row as stored.
 pub(super) struct Put {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub key: SettingKey,
     pub value: Value,
-    pub now: i64,
 }
 
-impl Write for Put {
+impl StaffWrite for Put {
     type Output = Setting;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Setting> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Setting, Entries)> {
         let key = self.key.as_str();
-        // The upsert comes last: on PostgreSQL it locks the setting's row until the
-        // commit, and concurrent writes of one key queue on that lock, so nothing else of
-        // this write should happen while it is held. The entry is written first, with the
-        // value it replaces and the value being written.
+        // The entry carries the value it replaces and the value being written.
         let before = find(conn, &self.key).await?.map(|s| s.value);
         let entry = Entry::new("setting.put", setting_target(key))
             .with_change_map(serde_json::json!({ "value": { "from": before, "to": &self.value } }));
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        self.app.announce(conn, &Change::Settings).await?;
         let text = serde_json::to_string(&self.value)?;
-        conn.fetch_first(
-            "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
+        let stored = conn
+            .fetch_first(
+                "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
              ON CONFLICT (key) DO UPDATE
                  SET value = excluded.value, updated_at = excluded.updated_at
              RETURNING key, value, updated_at",
-            &[Arg::Text(key), Arg::Text(&text), Arg::Int(self.now)],
-        )
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()?
-        .ok_or_else(|| Error::internal("the upsert returned no row"))
+                &[Arg::Text(key), Arg::Text(&text), Arg::Int(by.now)],
+            )
+            .await?
+            .as_ref()
+            .map(from_row)
+            .transpose()?
+            .ok_or_else(|| Error::internal("the upsert returned no row"))?;
+        Ok((stored, entry.into()))
     }
 }
 
 /// `DELETE /settings/{key}`: 404 when there is no such setting (nothing recorded).
 pub(super) struct Delete {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub key: SettingKey,
 }
 
-impl Write for Delete {
+impl StaffWrite for Delete {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entries)> {
         let key = self.key.as_str();
         let deleted = conn
             .exec("DELETE FROM settings WHERE key = $1", &[Arg::Text(key)])
@@ -108,7 +97,6 @@ impl Write for Delete {
             return Err(Error::not_found("setting"));
         }
         let entry = Entry::new("setting.deleted", setting_target(key));
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        self.app.announce(conn, &Change::Settings).await
+        Ok(((), entry.into()))
     }
 }

@@ -90,13 +90,11 @@ impl Langcamp {
         }
         // The copy writes no row; its record in the trail is a transaction of its own.
         if report.copied > 0 {
-            let mut tx = self.db().begin().await?;
             let target = crate::audit::Target::named("storage", "files copied to another store");
             let entry = crate::audit::Entry::new("storage.migrated", target).with_change_map(
                 serde_json::json!({ "filesCopied": { "from": null, "to": report.copied } }),
             );
-            crate::audit::record(&mut tx, self, actor, entry).await?;
-            tx.commit().await?;
+            self.record_alone(actor, entry).await?;
         }
         Ok(report)
     }

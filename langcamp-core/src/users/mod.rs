@@ -148,9 +148,14 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update_my_profile(&self, actor: &Actor, change: ProfileChange) -> Result<User> {
         let caller = actor.caller()?;
-        let missing = || Error::TokenInvalid;
         // The user's own data: not a staff action, so not audited.
-        self.change_user(&caller.user_id, change, missing, None)
+        let work = store::ChangeOwn {
+            app: self.clone(),
+            id: caller.user_id.clone(),
+            change,
+            now: self.clock().now_ms(),
+        };
+        self.write_change(work, Some(Change::User(caller.user_id.clone())))
             .await
     }
 
@@ -213,8 +218,8 @@ impl Langcamp {
             email: Some(email),
             ..ProfileChange::default()
         };
-        let staff = Some((actor.clone(), "user.email_changed"));
-        self.change_user(id.as_str(), change, no_user, staff).await
+        self.change_user(actor, id, change, "user.email_changed")
+            .await
     }
 
     /// `PATCH /admin/users/{id}/profile`.
@@ -227,39 +232,35 @@ impl Langcamp {
     ) -> Result<UserEnvelope> {
         actor.require(Role::Admin)?;
         let user = self
-            .change_user(
-                id.as_str(),
-                change,
-                no_user,
-                Some((actor.clone(), "user.profile_updated")),
-            )
+            .change_user(actor, id, change, "user.profile_updated")
             .await?;
         Ok(UserEnvelope { user })
     }
 
-    /// Writes `change` to the user `id` as one piece of write work (`missing` when there
-    /// is no such user: a malformed id opens no write); made by `staff` (who, and the action recorded), it is allowed only
-    /// on a user they may manage, and recorded. The user's held sign-ins are forgotten.
+    /// Writes staff's `change` to the user `id` as one staff write recorded as `action`
+    /// (404 when there is no such user: a malformed id opens no write), allowed only on a
+    /// user the actor may manage. Another user's e-mail is their first factor, so changing
+    /// it needs step-up (CONTRACT §22). The user's held sign-ins are forgotten.
     async fn change_user(
         &self,
-        id: &str,
+        actor: &Actor,
+        id: &Id<User>,
         change: ProfileChange,
-        missing: fn() -> Error,
-        staff: Option<(Actor, &'static str)>,
+        action: &'static str,
     ) -> Result<User> {
-        if !looks_like_id(id) {
-            return Err(missing());
+        if change.email.is_some() && actor.user_id() != Some(id.as_str()) {
+            self.require_step_up(actor)?;
+        }
+        if !looks_like_id(id.as_str()) {
+            return Err(no_user());
         }
         let work = store::ChangeUser {
-            app: self.clone(),
-            id: id.to_owned(),
+            id: id.as_str().to_owned(),
             change,
-            missing,
-            staff,
-            now: self.clock().now_ms(),
+            action,
         };
-        self.write_change(work, Some(Change::User(id.to_owned())))
-            .await
+        let change = Change::User(id.as_str().to_owned());
+        self.staff_write(actor, work, Some(change)).await
     }
 
     /// `DELETE /users/{id}`: removes the user with their sessions, results and assignments.
@@ -272,12 +273,8 @@ impl Langcamp {
             return Err(no_user());
         }
         let id = id.as_str().to_owned();
-        let delete = store::DeleteUser {
-            app: self.clone(),
-            actor: actor.clone(),
-            id: id.clone(),
-        };
-        self.write_change(delete, Some(Change::User(id.clone())))
+        let delete = store::DeleteUser { id: id.clone() };
+        self.staff_write(actor, delete, Some(Change::User(id.clone())))
             .await?;
         Ok(Deleted { id, deleted: true })
     }
@@ -288,14 +285,11 @@ impl Langcamp {
         actor.require(Role::Superadmin)?;
         let NewUser { email, role, name } = new;
         let create = store::CreateUser {
-            app: self.clone(),
-            actor: actor.clone(),
             id: new_id(),
             email,
             role,
             name,
-            now: self.clock().now_ms(),
         };
-        self.write_change(create, None).await
+        self.staff_write(actor, create, None).await
     }
 }

@@ -12,8 +12,8 @@ use sqlx::AnyConnection;
 use super::input::ProfileChange;
 use super::{User, may_manage, no_user};
 use crate::Langcamp;
-use crate::audit::{self, Entry, Staff, StaffWrite, Target};
-use crate::domain::actor::{Actor, Role};
+use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
+use crate::domain::actor::Role;
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
 use crate::domain::page::PageRequest;
@@ -268,7 +268,7 @@ pub(super) struct SetRole {
 impl StaffWrite for SetRole {
     type Output = User;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(User, Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(User, Entries)> {
         let id = self.id.as_str();
         let user = require_user(conn, id).await?;
         if user.role == Role::Superadmin
@@ -290,37 +290,48 @@ impl StaffWrite for SetRole {
         .await?;
         let changed = require_user(conn, id).await?;
         let entry = Entry::new("user.role_changed", Target::user(id)).with_changes(&user, &changed);
-        Ok((changed, entry))
+        Ok((changed, entry.into()))
     }
 }
 
-/// A profile change of the user `id`: the user's own (`staff` `None`: not a staff action,
-/// not recorded), or staff's (`staff`: who, and the action recorded), who must be allowed
-/// to manage the stored user. `missing` answers when there is no such user.
-pub(super) struct ChangeUser {
+/// A user's change of their own profile: not a staff action, not recorded.
+pub(super) struct ChangeOwn {
     pub app: Langcamp,
     pub id: String,
     pub change: ProfileChange,
-    pub missing: fn() -> Error,
-    pub staff: Option<(Actor, &'static str)>,
     pub now: i64,
 }
 
-impl Write for ChangeUser {
+impl Write for ChangeOwn {
     type Output = User;
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<User> {
-        let before = find_user(conn, &self.id).await?.ok_or_else(self.missing)?;
-        if let Some((actor, _)) = &self.staff {
-            may_manage(actor, &before)?;
-        }
+        let before = find_user(conn, &self.id)
+            .await?
+            .ok_or(Error::TokenInvalid)?;
         let user = apply_change(conn, &before, self.change, self.now).await?;
-        if let Some((actor, action)) = &self.staff {
-            let entry = Entry::new(action, Target::user(&self.id)).with_changes(&before, &user);
-            audit::record(conn, &self.app, actor, entry).await?;
-        }
         self.app.announce(conn, &Change::User(self.id)).await?;
         Ok(user)
+    }
+}
+
+/// Staff's change of the user `id` (`action` recorded), allowed only on a user they may
+/// manage; 404 when there is no such user.
+pub(super) struct ChangeUser {
+    pub id: String,
+    pub change: ProfileChange,
+    pub action: &'static str,
+}
+
+impl StaffWrite for ChangeUser {
+    type Output = User;
+
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(User, Entries)> {
+        let before = require_user(conn, &self.id).await?;
+        may_manage(&by.actor, &before)?;
+        let user = apply_change(conn, &before, self.change, by.now).await?;
+        let entry = Entry::new(self.action, Target::user(&self.id)).with_changes(&before, &user);
+        Ok((user, entry.into()))
     }
 }
 
@@ -358,48 +369,41 @@ impl Write for CompleteRegistration {
 /// `DELETE /users/{id}`: the user with their sessions, results and assignments (foreign
 /// keys); only a superadmin deletes staff, and the last superadmin stays.
 pub(super) struct DeleteUser {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub id: String,
 }
 
-impl Write for DeleteUser {
+impl StaffWrite for DeleteUser {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<((), Entries)> {
         let id = self.id.as_str();
         let user = require_user(conn, id).await?;
-        may_manage(&self.actor, &user)?;
+        may_manage(&by.actor, &user)?;
         if user.role == Role::Superadmin && count_superadmins(conn).await? <= 1 {
             return Err(Error::Conflict(
                 "the last superadmin cannot be deleted".into(),
             ));
         }
+        // Its sign-ins go with it (foreign keys).
         conn.exec("DELETE FROM users WHERE id = $1", &[Arg::Text(id)])
             .await?;
-        let entry = Entry::new("user.deleted", Target::user(id));
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        // Its sign-ins went with it (foreign keys).
-        self.app.announce(conn, &Change::User(self.id)).await
+        Ok(((), Entry::new("user.deleted", Target::user(id)).into()))
     }
 }
 
 /// A user created directly (operator tools); registration is complete when a name is
 /// given; 409 when the address is taken.
 pub(super) struct CreateUser {
-    pub app: Langcamp,
-    pub actor: Actor,
     pub id: String,
     pub email: Email,
     pub role: Role,
     pub name: Option<String>,
-    pub now: i64,
 }
 
-impl Write for CreateUser {
+impl StaffWrite for CreateUser {
     type Output = User;
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<User> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(User, Entries)> {
         if find_user_by_email(conn, self.email.as_str())
             .await?
             .is_some()
@@ -417,14 +421,15 @@ impl Write for CreateUser {
                 Arg::OptText(self.name.as_deref()),
                 Arg::Text(self.role.as_str()),
                 Arg::Int(bit(self.name.is_some())),
-                Arg::Int(self.now),
+                Arg::Int(by.now),
             ],
         )
         .await?;
         let user = require_user(conn, &self.id).await?;
-        let entry = Entry::new("user.created", Target::user(&self.id));
-        audit::record(conn, &self.app, &self.actor, entry).await?;
-        Ok(user)
+        Ok((
+            user,
+            Entry::new("user.created", Target::user(&self.id)).into(),
+        ))
     }
 }
 

@@ -427,10 +427,10 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let book = self.mail_book().await?;
         let resetting = store::ResetFactors {
-            writer: self.writer(actor, &user.id, now),
+            user_id: user.id.clone(),
             notice: self.notice(&book, &user, SecurityEvent::FactorsReset, "", now)?,
         };
-        self.write_change(resetting, Some(Change::User(user.id.clone())))
+        self.staff_write(actor, resetting, Some(Change::User(user.id.clone())))
             .await?;
         self.wake_mail_worker();
         Ok(())

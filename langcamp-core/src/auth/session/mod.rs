@@ -253,7 +253,7 @@ impl Langcamp {
                     },
                 });
                 let entry = Entry::new("auth.refresh_reused", Target::user(&user_id));
-                audit::record(&mut tx, self, &holder, entry).await?;
+                audit::record_own(&mut tx, self, &holder, entry).await?;
                 self.commit_change(tx, Change::Session(session_id.clone()))
                     .await?;
                 return Err(Error::TokenInvalid);

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{load, require};
-use crate::audit::{Entry, Staff, StaffWrite, Target};
+use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
 use crate::domain::validate::Problems;
@@ -247,7 +247,7 @@ pub(in crate::materials) struct Create(pub NewMaterial, pub Vec<FileRecord>);
 impl StaffWrite for Create {
     type Output = Material;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Material, Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Material, Entries)> {
         let Create(new, pdfs) = self;
         let id = &Id::new();
         insert(conn, id, &new, by.now).await?;
@@ -255,7 +255,7 @@ impl StaffWrite for Create {
         append_pdfs(conn, id, &pdfs, by).await?;
         let material = load(&by.app, conn, id).await?;
         let entry = Entry::new("material.created", target(&material));
-        Ok((material, entry))
+        Ok((material, entry.into()))
     }
 }
 
@@ -271,7 +271,7 @@ impl StaffWrite for Update {
         self,
         conn: &mut C,
         by: &Staff,
-    ) -> Result<((Material, Vec<String>), Entry)> {
+    ) -> Result<((Material, Vec<String>), Entries)> {
         let Update(id, change, pdfs) = self;
         let id = &id;
         let current = require(conn, id).await?;
@@ -311,7 +311,7 @@ impl StaffWrite for Update {
         let material = load(&by.app, conn, id).await?;
         let entry =
             Entry::new("material.updated", target(&material)).with_changes(&before, &material);
-        Ok(((material, removed_keys), entry))
+        Ok(((material, removed_keys), entry.into()))
     }
 }
 
@@ -362,10 +362,13 @@ pub(in crate::materials) struct Delete(pub Id<Material>);
 impl StaffWrite for Delete {
     type Output = Vec<String>;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<(Vec<String>, Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<(Vec<String>, Entries)> {
         let material = require(conn, &self.0).await?;
         let keys = delete(conn, &self.0).await?;
-        Ok((keys, Entry::new("material.deleted", target(&material))))
+        Ok((
+            keys,
+            Entry::new("material.deleted", target(&material)).into(),
+        ))
     }
 }
 
@@ -382,7 +385,7 @@ pub(in crate::materials) struct Assign {
 impl StaffWrite for Assign {
     type Output = (u64, u64);
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<((u64, u64), Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<((u64, u64), Entries)> {
         let material = require(conn, &self.id).await?;
         conn.hold_users(&self.user_ids).await?;
         let mut users: Vec<User> = Vec::with_capacity(self.user_ids.len());
@@ -429,7 +432,7 @@ impl StaffWrite for Assign {
         }
         let entry = Entry::new("material.assigned", target(&material))
             .with_change_map(serde_json::json!({ "assignedTo": { "from": null, "to": newly } }));
-        Ok(((assigned, already_assigned), entry))
+        Ok(((assigned, already_assigned), entry.into()))
     }
 }
 
@@ -466,7 +469,7 @@ pub(in crate::materials) struct Unassign {
 impl StaffWrite for Unassign {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entries)> {
         let material = require(conn, &self.id).await?;
         let removed = conn
             .exec(
@@ -485,7 +488,7 @@ impl StaffWrite for Unassign {
         let entry = Entry::new("material.unassigned", target(&material)).with_change_map(
             serde_json::json!({ "assignedTo": { "from": self.user_id.as_str(), "to": null } }),
         );
-        Ok(((), entry))
+        Ok(((), entry.into()))
     }
 }
 

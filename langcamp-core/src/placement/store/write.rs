@@ -8,7 +8,7 @@
 //! its own: an edit locks the test's row, a duplicate reads one snapshot.
 
 use super::require_test;
-use crate::audit::{Entry, Staff, StaffWrite, Target};
+use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
 use crate::domain::CefrLevel;
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
@@ -240,10 +240,14 @@ pub(in crate::placement) struct Create(pub TestDraft);
 impl StaffWrite for Create {
     type Output = ProficiencyTest;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(ProficiencyTest, Entry)> {
+    async fn run<C: WriteConn>(
+        self,
+        conn: &mut C,
+        by: &Staff,
+    ) -> Result<(ProficiencyTest, Entries)> {
         let test = insert_and_read(conn, &new_id(), &self.0, by.now).await?;
         let entry = Entry::new("test.created", test_target(&test));
-        Ok((test, entry))
+        Ok((test, entry.into()))
     }
 }
 
@@ -254,7 +258,11 @@ pub(in crate::placement) struct Duplicate(pub String);
 impl StaffWrite for Duplicate {
     type Output = ProficiencyTest;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(ProficiencyTest, Entry)> {
+    async fn run<C: WriteConn>(
+        self,
+        conn: &mut C,
+        by: &Staff,
+    ) -> Result<(ProficiencyTest, Entries)> {
         conn.repeatable_reads().await?;
         let original = require_test(conn, &self.0).await?;
         let mut copy = draft::from_stored(&original);
@@ -263,7 +271,7 @@ impl StaffWrite for Duplicate {
         copy.renew_ids();
         let test = insert_and_read(conn, &new_id(), &copy, by.now).await?;
         let entry = Entry::new("test.duplicated", test_target(&test));
-        Ok((test, entry))
+        Ok((test, entry.into()))
     }
 }
 
@@ -274,7 +282,11 @@ pub(in crate::placement) struct Update(pub String, pub TestPatch);
 impl StaffWrite for Update {
     type Output = ProficiencyTest;
 
-    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(ProficiencyTest, Entry)> {
+    async fn run<C: WriteConn>(
+        self,
+        conn: &mut C,
+        by: &Staff,
+    ) -> Result<(ProficiencyTest, Entries)> {
         let Update(id, patch) = self;
         if !lock_test(conn, &id).await? {
             return Err(Error::not_found("test"));
@@ -285,7 +297,7 @@ impl StaffWrite for Update {
         let test = require_test(conn, &id).await?.view(true);
         let entry = Entry::new("test.updated", test_target(&test))
             .with_changes(&existing.view(true), &test);
-        Ok((test, entry))
+        Ok((test, entry.into()))
     }
 }
 
@@ -296,7 +308,7 @@ pub(in crate::placement) struct Delete(pub String);
 impl StaffWrite for Delete {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entry)> {
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entries)> {
         let id = [Arg::Text(&self.0)];
         conn.exec(
             "UPDATE test_results SET test_id = NULL WHERE test_id = $1",
@@ -314,6 +326,6 @@ impl StaffWrite for Delete {
             return Err(Error::not_found("test"));
         };
         let target = Target::record("test", &self.0, deleted.text("title")?);
-        Ok(((), Entry::new("test.deleted", target)))
+        Ok(((), Entry::new("test.deleted", target).into()))
     }
 }

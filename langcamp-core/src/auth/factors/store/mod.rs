@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::{Factor, FactorKind};
 use crate::Langcamp;
-use crate::audit::{self, Entry, Target};
+use crate::audit::{self, Entries, Entry, Staff, StaffWrite, Target};
 use crate::auth::session::{self, FactorMethod, NewRefreshToken};
 use crate::domain::actor::Actor;
 use crate::domain::error::{Error, Result};
@@ -159,7 +159,7 @@ impl Writer {
         changes: serde_json::Value,
     ) -> Result<()> {
         let entry = Entry::new(action, Target::user(&self.user_id)).with_change_map(changes);
-        audit::record(conn, &self.app, &self.actor, entry).await
+        audit::record_own(conn, &self.app, &self.actor, entry).await
     }
 
     async fn notify<C: WriteConn>(&self, conn: &mut C, notice: &OutgoingMail) -> Result<()> {
@@ -426,40 +426,38 @@ impl Write for NewRecoveryCodes {
 }
 
 /// `DELETE /admin/users/{id}/factors` and `langcamp users reset-factors`: every factor and
-/// recovery code of the user goes, and their sign-ins end.
+/// recovery code of the user goes, and their sign-ins end; a staff write.
 pub(super) struct ResetFactors {
-    pub writer: Writer,
+    pub user_id: String,
     pub notice: OutgoingMail,
 }
 
-impl Write for ResetFactors {
+impl StaffWrite for ResetFactors {
     type Output = ();
 
-    async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
-        let w = &self.writer;
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<((), Entries)> {
+        let user_id = self.user_id.as_str();
         let removed = conn
             .exec(
                 "DELETE FROM user_factors WHERE user_id = $1",
-                &[Arg::Text(&w.user_id)],
+                &[Arg::Text(user_id)],
             )
             .await?;
         conn.exec(
             "DELETE FROM recovery_codes WHERE user_id = $1",
-            &[Arg::Text(&w.user_id)],
+            &[Arg::Text(user_id)],
         )
         .await?;
         conn.exec(
             "UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
-            &[Arg::Int(w.now), Arg::Text(&w.user_id)],
+            &[Arg::Int(by.now), Arg::Text(user_id)],
         )
         .await?;
-        w.record(
-            conn,
-            "user.factors_reset",
-            json!({ "factors": { "from": removed, "to": 0 } }),
-        )
-        .await?;
-        w.notify(conn, &self.notice).await?;
-        w.announce(conn).await
+        by.app
+            .queue_mail(conn, MailKind::SecurityNotice, &self.notice, None)
+            .await?;
+        let entry = Entry::new("user.factors_reset", Target::user(user_id))
+            .with_change_map(json!({ "factors": { "from": removed, "to": 0 } }));
+        Ok(((), entry.into()))
     }
 }
