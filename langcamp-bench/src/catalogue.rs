@@ -141,7 +141,7 @@ pub const OTP_CODE: &str = "123456";
 /// `keys` as `POST /auth/otp/verify` expects, valid until `expires_at` (epoch ms).
 pub async fn otp_codes(
     db: &Db,
-    keys: &langcamp_core::platform::crypto::Keys,
+    keys: &langcamp_core::platform::keyring::Keyring,
     count: u64,
     now: i64,
     expires_at: i64,

@@ -115,18 +115,7 @@ async fn checks(config: Config) -> Vec<Line> {
         "configuration",
         format!("read; data directory {}", config.data_dir.display()),
     )];
-    lines.push(if config.jwt_secret_generated {
-        Line::failed(
-            "JWT_SECRET",
-            "not set: a random secret is used, so every restart signs everyone out",
-            "set JWT_SECRET to a random string of 32+ characters, the same on every instance",
-        )
-    } else {
-        Line::passed(
-            "JWT_SECRET",
-            format!("set, {} characters", config.jwt_secret.expose().len()),
-        )
-    });
+    lines.push(secret_line(&config));
     lines.push(
         match langcamp_core::platform::mail::check_smtp(&config.mail).await {
             Ok(detail) => Line::passed("mail", detail),
@@ -165,6 +154,7 @@ async fn checks(config: Config) -> Vec<Line> {
     match connected {
         Ok(Ok(app)) => {
             let report = app.readiness().await;
+            let keys = app.key_counts(&langcamp_core::Actor::Operator).await;
             app.db().close().await;
             for check in report.checks {
                 let fix = match check.name {
@@ -185,6 +175,9 @@ async fn checks(config: Config) -> Vec<Line> {
                     }
                 }
                 lines.push(line);
+            }
+            if let Ok(counts) = keys {
+                lines.push(keys_line(&counts));
             }
         }
         Ok(Err(e)) => {
@@ -208,6 +201,70 @@ async fn checks(config: Config) -> Vec<Line> {
         }
     }
     lines
+}
+
+/// Which server secret is in use (CONTRACT §22): `JWT_SECRET`, or the embedded default's
+/// file, which is fine for one machine only (every instance must share the secret).
+fn secret_line(config: &Config) -> Line {
+    const NAME: &str = "JWT_SECRET";
+    let previous = match config.jwt_secret_previous.len() {
+        0 => String::new(),
+        n => format!("; {n} previous in JWT_SECRET_PREVIOUS (run `langcamp keys reseal`)"),
+    };
+    if let Some(secret) = &config.jwt_secret {
+        return Line::passed(
+            NAME,
+            format!("set, {} characters{previous}", secret.expose().len()),
+        );
+    }
+    let file = config
+        .data_dir
+        .join(langcamp_core::platform::keyring::SECRET_FILE);
+    let detail = match langcamp_core::platform::keyring::read_secret_file(&file) {
+        Ok(Some(_)) => format!("not set: the secret kept in {} is used", file.display()),
+        Ok(None) => format!("not set: the first start makes {}", file.display()),
+        Err(e) => {
+            return Line::failed(
+                NAME,
+                e.to_string(),
+                "restore the file from a backup, or set JWT_SECRET",
+            );
+        }
+    };
+    Line::warned(
+        NAME,
+        format!("{detail} (fine for one machine){previous}"),
+        "for several instances set JWT_SECRET to a random string of 32+ characters, the same on every instance",
+    )
+}
+
+/// Stored secrets that still need a previous server secret, or that none opens.
+fn keys_line(counts: &langcamp_core::platform::keyring::KeyCounts) -> Line {
+    const NAME: &str = "keys";
+    if counts.unreadable > 0 {
+        Line::warned(
+            NAME,
+            format!(
+                "{} stored value(s) open under no configured secret (a secret was lost); {} need a previous one",
+                counts.unreadable, counts.need_previous
+            ),
+            "reset the factors of the users whose authenticator apps no longer check (`langcamp users reset-factors <email>`); queued mail that cannot open fails unsent",
+        )
+    } else if counts.need_previous > 0 {
+        Line::warned(
+            NAME,
+            format!(
+                "{} stored value(s) still need a previous secret",
+                counts.need_previous
+            ),
+            "run `langcamp keys reseal`; keep JWT_SECRET_PREVIOUS until it reports 0",
+        )
+    } else {
+        Line::passed(
+            NAME,
+            "every stored secret opens under the current JWT_SECRET",
+        )
+    }
 }
 
 /// `FRONTEND_BASE_URL`, the base of the links in mail (an assigned material's): unset or

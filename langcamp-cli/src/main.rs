@@ -9,6 +9,7 @@ mod doctor;
 mod error;
 mod export;
 mod interrupt;
+mod keys;
 mod logbuf;
 mod mail_templates;
 mod man;
@@ -78,6 +79,10 @@ enum Command {
     /// Adaptive placement tests: calibrate the questions' difficulties from real answers.
     #[command(subcommand)]
     Placement(placement::PlacementCommand),
+    /// The server's keys: reseal stored secrets under the current JWT_SECRET after a
+    /// rotation (docs/OPERATIONS.md, "Rotating the server secret").
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
     /// Check or rebuild the dashboard's rollup tables.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
@@ -92,8 +97,8 @@ enum Command {
     /// Print the OpenAPI document.
     #[command(after_help = "Example:\n  langcamp openapi > openapi.json")]
     Openapi,
-    /// Check the configuration, database, migrations, mail server, file store and
-    /// JWT_SECRET; one line per check with the fix; exit 0 only when all pass (a warning,
+    /// Check the configuration, database, migrations, mail server, file store and the
+    /// server secret; one line per check with the fix; exit 0 only when all pass (a warning,
     /// such as an unset FRONTEND_BASE_URL, passes).
     #[command(after_help = "Examples:\n  langcamp doctor\n  langcamp doctor --json")]
     Doctor,
@@ -139,6 +144,7 @@ async fn main() -> ExitCode {
             Command::Export(command) => export::run(&cli, command).await,
             Command::Placement(command) => placement::run(&cli, command).await,
             Command::Stats(command) => stats::run(&cli, command).await,
+            Command::Keys(command) => keys::run(&cli, command).await,
             Command::Storage(command) => storage::run(&cli, command).await,
             Command::Console => console::run(&cli).await,
             Command::Openapi => openapi::run(),

@@ -26,9 +26,10 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     if let Some(host) = args.host {
         config.host = host;
     }
-    if config.jwt_secret_generated {
+    if config.jwt_secret.is_none() {
         tracing::warn!(
-            "JWT_SECRET is not set: using a random secret, so tokens end with this process"
+            "JWT_SECRET is not set: using the secret kept in DATA_DIR/secret.key (made at the first start); \
+             fine for one machine, set JWT_SECRET (the same on every instance) for several"
         );
     }
     let addr = SocketAddr::new(config.host, config.port);

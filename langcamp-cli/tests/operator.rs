@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use langcamp_testkit::s3;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use common::Env;
 
@@ -99,6 +99,7 @@ async fn doctor_passes_every_check_on_a_migrated_database() {
         "database",
         "migrations",
         "fileStore",
+        "keys",
     ] {
         assert!(
             names.iter().any(|n| n == name),
@@ -113,7 +114,7 @@ async fn doctor_passes_every_check_on_a_migrated_database() {
             .lines()
             .filter(|l| l.starts_with("ok "))
             .count(),
-        8,
+        9,
         "every check but PUBLIC_ORIGIN (unset: passkeys off, a warning)"
     );
 }
@@ -156,8 +157,10 @@ async fn doctor_warns_about_mail_links_without_a_host_and_still_passes() {
     assert_eq!(check["warning"], true, "{check}");
 }
 
+/// Without `JWT_SECRET` the embedded default's file is used (CONTRACT §22): fine for one
+/// machine, so a warning that names the file and the fix for several instances.
 #[tokio::test]
-async fn doctor_fails_with_the_fix_for_pending_migrations_and_an_unset_secret() {
+async fn doctor_fails_with_the_fix_for_pending_migrations_and_warns_about_the_secret_file() {
     let env = Env::new().await;
     let out = env
         .command(&["doctor"])
@@ -178,7 +181,9 @@ async fn doctor_fails_with_the_fix_for_pending_migrations_and_an_unset_secret() 
         "{report}"
     );
     assert!(
-        line("JWT_SECRET").starts_with("FAIL") && line("JWT_SECRET").contains("fix:"),
+        line("JWT_SECRET").starts_with("warn")
+            && line("JWT_SECRET").contains("secret.key")
+            && line("JWT_SECRET").contains("fix: for several instances set JWT_SECRET"),
         "{report}"
     );
     assert!(line("database").starts_with("ok"), "{report}");
@@ -669,5 +674,90 @@ async fn doctor_names_the_s3_settings_when_the_object_store_is_unreachable() {
     assert!(
         all.contains("FILE_STORE"),
         "a bad value names its variable: {all}"
+    );
+}
+
+/// `langcamp keys reseal` (CONTRACT §22) after a rotation: a TOTP secret sealed under the
+/// old secret is sealed again under the new one, and the old one can go.
+#[tokio::test]
+async fn keys_reseal_seals_under_the_new_secret_and_says_when_the_old_one_can_go() {
+    use langcamp_core::auth::{FactorName, OtpCode, OtpSignIn, OtpVerifyInput};
+    use langcamp_core::{Actor, Clock, Config, Langcamp};
+
+    const OLD: &str = "the-old-server-secret-0123456789";
+    const NEW: &str = "the-new-server-secret-0123456789";
+    let env = Env::migrated().await;
+    // A user with a TOTP factor, sealed under the old secret.
+    let vars = langcamp_testkit::database::process_vars(env.db.url(), env.db.dir());
+    let config = Config::from_lookup(|name| match name {
+        "JWT_SECRET" => Some(OLD.to_owned()),
+        _ => vars(name),
+    })
+    .expect("a configuration");
+    let core = Langcamp::connect(config, Clock::System)
+        .await
+        .expect("connected");
+    // Ana signs in with a code, as `POST /auth/otp/verify` would.
+    let now = core.clock().now_ms();
+    let mut conn = core.db().writer_connection().await.expect("a connection");
+    let hash = core.keys().otp_hash("ana@example.com", "135790");
+    langcamp_testkit::database::store_sign_in_code(&mut conn, "ana@example.com", &hash, now).await;
+    drop(conn);
+    let sign_in = OtpSignIn::try_from(OtpVerifyInput {
+        email: Some("ana@example.com".into()),
+        code: Some("135790".into()),
+    })
+    .expect("a sign-in");
+    let signed_in = core.verify_otp(sign_in, None).await.expect("signed in");
+    let ana = Actor::User(
+        core.authenticate(&signed_in.access_token)
+            .await
+            .expect("a caller"),
+    );
+    let enrolment = core
+        .start_totp(&ana, FactorName::parse("name", "Phone").expect("a name"))
+        .await
+        .expect("started");
+    let code =
+        langcamp_core::auth::totp::code_from_base32(&enrolment.secret, core.clock().now_ms())
+            .expect("a code");
+    core.confirm_totp(
+        &ana,
+        &enrolment.id,
+        OtpCode::parse(Some(&code)).expect("6 digits"),
+    )
+    .await
+    .expect("confirmed");
+    core.db().close().await;
+
+    let reseal = |previous: &str| {
+        env.command(&["keys", "reseal", "--json"])
+            .env("JWT_SECRET", NEW)
+            .env("JWT_SECRET_PREVIOUS", previous)
+            .output()
+            .expect("run")
+    };
+    let out = reseal(OLD);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let first: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // The TOTP secret, and the two security notices queued with it (no mail worker ran).
+    assert_eq!(
+        first,
+        json!({ "resealed": 3, "needPrevious": 0, "unreadable": 0 })
+    );
+    let again: Value = serde_json::from_slice(&reseal(OLD).stdout).expect("JSON");
+    assert_eq!(
+        again,
+        json!({ "resealed": 0, "needPrevious": 0, "unreadable": 0 })
+    );
+    let out = env
+        .command(&["keys", "reseal"])
+        .env("JWT_SECRET", NEW)
+        .output()
+        .expect("run");
+    assert!(
+        text(&out.stdout).contains("JWT_SECRET_PREVIOUS can go"),
+        "{}",
+        text(&out.stdout)
     );
 }

@@ -23,6 +23,7 @@ pub mod contacts;
 pub mod courses;
 pub mod dashboard;
 pub mod exports;
+pub mod keys;
 pub mod mail_templates;
 pub mod materials;
 pub mod placement;
@@ -44,9 +45,9 @@ pub use platform::startup::StartupProblem;
 
 use crate::platform::cache::{Cache, PUBLIC_TTL};
 use crate::platform::changes::{Change, Heard};
-use crate::platform::crypto::Keys;
-use crate::platform::db::{Db, Tx, Undo, Write, WriteConn};
+use crate::platform::db::{AfterWrite, Db, Tx, Undo, Write, WriteConn};
 use crate::platform::file_store::FileStore;
+use crate::platform::keyring::{Keyring, SecretSource};
 use crate::platform::mail::{MailKind, OutgoingMail};
 
 /// The handle every operation goes through. Cheap to clone.
@@ -60,7 +61,10 @@ struct Inner {
     config: Config,
     db: Db,
     clock: Clock,
-    keys: Keys,
+    /// The server's keys: the current secret's and the previous ones' (see [`platform::keyring`]).
+    keys: Keyring,
+    /// Where the current secret came from (`JWT_SECRET`, or the file of the embedded default).
+    secret_source: SecretSource,
     /// Where uploaded files' bytes live (local disk under `DATA_DIR/files` by default).
     files: Arc<dyn FileStore>,
     /// Wakes the mail worker when a transaction queued mail.
@@ -83,7 +87,7 @@ impl Langcamp {
     /// Connects to the configured database (without migrating).
     pub async fn connect(config: Config, clock: Clock) -> Result<Langcamp> {
         let db = Db::connect(&config).await?;
-        let keys = Keys::derive(config.jwt_secret.expose());
+        let (keys, secret_source) = platform::keyring::from_config(&config)?;
         let files = platform::file_store::default_store(&config)?;
         let sessions = match db.backend() {
             platform::db::Backend::Sqlite => auth::session::live::Sessions::new(
@@ -102,6 +106,7 @@ impl Langcamp {
                 db,
                 clock,
                 keys,
+                secret_source,
                 files,
                 mail_wakeup: Notify::new(),
                 caches: Caches::default(),
@@ -161,8 +166,15 @@ impl Langcamp {
         &self.inner.clock
     }
 
-    pub(crate) fn keys(&self) -> &Keys {
+    /// The server's keys (tools that store what the service would, such as the
+    /// benchmarks' seed and the tests' sign-in, hash with them).
+    pub fn keys(&self) -> &Keyring {
         &self.inner.keys
+    }
+
+    /// Where the current secret came from (`langcamp doctor`).
+    pub fn secret_source(&self) -> &SecretSource {
+        &self.inner.secret_source
     }
 
     /// The read caches of public data (see [`Caches`]).
@@ -291,28 +303,38 @@ impl Langcamp {
     }
 
     /// Commits `tx`, which made `change`, and tells every cache that must forget it.
+    ///
+    /// The commit and the forgetting run in a task of their own, to their end even when
+    /// the caller stops waiting (a client hanging up): a commit that a dropped caller
+    /// left running must still be forgotten in this process, or it would keep serving
+    /// what the write changed (this instance ignores its own notices).
     pub(crate) async fn commit_change(&self, mut tx: Tx, change: Change) -> Result<()> {
         self.announce(&mut tx, &change).await?;
-        let committed = tx.commit().await;
-        self.forget_locally(&change);
-        committed
+        let app = self.clone();
+        platform::db::run_to_end(async move {
+            let committed = tx.commit().await;
+            app.forget_locally(&change);
+            committed
+        })
+        .await
     }
 
     /// Runs a staff write (a piece of work that records its audit entry, and calls
     /// [`Langcamp::announce`] for `change` itself) through [`Db::write`]: on SQLite inside
     /// the group commit, so it shares the writer's transaction and its pages with the
     /// writes waiting beside it. Then drops what `change` made stale in this process,
-    /// whatever the outcome (a failed commit may still have been applied).
+    /// whatever the outcome (a failed commit may still have been applied), as the write
+    /// ends: by the write's own task or the writer thread, even when the caller has
+    /// stopped waiting (see [`Langcamp::commit_change`]).
     pub(crate) async fn write_change<W: Write>(
         &self,
         work: W,
         change: Option<Change>,
     ) -> Result<W::Output> {
-        let outcome = self.db().write(Undo::Savepoint, work).await;
-        if let Some(change) = &change {
-            self.forget_locally(change);
-        }
-        outcome
+        let app = self.clone();
+        let forget: Option<AfterWrite> =
+            change.map(|change| Box::new(move || app.forget_locally(&change)) as AfterWrite);
+        self.db().write_then(Undo::Savepoint, work, forget).await
     }
 
     /// Tells the other instances about `change` from inside the transaction that makes it

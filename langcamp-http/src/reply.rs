@@ -5,7 +5,7 @@ use std::convert::Infallible;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use hyper::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use hyper::{Response, StatusCode};
 use langcamp_core::{Clock, Error, Timestamp};
 use serde::Serialize;
@@ -60,6 +60,10 @@ pub enum Reply {
     /// [`Reply::into_response`] closes it with the timestamp of the app's clock, so handlers
     /// need no clock and tests with a manual clock see their own time.
     Json(StatusCode, Vec<u8>),
+    /// An answer that carries a token, a factor's secret or recovery codes: sent with
+    /// `Cache-Control: no-store`, so no cache on the way or in the browser keeps it
+    /// (CONTRACT §22).
+    Secret(Box<Reply>),
     /// A response built by the handler (files, HTML, plain text).
     Raw(Response<Body>),
     /// `data` could not be serialized: answered as an internal error.
@@ -90,9 +94,21 @@ impl Reply {
         }
     }
 
+    /// This answer, marked as one that carries secrets ([`Reply::Secret`]).
+    pub fn secret(self) -> Reply {
+        Reply::Secret(Box::new(self))
+    }
+
     /// The response, its envelope stamped with `clock` (the app's).
     pub fn into_response(self, clock: &Clock) -> Response<Body> {
         match self {
+            Reply::Secret(reply) => {
+                let mut response = reply.into_response(clock);
+                response
+                    .headers_mut()
+                    .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                response
+            }
             Reply::Json(status, mut body) => {
                 body.extend_from_slice(br#","errors":[],"timestamp":"#);
                 if let Err(e) = serde_json::to_writer(&mut body, &Timestamp(clock.now())) {
@@ -149,6 +165,7 @@ pub fn classify(error: &Error) -> (StatusCode, &'static str, Vec<String>) {
         }
         Error::InsufficientStorage(_) => (StatusCode::INSUFFICIENT_STORAGE, "INSUFFICIENT_STORAGE"),
         Error::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE"),
+        Error::Locked { .. } => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
         // Internal and any future variant.
         _ => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
     };
@@ -177,6 +194,12 @@ pub fn failure(clock: &Clock, error: &Error) -> Response<Body> {
     let mut response = failure_at(clock, status, code, messages);
     if status == StatusCode::SERVICE_UNAVAILABLE {
         set_retry_after(&mut response, 5);
+    }
+    if let Error::Locked {
+        retry_after_secs, ..
+    } = error
+    {
+        set_retry_after(&mut response, (*retry_after_secs).max(1));
     }
     response
 }

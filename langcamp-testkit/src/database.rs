@@ -242,7 +242,7 @@ pub async fn assert_every_course_has_its_own_entry(pool: &sqlx::AnyPool) -> i64 
 }
 
 /// Stores a sign-in code for `email` as `POST /auth/otp/request` stores it, by its hash
-/// (`Keys::otp_hash` with the server's key), valid for a minute from `now` (ms) and in
+/// (`Keyring::otp_hash` with the server's key), valid for a minute from `now` (ms) and in
 /// place of any code the address had: a sign-in through core without reading a mail.
 pub async fn store_sign_in_code(
     conn: &mut sqlx::AnyConnection,

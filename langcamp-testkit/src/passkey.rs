@@ -57,12 +57,21 @@ impl SoftPasskey {
     /// Makes a passkey for creation `options` (`PublicKeyCredentialCreationOptionsJSON`)
     /// in a page of `origin`; the passkey and the `RegistrationResponseJSON` to send.
     pub fn create(options: &Value, origin: &str) -> (SoftPasskey, Value) {
+        SoftPasskey::create_with_id(options, origin, uuid::Uuid::new_v4().as_bytes().to_vec())
+    }
+
+    /// [`SoftPasskey::create`] with a credential id of the test's choosing (another
+    /// authenticator's, to see it refused).
+    pub fn create_with_id(
+        options: &Value,
+        origin: &str,
+        credential_id: Vec<u8>,
+    ) -> (SoftPasskey, Value) {
         let seed: Vec<u8> = [uuid::Uuid::new_v4(), uuid::Uuid::new_v4()]
             .iter()
             .flat_map(|u| *u.as_bytes())
             .collect();
         let key = SigningKey::from_slice(&seed).expect("a P-256 key");
-        let credential_id = uuid::Uuid::new_v4().as_bytes().to_vec();
         let rp_id = options["rp"]["id"].as_str().expect("rp.id");
         let challenge = options["challenge"].as_str().expect("challenge");
         let user_handle = unb64(options["user"]["id"].as_str().expect("user.id"));

@@ -21,7 +21,7 @@ use langcamp_bench::catalogue::{self, OTP_CODE};
 use langcamp_bench::{COURSES, LANGUAGES_COUNT, Latency, MATERIALS, Scale, generate};
 use langcamp_core::auth::{FactorName, TotpStartInput, totp};
 use langcamp_core::auth::{OtpCode, OtpSignIn, OtpVerifyInput};
-use langcamp_core::platform::crypto::Keys;
+use langcamp_core::platform::keyring::Keyring;
 use langcamp_core::{Actor, Clock, Config, Langcamp};
 use sqlx::{AssertSqlSafe, Connection, Executor};
 
@@ -189,7 +189,7 @@ async fn seed(s: Seed) -> Fallible<()> {
         .bind(now_ms)
         .execute(app.db().reader())
         .await?;
-    let keys = Keys::derive(&s.secret);
+    let keys = Keyring::new(&s.secret, &[]);
     let day = 86_400_000;
     catalogue::otp_codes(app.db(), &keys, s.otp_codes, now_ms, now_ms + day).await?;
     if s.otp_returning {

@@ -5,8 +5,9 @@
 //! store) are classified into it at their edge (`platform/faults.rs`), so no caller ever
 //! inspects a driver error.
 //!
-//! There is no "too many requests" here: rate limits count requests per client address
-//! and route, which only the HTTP layer knows (`langcamp-http/src/limits.rs` answers 429).
+//! Rate limits that count requests per client address and route are the HTTP layer's
+//! (`langcamp-http/src/limits.rs` answers 429); the one limit of core is an account's:
+//! [`Error::Locked`].
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -46,6 +47,13 @@ pub enum Error {
     /// stored. A quota, not a fault: retrying will not help until files are removed.
     #[error("{0}")]
     InsufficientStorage(String),
+    /// Too many wrong answers locked this for a while (an account's second step, CONTRACT
+    /// §22): every answer is refused until `retry_after_secs` have passed.
+    #[error("{message}")]
+    Locked {
+        message: String,
+        retry_after_secs: u64,
+    },
     /// A dependency (the database) is unreachable; retrying later may succeed.
     #[error("service temporarily unavailable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),

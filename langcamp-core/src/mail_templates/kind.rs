@@ -134,6 +134,8 @@ pub enum SecurityEvent {
     RecoveryCodesCreated,
     RecoveryCodeUsed,
     FactorsReset,
+    /// Ten wrong second-factor answers in a row locked the account's second step.
+    Locked,
 }
 
 impl SecurityEvent {
@@ -144,6 +146,7 @@ impl SecurityEvent {
             SecurityEvent::RecoveryCodesCreated => "recovery_codes_created",
             SecurityEvent::RecoveryCodeUsed => "recovery_code_used",
             SecurityEvent::FactorsReset => "factors_reset",
+            SecurityEvent::Locked => "locked",
         }
     }
 }

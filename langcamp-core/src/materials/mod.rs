@@ -6,7 +6,11 @@
 //! (see [`crate::storage`]): their bytes are already in the file store, and the
 //! material's piece records them. If that piece fails, the staged bytes are removed
 //! again; if it removes PDFs (an update, a delete), their bytes are removed after it
-//! commits.
+//! commits. Each write runs to its end in a task of its own, whoever waits for it
+//! (`run_to_end`): its piece commits even when the caller has stopped waiting (a client
+//! hanging up), so what must follow the commit cannot be left to the caller: keeping the
+//! staged PDFs (dropped unsettled, their bytes would go, and the committed material would
+//! name PDFs that can never be served), removing the bytes of the files it let go of.
 //!
 //! Here: the operations and what they answer. [`input`] holds what clients send and the
 //! validated commands the operations take, `store` the SQL, `mail` the assignment mail.
@@ -15,7 +19,6 @@ mod input;
 mod store;
 
 use serde::Serialize;
-use tracing::Instrument;
 use utoipa::ToSchema;
 
 pub use self::input::{
@@ -29,6 +32,7 @@ use crate::domain::error::{Error, Result};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::domain::{Id, LanguageTag};
+use crate::platform::db::run_to_end;
 use crate::storage::{FileType, StagedFile};
 use crate::users::{self, User};
 
@@ -117,21 +121,6 @@ pub struct Unassigned {
     pub unassigned: bool,
 }
 
-/// Runs a material write to its end in a task of its own, whoever waits for it. Its piece
-/// commits even when the caller has stopped waiting (a client hanging up), so what must
-/// follow the commit cannot be left to the caller: keeping the staged PDFs (dropped
-/// unsettled, their bytes would go, and the committed material would name PDFs that can
-/// never be served), removing the bytes of the files it let go of. A panic is answered as
-/// an internal error.
-async fn to_the_end<T: Send + 'static>(
-    work: impl Future<Output = Result<T>> + Send + 'static,
-) -> Result<T> {
-    match tokio::spawn(work.in_current_span()).await {
-        Ok(outcome) => outcome,
-        Err(failed) => Err(Error::internal(failed)),
-    }
-}
-
 /// Staged files handed to a material must be PDF documents.
 fn check_pdfs(pdfs: &[StagedFile]) -> Result<()> {
     match pdfs.iter().find(|f| f.file_type() != FileType::Pdf) {
@@ -181,7 +170,7 @@ impl Langcamp {
         pdfs: Vec<StagedFile>,
     ) -> Result<Material> {
         let (app, actor) = (self.clone(), actor.clone());
-        to_the_end(async move {
+        run_to_end(async move {
             let outcome = app.insert_material(&actor, new, &pdfs).await;
             app.settle_staged(outcome, pdfs).await
         })
@@ -223,11 +212,11 @@ impl Langcamp {
         new_pdfs: Vec<StagedFile>,
     ) -> Result<Material> {
         let (app, actor, id) = (self.clone(), actor.clone(), id.clone());
-        to_the_end(async move {
+        run_to_end(async move {
             let outcome = app.change_material(&actor, &id, change, &new_pdfs).await;
             let (material, removed) = app.settle_staged(outcome, new_pdfs).await?;
             app.remove_stored_bytes(removed).await;
-            Ok(material)
+            Ok::<_, Error>(material)
         })
         .await
     }
@@ -261,10 +250,10 @@ impl Langcamp {
             return Err(store::not_found());
         }
         let (app, actor, delete) = (self.clone(), actor.clone(), store::Delete(id.clone()));
-        to_the_end(async move {
+        run_to_end(async move {
             let keys = app.staff_write(&actor, delete, None).await?;
             app.remove_stored_bytes(keys).await;
-            Ok(())
+            Ok::<_, Error>(())
         })
         .await?;
         Ok(Deleted::from(id))

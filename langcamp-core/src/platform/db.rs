@@ -34,9 +34,10 @@ mod tx;
 mod write;
 
 pub use circuit::DatabaseState;
-pub use group::Undo;
+pub use group::{AfterWrite, Undo};
 pub use locks::Locks;
 pub use tx::Tx;
+pub(crate) use tx::run_to_end;
 pub use write::{Arg, Row, Write, WriteConn};
 
 use std::path::Path;
@@ -256,17 +257,37 @@ impl Db {
     /// waiting (a client that hangs up): on SQLite the writer thread runs it, elsewhere a
     /// task of its own ([`tx`]), so it commits whole or leaves nothing.
     pub async fn write<W: Write>(&self, undo: Undo, work: W) -> Result<W::Output> {
+        self.write_then(undo, work, None).await
+    }
+
+    /// [`Db::write`], and `after` once the write's transaction has ended (committed or
+    /// not), even if the caller has stopped waiting by then: the write runs on to its end
+    /// without it (its own task, or the writer thread), and `after` with it. Not taken
+    /// when the caller left before the write began (nothing was written).
+    pub async fn write_then<W: Write>(
+        &self,
+        undo: Undo,
+        work: W,
+        after: Option<AfterWrite>,
+    ) -> Result<W::Output> {
         match &self.group {
-            Some(group) => group.write(undo, work).await,
+            Some(group) => group.write(undo, work, after).await,
             None => {
                 // The wait for a connection stops with the caller ([`tx`]); from the begin on,
                 // the piece runs to its end.
                 let conn = self.writer.acquire().await?;
                 tx::run_to_end(async move {
-                    let mut tx = Tx::begin_on(conn, None).await?;
-                    let value = work.run(&mut *tx).await?;
-                    tx.commit().await?;
-                    Ok::<_, Error>(value)
+                    let written = async {
+                        let mut tx = Tx::begin_on(conn, None).await?;
+                        let value = work.run(&mut *tx).await?;
+                        tx.commit().await?;
+                        Ok::<_, Error>(value)
+                    }
+                    .await;
+                    if let Some(after) = after {
+                        after();
+                    }
+                    written
                 })
                 .await
             }

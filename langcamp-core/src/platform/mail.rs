@@ -18,10 +18,10 @@ use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
 use crate::platform::clock::Clock;
 use crate::platform::config::{Config, MailConfig, MailSecurity};
-use crate::platform::crypto::Keys;
 use crate::platform::db::Db;
 use crate::platform::db::{Arg, WriteConn};
 use crate::platform::health::MailStatus;
+use crate::platform::keyring::{Keyring, Opened, Purpose, SealedColumn};
 
 /// Retries stop, and the mail is marked failed, this long after it was queued.
 const GIVE_UP_AFTER_MS: i64 = 24 * 3600 * 1000;
@@ -61,22 +61,31 @@ pub struct OutgoingMail {
     pub html: String,
 }
 
+/// The sealed mail of the outbox that may still be sent (`langcamp keys reseal`).
+pub const SEALED_MAIL: SealedColumn = SealedColumn {
+    table: "mail_outbox",
+    column: "sealed",
+    purpose: Purpose::Outbox,
+    rows: "status = 'pending'",
+};
+
 /// Queues `mail` inside the caller's transaction, sealed under `keys`, at `now`.
 /// `expires_at` (epoch ms) drops it undelivered after that instant.
 pub async fn enqueue<C: WriteConn>(
     conn: &mut C,
-    keys: &Keys,
+    keys: &Keyring,
     now: i64,
     kind: MailKind,
     mail: &OutgoingMail,
     expires_at: Option<i64>,
 ) -> Result<()> {
-    let sealed = keys.seal(&serde_json::to_vec(mail)?);
+    let id = new_id();
+    let sealed = keys.seal(Purpose::Outbox, &id, &serde_json::to_vec(mail)?);
     conn.exec(
         "INSERT INTO mail_outbox (id, kind, recipient, sealed, status, attempts, next_attempt_at, created_at, expires_at)
          VALUES ($1, $2, $3, $4, 'pending', 0, $5, $5, $6)",
         &[
-            Arg::Text(&new_id()),
+            Arg::Text(&id),
             Arg::Text(kind.as_str()),
             Arg::Text(&mail.to),
             Arg::Bytes(&sealed),
@@ -232,7 +241,7 @@ struct Claimed {
 #[derive(Clone, Copy)]
 pub struct Outbox<'a> {
     pub db: &'a Db,
-    pub keys: &'a Keys,
+    pub keys: &'a Keyring,
     pub clock: &'a Clock,
     pub config: &'a Config,
     pub status: &'a MailStatus,
@@ -335,12 +344,26 @@ async fn deliver_one(
     owner: &str,
     mail: Claimed,
 ) -> Result<()> {
-    let message = mail
+    // A mail no configured secret opens (its key was lost) can never be sent: it fails at
+    // once, with the reason, and is never retried.
+    let opened = mail
         .sealed
         .as_deref()
-        .and_then(|sealed| outbox.keys.open(sealed))
-        .and_then(|plain| serde_json::from_slice::<OutgoingMail>(&plain).ok())
-        .ok_or_else(|| "the message cannot be opened (sealed under another JWT_SECRET?)".to_owned())
+        .and_then(|sealed| outbox.keys.open(Purpose::Outbox, &mail.id, sealed));
+    let unreadable = opened.is_none();
+    // Read under a previous secret: kept under the current one if it waits for a retry.
+    let resealed = match &opened {
+        Some(Opened {
+            plain,
+            current: false,
+        }) => Some(outbox.keys.seal(Purpose::Outbox, &mail.id, plain)),
+        _ => None,
+    };
+    let message = opened
+        .and_then(|opened| serde_json::from_slice::<OutgoingMail>(&opened.plain).ok())
+        .ok_or_else(|| {
+            "the message cannot be opened: no configured secret (JWT_SECRET, JWT_SECRET_PREVIOUS) opens it".to_owned()
+        })
         .and_then(|m| build_message(&outbox.config.mail, &m));
     let outcome = match message {
         Ok(message) => transport.send(&mail.id, message).await,
@@ -364,7 +387,7 @@ async fn deliver_one(
         }
         Err(error) => {
             let attempts = mail.attempts + 1;
-            if now - mail.created_at >= GIVE_UP_AFTER_MS || mail.sealed.is_none() {
+            if now - mail.created_at >= GIVE_UP_AFTER_MS || unreadable {
                 tracing::error!(mail_id = %mail.id, attempts, %error, "mail delivery failed for good");
                 outbox.status.attempt_failed(&error, now, true);
                 sqlx::query(
@@ -383,7 +406,8 @@ async fn deliver_one(
                 tracing::warn!(mail_id = %mail.id, attempts, %error, "mail delivery failed; will retry");
                 outbox.status.attempt_failed(&error, now, false);
                 sqlx::query(
-                    "UPDATE mail_outbox SET attempts = $1, last_error = $2, next_attempt_at = $3, lease_until = NULL
+                    "UPDATE mail_outbox SET attempts = $1, last_error = $2, next_attempt_at = $3, lease_until = NULL,
+                            sealed = COALESCE($6, sealed)
                      WHERE id = $4 AND lease_owner = $5",
                 )
                 .bind(attempts)
@@ -391,6 +415,7 @@ async fn deliver_one(
                 .bind(next)
                 .bind(&mail.id)
                 .bind(owner)
+                .bind(resealed)
                 .execute(&mut *tx)
                 .await?;
             }

@@ -11,6 +11,7 @@ pub mod db;
 pub mod faults;
 pub mod file_store;
 pub mod health;
+pub mod keyring;
 pub mod mail;
 pub mod net;
 pub mod progress;

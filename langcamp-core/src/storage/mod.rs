@@ -31,7 +31,7 @@ use crate::domain::error::{Error, Result};
 use crate::domain::id::{looks_like_id, new_id};
 use crate::domain::time::Timestamp;
 use crate::platform::crypto::hex;
-use crate::platform::db::{Arg, Row as _, WriteConn};
+use crate::platform::db::{Arg, Row as _, WriteConn, run_to_end};
 pub use crate::platform::file_store::{ByteStream, FileStore, FileType};
 use crate::platform::file_store::{SNIFF_LEN, sniff};
 
@@ -405,11 +405,20 @@ impl Langcamp {
         }
     }
 
-    /// `POST /storage/upload` (public): records a staged upload.
+    /// `POST /storage/upload` (public): records a staged upload. The record and the
+    /// settling of the staged bytes run to their end in a task of their own: a caller
+    /// that stops waiting after the commit (a client hanging up) must not drop the staged
+    /// file unsettled, which would remove the bytes of a file now recorded (and counted
+    /// against the quota).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn save_upload(&self, actor: &Actor, mut staged: StagedFile) -> Result<StoredFile> {
+    pub async fn save_upload(&self, actor: &Actor, staged: StagedFile) -> Result<StoredFile> {
         // Anyone may upload; the actor is taken for symmetry with every other operation.
         let _ = actor;
+        let app = self.clone();
+        run_to_end(async move { app.record_upload(staged).await }).await
+    }
+
+    async fn record_upload(&self, mut staged: StagedFile) -> Result<StoredFile> {
         let recorded: Result<()> = async {
             let mut tx = self.db().begin().await?;
             insert_stored_file(

@@ -18,6 +18,7 @@ use futures_util::StreamExt;
 use langcamp_core::courses::{CourseInput, NewCourse};
 use langcamp_core::domain::Id;
 use langcamp_core::materials::{MaterialInput, NewMaterial};
+use langcamp_core::settings::{NewSetting, SettingKey};
 use langcamp_core::storage::{Accept, StagedFile};
 use langcamp_core::users::UserQuery;
 use langcamp_core::{Actor, PageRequest, Role};
@@ -234,4 +235,140 @@ async fn a_snapshot_read_cancelled_at_any_await_leaves_no_transaction_behind() {
         }
     }
     panic!("the list finishes within 200 waits");
+}
+
+/// Polls `check` until it holds, for at most `seconds`; whether it did.
+async fn within(seconds: u64, mut check: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if check().await {
+            return true;
+        }
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Issue #52: a write whose caller left runs on to its end and may commit; this instance
+/// must then forget what the write changed, as it would for a caller that waited (it does
+/// not hear its own change notices). Once forgetting was the caller's step after the
+/// write, so a hang-up in between kept the old value cached here until its time to live
+/// ran out (for a sign-in: as long as the sign-in). The caches live on the app's clock,
+/// which stands still here: a value left stale stays stale. (On SQLite a caller that
+/// leaves before the writer takes its work leaves nothing written, and cannot leave here
+/// while the writer runs it; on PostgreSQL the write runs in a task of its own once it
+/// holds its connection, and this failed at wait 0 before the fix.)
+#[tokio::test]
+async fn a_cached_write_whose_caller_left_is_forgotten_here_once_it_commits() {
+    let school = TestCore::at(chrono::Utc::now()).await;
+    let office = school.user("office@school.test", Role::Admin).await;
+    let key = SettingKey::named("landing_video_url").expect("a key");
+    let setting = |value: String| {
+        NewSetting::new("landing_video_url", serde_json::json!(value)).expect("a setting")
+    };
+    let stored = async || -> serde_json::Value {
+        let text: String =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = 'landing_video_url'")
+                .fetch_one(school.core.db().reader())
+                .await
+                .expect("the stored value");
+        serde_json::from_str(&text).expect("JSON")
+    };
+    school
+        .core
+        .put_setting(&office, setting("v0".into()))
+        .await
+        .expect("the first value");
+    let mut finished_alone = false;
+    for waits in 0..200 {
+        // The value before is cached now.
+        school
+            .core
+            .get_setting(&office, &key)
+            .await
+            .expect("cached");
+        let value = serde_json::json!(format!("v{}", waits + 1));
+        let put = school
+            .core
+            .put_setting(&office, setting(format!("v{}", waits + 1)));
+        if cancel_after(put, waits).await.is_some() {
+            finished_alone = true;
+        }
+        // A write after it (of something else, which forgets no setting): on SQLite's
+        // single writer the abandoned one has run, or been dropped unrun, by the time
+        // this one is answered.
+        school
+            .core
+            .create_course(&office, new_course(&format!("Barrier {waits}")))
+            .await
+            .expect("a later write");
+        within(2, async || stored().await == value).await;
+        let written = stored().await;
+        let seen_here = within(5, async || {
+            school
+                .core
+                .get_setting(&office, &key)
+                .await
+                .is_ok_and(|s| s.value == written)
+        })
+        .await;
+        assert!(
+            seen_here,
+            "cancelled at wait {waits}: the database holds {written}, this instance still serves the value before"
+        );
+        if finished_alone {
+            break;
+        }
+    }
+    assert!(finished_alone, "the write finishes within 200 waits");
+}
+
+/// Issue #52: `POST /storage/upload` records a staged file and then keeps its bytes; a
+/// caller that left between the two dropped the staged file unsettled, which removed the
+/// bytes of a file now recorded (and counted against the quota). Every recorded upload
+/// must keep its bytes.
+#[tokio::test]
+async fn an_upload_cancelled_at_any_await_keeps_the_bytes_of_every_file_it_recorded() {
+    let school = TestCore::start().await;
+    let visitor = Actor::Anonymous;
+    let mut finished_alone = false;
+    for waits in 0..200 {
+        let bytes = bytes::Bytes::from(format!("%PDF-1.4\nupload {waits}\n"));
+        let chunks = futures_util::stream::iter([Ok::<_, langcamp_core::Error>(bytes)]);
+        let staged = school
+            .core
+            .stage_file(&visitor, Accept::AnyAllowed, Some("upload.pdf"), chunks)
+            .await
+            .expect("a staged upload");
+        if let Some(saved) = cancel_after(school.core.save_upload(&visitor, staged), waits).await {
+            saved.expect("an uncancelled upload succeeds");
+            finished_alone = true;
+            break;
+        }
+    }
+    assert!(finished_alone, "the upload finishes within 200 waits");
+    // Work whose caller left finishes on its own: give it a moment.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let recorded: Vec<String> = sqlx::query_scalar("SELECT id FROM stored_files")
+        .fetch_all(school.core.db().reader())
+        .await
+        .expect("the recorded files");
+    assert!(!recorded.is_empty());
+    for file_id in recorded {
+        let meta = school
+            .core
+            .stored_file(&visitor, &Id::from(file_id.as_str()))
+            .await
+            .expect("the file's record");
+        let mut bytes = school
+            .core
+            .read_stored_file(&meta, None)
+            .await
+            .unwrap_or_else(|e| panic!("the bytes of the recorded file {file_id}: {e}"));
+        while let Some(chunk) = bytes.next().await {
+            chunk.unwrap_or_else(|e| panic!("the bytes of the recorded file {file_id}: {e}"));
+        }
+    }
 }

@@ -60,9 +60,7 @@ pub async fn request_otp(mut ctx: Ctx) -> Result<Reply> {
 pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
     let sign_in = ctx.command::<OtpVerifyInput, OtpSignIn>().await?;
     let language = ctx.header("accept-language").map(str::to_owned);
-    Ok(Reply::ok(
-        &ctx.app.verify_otp(sign_in, language.as_deref()).await?,
-    ))
+    Ok(Reply::ok(&ctx.app.verify_otp(sign_in, language.as_deref()).await?).secret())
 }
 
 /// Rotate the refresh token and get a new access token.
@@ -80,7 +78,7 @@ pub async fn verify_otp(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn refresh(mut ctx: Ctx) -> Result<Reply> {
     let token = ctx.command::<RefreshInput, RefreshToken>().await?;
-    Ok(Reply::ok(&ctx.app.refresh(token, ctx.origin()).await?))
+    Ok(Reply::ok(&ctx.app.refresh(token, ctx.origin()).await?).secret())
 }
 
 /// End the sign-in of the access token; the token and its refresh token stop working.

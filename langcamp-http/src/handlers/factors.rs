@@ -65,9 +65,7 @@ pub async fn verify_second_factor(mut ctx: Ctx) -> Result<Reply> {
     let proof = ctx
         .command::<SecondFactorInput, SecondFactorProof>()
         .await?;
-    Ok(Reply::ok(
-        &ctx.app.verify_second_factor(&actor, proof).await?,
-    ))
+    Ok(Reply::ok(&ctx.app.verify_second_factor(&actor, proof).await?).secret())
 }
 
 /// The caller's second factors and how many recovery codes are left; never a secret.
@@ -92,7 +90,7 @@ pub async fn start_totp(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let input: Option<TotpStartInput> = ctx.optional_json().await?;
     let name = FactorName::try_from(input.unwrap_or_default())?;
-    Ok(Reply::created(&ctx.app.start_totp(&actor, name).await?))
+    Ok(Reply::created(&ctx.app.start_totp(&actor, name).await?).secret())
 }
 
 /// Confirm a pending TOTP factor with a code from the app: the factor is active and the
@@ -111,7 +109,7 @@ pub async fn confirm_totp(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
     let code = ctx.command::<CodeInput, OtpCode>().await?;
     let id = ctx.param("id").to_owned();
-    Ok(Reply::ok(&ctx.app.confirm_totp(&actor, &id, code).await?))
+    Ok(Reply::ok(&ctx.app.confirm_totp(&actor, &id, code).await?).secret())
 }
 
 /// Remove one of the caller's factors (step-up). The last one takes the recovery codes
@@ -141,7 +139,7 @@ pub async fn remove_factor(ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn new_recovery_codes(ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;
-    Ok(Reply::ok(&ctx.app.new_recovery_codes(&actor).await?))
+    Ok(Reply::ok(&ctx.app.new_recovery_codes(&actor).await?).secret())
 }
 
 /// Remove every factor and recovery code of a user and end their sign-ins, for a
@@ -208,9 +206,7 @@ pub async fn register_passkey(mut ctx: Ctx) -> Result<Reply> {
     let new = ctx
         .command::<PasskeyRegistrationInput, NewPasskey>()
         .await?;
-    Ok(Reply::created(
-        &ctx.app.register_passkey(&actor, new).await?,
-    ))
+    Ok(Reply::created(&ctx.app.register_passkey(&actor, new).await?).secret())
 }
 
 /// Request options for a sign-in with a passkey (any discoverable credential of this
@@ -237,5 +233,5 @@ pub async fn passkey_sign_in_options(mut ctx: Ctx) -> Result<Reply> {
     ))]
 pub async fn sign_in_with_passkey(mut ctx: Ctx) -> Result<Reply> {
     let answer = ctx.command::<PasskeyVerifyInput, PasskeyAnswer>().await?;
-    Ok(Reply::ok(&ctx.app.sign_in_with_passkey(answer).await?))
+    Ok(Reply::ok(&ctx.app.sign_in_with_passkey(answer).await?).secret())
 }

@@ -20,7 +20,6 @@ use chrono::{DateTime, Utc};
 use hyper::Method;
 use langcamp_core::auth::FactorName;
 use langcamp_core::auth::{OtpCode, OtpSignIn, OtpVerifyInput};
-use langcamp_core::platform::crypto::Keys;
 use langcamp_core::users::NewUser;
 use langcamp_core::{Actor, Clock, Config, Langcamp, Role};
 use langcamp_testkit::database;
@@ -39,6 +38,8 @@ pub struct TestApp {
     pub s3: Option<crate::s3_store::TestBucket>,
     client: Client,
     shutdown: Vec<oneshot::Sender<()>>,
+    /// The configuration it was started with (a restart changes some of it).
+    vars: HashMap<String, String>,
 }
 
 #[derive(Default)]
@@ -73,11 +74,6 @@ impl TestAppBuilder {
             Some(url) => url.clone(),
             None => test_database_url(&data_dir).await,
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind port 0");
-        let addr = listener.local_addr().expect("local address");
-
         let mut vars: HashMap<String, String> = [
             ("DATA_DIR", data_dir.to_string_lossy().into_owned()),
             ("DATABASE_URL", database_url),
@@ -86,7 +82,6 @@ impl TestAppBuilder {
             ("MAIL_PORT", smtp.port.to_string()),
             ("MAIL_SECURE", "none".to_owned()),
             ("MAIL_FROM_ADDRESS", "school@langcamp.test".to_owned()),
-            ("PUBLIC_BASE_URL", format!("http://{addr}")),
             ("FRONTEND_BASE_URL", "https://school.example".to_owned()),
         ]
         .into_iter()
@@ -101,30 +96,11 @@ impl TestAppBuilder {
             vars.extend(bucket.vars());
         }
         vars.extend(self.vars);
-        let config =
-            Config::from_lookup(|name| vars.get(name).cloned()).expect("test configuration");
         let clock = match self.start {
             Some(start) => Clock::manual(start),
             None => Clock::System,
         };
-        let core = Langcamp::connect(config, clock.clone())
-            .await
-            .expect("connect to the test database");
-        core.migrate().await.expect("migrate the test database");
-
-        let (stop_server, server_stopped) = oneshot::channel::<()>();
-        let (stop_mail, mail_stopped) = oneshot::channel::<()>();
-        tokio::spawn(langcamp_http::serve(core.clone(), listener, async {
-            let _ = server_stopped.await;
-        }));
-        let worker = core.clone();
-        tokio::spawn(async move {
-            worker
-                .run_mail_worker(async {
-                    let _ = mail_stopped.await;
-                })
-                .await;
-        });
+        let (addr, core, shutdown) = launch(&vars, clock.clone()).await;
         let client = Client::new(addr);
         TestApp {
             addr,
@@ -134,9 +110,47 @@ impl TestAppBuilder {
             data_dir,
             s3,
             client,
-            shutdown: vec![stop_server, stop_mail],
+            shutdown,
+            vars,
         }
     }
+}
+
+/// A server and its mail worker on the configuration `vars`, with `clock`, on a new port;
+/// the senders that stop them.
+async fn launch(
+    vars: &HashMap<String, String>,
+    clock: Clock,
+) -> (SocketAddr, Langcamp, Vec<oneshot::Sender<()>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind port 0");
+    let addr = listener.local_addr().expect("local address");
+    let base = format!("http://{addr}");
+    let config = Config::from_lookup(|name| match name {
+        "PUBLIC_BASE_URL" if !vars.contains_key(name) => Some(base.clone()),
+        _ => vars.get(name).cloned(),
+    })
+    .expect("test configuration");
+    let core = Langcamp::connect(config, clock)
+        .await
+        .expect("connect to the test database");
+    core.migrate().await.expect("migrate the test database");
+
+    let (stop_server, server_stopped) = oneshot::channel::<()>();
+    let (stop_mail, mail_stopped) = oneshot::channel::<()>();
+    tokio::spawn(langcamp_http::serve(core.clone(), listener, async {
+        let _ = server_stopped.await;
+    }));
+    let worker = core.clone();
+    tokio::spawn(async move {
+        worker
+            .run_mail_worker(async {
+                let _ = mail_stopped.await;
+            })
+            .await;
+    });
+    (addr, core, vec![stop_server, stop_mail])
 }
 
 /// The database for one test: a file in its folder, or a new PostgreSQL database.
@@ -205,6 +219,49 @@ impl TestApp {
 
     pub async fn spawn() -> TestApp {
         TestApp::builder().spawn().await
+    }
+
+    /// [`TestApp::stop`], then waits until the mail worker has ended: mail queued from
+    /// now on (through `app.core`) waits for the next start.
+    pub async fn stop_mail_too(&mut self) {
+        self.stop();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.core.mail_status().snapshot().running {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the mail worker ends"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Waits until the outbox holds no mail waiting to be sent (up to 10 s).
+    pub async fn outbox_drained(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self
+            .count("SELECT COUNT(*) FROM mail_outbox WHERE status = 'pending'")
+            .await
+            > 0
+        {
+            assert!(tokio::time::Instant::now() < deadline, "the outbox drains");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Stops this instance and starts it again on the same folder, database, clock and
+    /// SMTP sink, with `changes` to its configuration (an empty value unsets a variable):
+    /// a restart, perhaps with a new `JWT_SECRET`. It listens on a new port; bind earlier
+    /// sessions to it with [`TestApp::bind`].
+    pub async fn restart_with(&mut self, changes: &[(&str, &str)]) {
+        self.stop();
+        for (name, value) in changes {
+            self.vars.insert((*name).to_owned(), (*value).to_owned());
+        }
+        let (addr, core, shutdown) = launch(&self.vars, self.clock.clone()).await;
+        self.addr = addr;
+        self.core = core;
+        self.client = Client::new(addr);
+        self.shutdown = shutdown;
     }
 
     /// A server on a manual clock starting at `start` (move it with `app.clock`).
@@ -442,7 +499,7 @@ impl TestApp {
         const CODE: &str = "246810";
         let address = email.trim().to_lowercase();
         let now = self.core.clock().now_ms();
-        let code_hash = Keys::derive(database::JWT_SECRET).otp_hash(&address, CODE);
+        let code_hash = self.core.keys().otp_hash(&address, CODE);
         let mut conn = self
             .core
             .db()

@@ -18,6 +18,7 @@ mod factors;
 mod faults;
 mod hangups;
 mod instances;
+mod keys;
 mod mail_templates;
 mod materials;
 mod operations;

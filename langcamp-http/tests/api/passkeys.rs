@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use langcamp_testkit::passkey::SoftPasskey;
 
-use crate::helpers::{Session, TestApp};
+use crate::helpers::{Session, TestApp, fresh_client};
 
 const ORIGIN: &str = "https://school.example";
 
@@ -22,7 +22,10 @@ async fn app() -> TestApp {
 /// Registers a passkey for `session` (which has no factor yet, or a fresh check); the
 /// passkey, and the caller with the level-2 tokens the registration answers.
 async fn register(app: &TestApp, session: &Session, name: &str) -> (SoftPasskey, Session, Value) {
-    let options = session.post("/me/passkeys/options", &json!({})).await;
+    let options = passkey_call(session, "/me/passkeys/options", &json!({}))
+        .expect(200)
+        .await
+        .data();
     let public_key = &options["options"];
     assert_eq!(
         public_key["authenticatorSelection"]["residentKey"],
@@ -34,17 +37,26 @@ async fn register(app: &TestApp, session: &Session, name: &str) -> (SoftPasskey,
     );
     assert_eq!(public_key["rp"]["id"], "school.example");
     let (passkey, credential) = SoftPasskey::create(public_key, ORIGIN);
-    let added = session
-        .post(
-            "/me/passkeys",
-            &json!({ "challengeId": options["challengeId"], "credential": credential, "name": name }),
-        )
-        .created()
-        .await;
+    let added = passkey_call(
+        session,
+        "/me/passkeys",
+        &json!({ "challengeId": options["challengeId"], "credential": credential, "name": name }),
+    )
+    .created()
+    .await;
     assert_eq!(added["aal"], 2);
     assert_eq!(added["factor"]["type"], "passkey");
     let caller = app.with_tokens(session, &added);
     (passkey, caller, added)
+}
+
+/// `POST path` with `body` as `session`, from a client address of its own: the ceremony
+/// routes' rate limit per address is not what most tests here look at.
+fn passkey_call(session: &Session, path: &str, body: &Value) -> langcamp_testkit::Call {
+    session
+        .call(hyper::Method::POST, path)
+        .header("x-forwarded-for", &fresh_client())
+        .json(body)
 }
 
 /// The options of a passkey sign-in (`POST /auth/passkey/options`), with their
@@ -323,4 +335,134 @@ async fn the_ceremony_routes_refuse_the_thirteenth_request_in_five_minutes() {
         .send()
         .await
         .fails(401, "UNAUTHORIZED");
+}
+
+#[tokio::test]
+async fn a_credential_registered_already_is_a_conflict() {
+    let app = app().await;
+    let ana = app.sign_in("ana@example.com").await;
+    let (passkey, ana, _) = register(&app, &ana, "Laptop").await;
+    // The same authenticator's credential again, by its owner (a browser would not offer
+    // it: the options exclude it) ...
+    let options = ana.post("/me/passkeys/options", &json!({})).await;
+    let (_, credential) =
+        SoftPasskey::create_with_id(&options["options"], ORIGIN, passkey.credential_id.clone());
+    ana.post(
+        "/me/passkeys",
+        &json!({ "challengeId": options["challengeId"], "credential": credential, "name": "Again" }),
+    )
+    .fails(409, "CONFLICT")
+    .await;
+    // ... and by someone else.
+    let ben = app.sign_in("ben@example.com").await;
+    let options = ben.post("/me/passkeys/options", &json!({})).await;
+    let (_, credential) =
+        SoftPasskey::create_with_id(&options["options"], ORIGIN, passkey.credential_id.clone());
+    ben.post(
+        "/me/passkeys",
+        &json!({ "challengeId": options["challengeId"], "credential": credential, "name": "Copy" }),
+    )
+    .fails(409, "CONFLICT")
+    .await;
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM user_factors WHERE kind = 'passkey'")
+            .await,
+        1
+    );
+}
+
+/// Creation options for `session` and a software passkey's answer to them: the body of
+/// `POST /me/passkeys`, to send later.
+async fn registration_body(session: &Session, name: &str) -> Value {
+    let options = passkey_call(session, "/me/passkeys/options", &json!({}))
+        .expect(200)
+        .await
+        .data();
+    let (_, credential) = SoftPasskey::create(&options["options"], ORIGIN);
+    json!({ "challengeId": options["challengeId"], "credential": credential, "name": name })
+}
+
+/// The statuses of `calls` sent at once, sorted.
+async fn at_once(calls: Vec<langcamp_testkit::Call>) -> Vec<u16> {
+    let answers = futures_util::future::join_all(calls.into_iter().map(|call| call.send())).await;
+    let mut statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+    statuses.sort_unstable();
+    statuses
+}
+
+/// The writes of one user's factors check what is there (the last factor, ten passkeys,
+/// the first factor, one held at level 1) and then write: sent at once they run one at a
+/// time (on PostgreSQL the user's row is taken), so no two pass a check together.
+#[tokio::test]
+async fn concurrent_factor_writes_of_one_user_pass_their_checks_one_at_a_time() {
+    let app = app().await;
+
+    // Staff keep their last factor: of two removals at once, one is refused.
+    let mut office = app.admin().await;
+    for round in 0..5 {
+        let (_, with_passkey, _) = register(&app, &office, &format!("Key {round}")).await;
+        office = with_passkey;
+        let factors = office.get("/me/factors").await["factors"].clone();
+        let removals = factors
+            .as_array()
+            .expect("factors")
+            .iter()
+            .map(|f| office.delete(&format!("/me/factors/{}", f["id"].as_str().expect("id"))))
+            .collect();
+        assert_eq!(at_once(removals).await, [200, 409], "round {round}");
+        let left = office.get("/me/factors").await["factors"].clone();
+        assert_eq!(left.as_array().map(Vec::len), Some(1), "round {round}");
+    }
+
+    // At most ten passkeys, however many registrations arrive at once.
+    let ana = app.student("ana@example.com").await;
+    let (_, mut ana, _) = register(&app, &ana, "Key 1").await;
+    for n in 2..=9 {
+        ana = register(&app, &ana, &format!("Key {n}")).await.1;
+    }
+    let bodies = [
+        registration_body(&ana, "Key 10").await,
+        registration_body(&ana, "Key 11").await,
+    ];
+    let registrations = bodies
+        .iter()
+        .map(|body| passkey_call(&ana, "/me/passkeys", body))
+        .collect();
+    assert_eq!(at_once(registrations).await, [201, 409]);
+    let passkeys = format!(
+        "SELECT COUNT(*) FROM user_factors WHERE kind = 'passkey' AND user_id = '{}'",
+        ana.user_id
+    );
+    assert_eq!(app.count(sqlx::AssertSqlSafe(passkeys)).await, 10);
+
+    // Two first factors at once from one level-1 sign-in: the first is the first factor
+    // (and brings the recovery codes); the other then meets a factor it must pass first.
+    let ben = app.student("ben@example.com").await;
+    let totp = ben
+        .post("/me/factors/totp", &json!({ "name": "Phone" }))
+        .created()
+        .await;
+    let confirm = ben.post(
+        &format!(
+            "/me/factors/totp/{}/confirm",
+            totp["id"].as_str().expect("id")
+        ),
+        &json!({ "code": app.totp_code(totp["secret"].as_str().expect("secret")) }),
+    );
+    let passkey = passkey_call(&ben, "/me/passkeys", &registration_body(&ben, "Key").await);
+    let statuses = at_once(vec![confirm, passkey]).await;
+    assert!(
+        statuses == [200, 403] || statuses == [201, 403],
+        "one first factor: {statuses:?}"
+    );
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM user_factors WHERE confirmed_at IS NOT NULL AND user_id IN (SELECT id FROM users WHERE email = 'ben@example.com')")
+            .await,
+        1
+    );
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM recovery_codes").await,
+        30,
+        "office's, ana's and ben's first factors brought ten each"
+    );
 }

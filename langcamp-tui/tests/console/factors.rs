@@ -9,7 +9,7 @@ use langcamp_core::audit::AuditQuery;
 use langcamp_core::auth::FactorName;
 use langcamp_core::auth::totp::code_from_base32;
 use langcamp_core::auth::{OtpCode, OtpSignIn, OtpVerifyInput};
-use langcamp_core::platform::crypto::Keys;
+use langcamp_core::platform::keyring::Keyring;
 use langcamp_core::{PageRequest, Role};
 use langcamp_tui::view::View;
 
@@ -27,7 +27,7 @@ async fn maria_with_factors(console: &Console) -> String {
     const CODE: &str = "246810";
     let core = &console.core;
     let now = core.clock().now_ms();
-    let code_hash = Keys::derive(langcamp_testkit::database::JWT_SECRET).otp_hash(MARIA, CODE);
+    let code_hash = Keyring::new(langcamp_testkit::database::JWT_SECRET, &[]).otp_hash(MARIA, CODE);
     let mut conn = core.db().writer_connection().await.expect("a connection");
     langcamp_testkit::database::store_sign_in_code(&mut conn, MARIA, &code_hash, now).await;
     drop(conn);

@@ -39,7 +39,8 @@ pub struct OtpRequested {
 /// user and the sign-in's id, or `None` for a wrong or spent code.
 struct SignIn {
     email: Email,
-    hash: String,
+    /// The hashes the code may be stored as, comma-separated.
+    hashes: String,
     locale: String,
     now: i64,
     session_id: String,
@@ -134,7 +135,12 @@ impl Langcamp {
     ) -> Result<SignedIn> {
         let OtpSignIn { email, code } = sign_in;
         let now = self.clock().now_ms();
-        let hash = self.keys().otp_hash(email.as_str(), code.as_str());
+        // The code's hash under every configured secret: one issued before a rotation is
+        // accepted until it expires (CONTRACT §22).
+        let hashes = self
+            .keys()
+            .otp_hashes(email.as_str(), code.as_str())
+            .join(",");
         let locale = accept_language
             .and_then(validate::first_accept_language)
             .unwrap_or_else(|| "en".to_owned());
@@ -145,7 +151,7 @@ impl Langcamp {
         let (refresh_token, refresh) = self.new_refresh_token(now);
         let signing_in = SignIn {
             email,
-            hash,
+            hashes,
             locale,
             now,
             session_id,

@@ -20,15 +20,18 @@ impl Write for SignIn {
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<Self::Output> {
         let email = self.email.as_str();
-        // Deleting the row is the single use: of concurrent verifies, one deletes it.
+        // Deleting the row is the single use: of concurrent verifies, one deletes it. The
+        // stored hash is one of the code's hashes under each configured secret, given as
+        // one comma-separated text (hexadecimal: a stored hash can only match one whole).
         let consumed = conn
             .fetch_first(
                 "DELETE FROM otp_codes
-                 WHERE email = $1 AND code_hash = $2 AND expires_at > $3 AND attempts < $4
+                 WHERE email = $1 AND length(code_hash) = 64 AND $2 LIKE '%' || code_hash || '%'
+                   AND expires_at > $3 AND attempts < $4
                  RETURNING email",
                 &[
                     Arg::Text(email),
-                    Arg::Text(&self.hash),
+                    Arg::Text(&self.hashes),
                     Arg::Int(self.now),
                     Arg::Int(OTP_MAX_ATTEMPTS),
                 ],

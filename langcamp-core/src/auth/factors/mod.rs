@@ -44,6 +44,7 @@ use crate::mail_templates::{MailBook, MailValues, SecurityEvent};
 use crate::platform::changes::Change;
 use crate::platform::config::SecondFactorPolicy;
 use crate::platform::db::WriteConn;
+use crate::platform::keyring::{self, KeyCounts, Opened, Purpose, SealedColumn};
 use crate::platform::mail::OutgoingMail;
 use crate::users::{self, User};
 
@@ -133,6 +134,10 @@ fn totp_exists() -> Error {
     Error::Conflict("a TOTP factor is already set up: remove it before adding another".into())
 }
 
+fn registered_already() -> Error {
+    Error::Conflict("this passkey is registered already".into())
+}
+
 fn no_pending_totp() -> Error {
     Error::not_found("pending TOTP factor")
 }
@@ -144,6 +149,15 @@ pub(crate) async fn methods_of<C: WriteConn>(
     user_id: &str,
 ) -> Result<Vec<FactorMethod>> {
     store::methods(conn, user_id).await
+}
+
+/// The answer while an account's second step is locked until `until` (epoch ms).
+fn second_step_locked(until: i64, now: i64) -> Error {
+    let wait_ms = u64::try_from(until.saturating_sub(now)).unwrap_or(0);
+    Error::Locked {
+        message: "too many wrong answers: this account's second step is locked for a while; try again later".into(),
+        retry_after_secs: wait_ms.div_ceil(1000),
+    }
 }
 
 /// When something happened, for people reading a mail.
@@ -203,15 +217,15 @@ impl Langcamp {
         Ok(caller)
     }
 
-    /// Ten recovery codes as shown, and their keyed hashes to store.
-    fn recovery_codes(&self, user_id: &str) -> (Vec<String>, CodeHashes) {
+    /// Ten recovery codes as shown, and their hashes to store.
+    async fn recovery_codes(&self) -> Result<(Vec<String>, CodeHashes)> {
         let codes = recovery::new_codes();
-        let hashes = codes
+        let plain = codes
             .iter()
-            .filter_map(|code| recovery::normalized(code))
-            .map(|plain| (new_id(), self.keys().recovery_code_hash(user_id, &plain)))
+            .filter_map(|c| recovery::normalized(c))
             .collect();
-        (codes, hashes)
+        let hashes = recovery::hash_all(plain).await?;
+        Ok((codes, hashes.into_iter().map(|h| (new_id(), h)).collect()))
     }
 
     /// `GET /me/factors`: the caller's confirmed factors and unused recovery codes; open
@@ -256,7 +270,7 @@ impl Langcamp {
             user_id: caller.user_id.clone(),
             id: id.clone(),
             name: name.into_string(),
-            sealed: self.keys().seal_factor_secret(&secret),
+            sealed: self.keys().seal(Purpose::FactorSecret, &id, &secret),
             now: self.clock().now_ms(),
         };
         self.write_change(start, None).await?;
@@ -285,7 +299,7 @@ impl Langcamp {
             .filter(|t| t.id == factor_id && !t.confirmed)
             .ok_or_else(no_pending_totp)?;
         drop(conn);
-        let secret = self.open_secret(&pending.sealed)?;
+        let secret = self.open_secret(&pending.id, &pending.sealed)?.plain;
         let Some(step) = totp::matching_step(&secret, code.as_str(), now)? else {
             return Err(Error::invalid(
                 "code is not the one the authenticator app shows now; the factor stays pending",
@@ -310,11 +324,17 @@ impl Langcamp {
     ) -> Result<FactorAdded> {
         let book = self.mail_book().await?;
         let user = self.account(&caller.user_id).await?;
-        let (codes, hashes) = self.recovery_codes(&caller.user_id);
+        // Only a first factor brings codes (the piece checks again).
+        let (codes, hashes) = if caller.assurance.has_factor {
+            (Vec::new(), Vec::new())
+        } else {
+            self.recovery_codes().await?
+        };
         let (refresh_token, refresh) = self.new_refresh_token(now);
         let adding = store::AddFactor {
             writer: self.writer(actor, &caller.user_id, now),
             session_id: caller.session_id.clone(),
+            level: caller.assurance.level,
             factor,
             codes: hashes,
             refresh,
@@ -346,14 +366,21 @@ impl Langcamp {
         })
     }
 
-    /// Opens a stored TOTP secret; one sealed under another server secret cannot be used
-    /// (`JWT_SECRET` changed: the user's factors must be reset).
-    fn open_secret(&self, sealed: &[u8]) -> Result<Vec<u8>> {
-        self.keys().open_factor_secret(sealed).ok_or_else(|| {
-            Error::internal(
-                "a TOTP secret does not open: was JWT_SECRET changed? reset the user's factors",
-            )
-        })
+    /// Opens the stored secret of the TOTP factor `factor_id`. One that no configured
+    /// secret opens (a secret was lost) cannot be used: 409, the factor must be reset
+    /// (CONTRACT §22).
+    fn open_secret(&self, factor_id: &str, sealed: &[u8]) -> Result<Opened> {
+        self.keys()
+            .open(Purpose::FactorSecret, factor_id, sealed)
+            .ok_or_else(|| {
+                tracing::warn!(%factor_id, "a TOTP secret opens under no configured secret");
+                Error::Conflict(
+                    "this authenticator app can no longer be checked (the server's key that kept it was lost): \
+                     sign in with a passkey or a recovery code, or ask a superadmin or the operator to reset your factors \
+                     (langcamp users reset-factors)"
+                        .into(),
+                )
+            })
     }
 
     /// `DELETE /me/factors/{id}`: removes one of the caller's factors (step-up); staff
@@ -398,7 +425,7 @@ impl Langcamp {
         let now = self.clock().now_ms();
         let book = self.mail_book().await?;
         let user = self.account(&caller.user_id).await?;
-        let (codes, hashes) = self.recovery_codes(&caller.user_id);
+        let (codes, hashes) = self.recovery_codes().await?;
         let making = store::NewRecoveryCodes {
             writer: self.writer(actor, &caller.user_id, now),
             codes: hashes,
@@ -438,7 +465,9 @@ impl Langcamp {
 
     /// `POST /auth/second-factor/verify`: a TOTP code, a recovery code or a passkey
     /// assertion raises the caller's sign-in to level 2, with new tokens for the same
-    /// sign-in. Wrong: 401 `OTP_INVALID`; the fifth wrong one ends the sign-in.
+    /// sign-in. Wrong: 401 `OTP_INVALID`; the fifth wrong one ends the sign-in, and the
+    /// account's tenth in a row locks its second step for 15 minutes (every answer then:
+    /// [`Error::Locked`], told by mail and audited; CONTRACT §22).
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn verify_second_factor(
         &self,
@@ -447,6 +476,12 @@ impl Langcamp {
     ) -> Result<SignedIn> {
         let caller = actor.caller_before_second_factor()?;
         let now = self.clock().now_ms();
+        let mut conn = self.db().reader().acquire().await?;
+        let locked = store::locked_until(&mut *conn, &caller.user_id, now).await?;
+        drop(conn);
+        if let Some(until) = locked {
+            return Err(second_step_locked(until, now));
+        }
         let checked = self.check_proof(caller, proof, now).await?;
         let book = self.mail_book().await?;
         let user = self.account(&caller.user_id).await?;
@@ -457,6 +492,7 @@ impl Langcamp {
             checked,
             refresh,
             recovery_notice: self.notice(&book, &user, SecurityEvent::RecoveryCodeUsed, "", now)?,
+            locked_notice: self.notice(&book, &user, SecurityEvent::Locked, "", now)?,
         };
         let change = Change::Session(caller.session_id.clone());
         match self.write_change(verifying, Some(change)).await? {
@@ -475,12 +511,19 @@ impl Langcamp {
                     now,
                 )
             }
-            Verdict::Wrong { locked } => {
-                if locked {
+            Verdict::Wrong { ended, locked } => {
+                if ended {
                     tracing::warn!("five wrong second-factor codes: the sign-in is ended");
+                }
+                if locked {
+                    tracing::warn!(
+                        "ten wrong second-factor answers in a row: the account's second step is locked"
+                    );
+                    self.wake_mail_worker();
                 }
                 Err(Error::OtpInvalid)
             }
+            Verdict::Locked { until } => Err(second_step_locked(until, now)),
         }
     }
 
@@ -499,18 +542,31 @@ impl Langcamp {
                 drop(conn);
                 match totp.filter(|t| t.confirmed) {
                     Some(totp) => {
-                        let secret = self.open_secret(&totp.sealed)?;
+                        let opened = self.open_secret(&totp.id, &totp.sealed)?;
+                        // Read under a previous secret: kept under the current one now.
+                        let resealed = (!opened.current).then(|| {
+                            let again =
+                                self.keys()
+                                    .seal(Purpose::FactorSecret, &totp.id, &opened.plain);
+                            (totp.sealed.clone(), again)
+                        });
                         Checked::Totp {
-                            step: totp::matching_step(&secret, code.as_str(), now)?,
+                            step: totp::matching_step(&opened.plain, code.as_str(), now)?,
                             factor_id: totp.id,
+                            resealed,
                         }
                     }
                     None => Checked::Wrong,
                 }
             }
-            SecondFactorProof::Recovery(plain) => Checked::Recovery {
-                hash: self.keys().recovery_code_hash(&caller.user_id, &plain),
-            },
+            SecondFactorProof::Recovery(plain) => {
+                let mut conn = self.db().reader().acquire().await?;
+                let unused = store::unused_recovery_codes(&mut *conn, &caller.user_id).await?;
+                drop(conn);
+                Checked::Recovery {
+                    code_id: recovery::find(self.keys(), &caller.user_id, &plain, unused).await?,
+                }
+            }
             SecondFactorProof::Passkey {
                 challenge_id,
                 credential,
@@ -519,5 +575,25 @@ impl Langcamp {
                     .await?
             }
         })
+    }
+
+    /// The TOTP secrets under a previous secret written again under the current one (with
+    /// `write`; else only counted), and the recovery codes of before Argon2, which need a
+    /// previous key until they are used or renewed (their codes are unknown here).
+    pub(crate) async fn reseal_factor_secrets(&self, write: bool) -> Result<KeyCounts> {
+        const TOTP_SECRETS: SealedColumn = SealedColumn {
+            table: "user_factors",
+            column: "totp_secret",
+            purpose: Purpose::FactorSecret,
+            rows: "kind = 'totp'",
+        };
+        let mut counts = keyring::reseal(self.db(), self.keys(), TOTP_SECRETS, write).await?;
+        let legacy: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM recovery_codes WHERE used_at IS NULL AND code_hash NOT LIKE '$argon2%'",
+        )
+        .fetch_one(self.db().reader())
+        .await?;
+        counts.need_previous += u64::try_from(legacy).unwrap_or(0);
+        Ok(counts)
     }
 }

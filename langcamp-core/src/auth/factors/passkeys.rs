@@ -216,6 +216,14 @@ impl Langcamp {
             serde_json::from_value(credential).map_err(|e| {
                 Error::invalid(format!("credential is not a RegistrationResponseJSON: {e}"))
             })?;
+        // A credential registered already (the user's own, which the browser was asked to
+        // exclude, or anyone's) is a conflict, before the library calls it a bad request.
+        let mut conn = self.db().reader().acquire().await?;
+        let known = store::passkey_by_credential(&mut *conn, &hex(&response.raw_id)).await?;
+        drop(conn);
+        if known.is_some() {
+            return Err(super::registered_already());
+        }
         let passkey = rp
             .finish_passkey_registration(&response, &state)
             .map_err(|e| Error::invalid(format!("the passkey was not registered: {e}")))?;

@@ -5,10 +5,10 @@
 //!   user's current role from the database.
 //! * Refresh tokens: random at sign-in, stored as SHA-256, rotated on every use. A sign-in
 //!   is one chain, never a tree: the token that follows `T` is a keyed hash of `T`
-//!   ([`crate::platform::crypto::Keys::successor_token`]), so a rotated token presented again within
-//!   [`REUSE_GRACE_MS`] (two tabs refreshing at once) answers the *same* successor with a
-//!   fresh access token, and costs no extra query. Later, it is treated as stolen and its
-//!   whole sign-in is revoked.
+//!   ([`crate::platform::keyring::Keyring::successor_token`]), so a rotated token
+//!   presented again within [`REUSE_GRACE_MS`] (two tabs refreshing at once) answers the
+//!   *same* successor (under whichever configured secret it was made) with a fresh access
+//!   token. Later, it is treated as stolen and its whole sign-in is revoked.
 //! * Assurance: a sign-in is at level 1 after the e-mail code, 2 after a second factor or
 //!   a passkey ([`SignInLevel`]); its row and its tokens carry the level, so a refresh
 //!   keeps it.
@@ -259,11 +259,26 @@ impl Langcamp {
                 return Err(Error::TokenInvalid);
             }
         }
-        // Nothing to write: the successor was recorded by the rotation.
+        // Nothing to write: the successor was recorded by the rotation, perhaps under a
+        // secret that is previous now (a rotation of the secret in between).
+        let mut recorded = successor;
+        for candidate in self.keys().successor_tokens(token) {
+            let found: Option<i64> = sqlx::query_scalar(
+                "SELECT 1 FROM refresh_tokens WHERE token_hash = $1 AND session_id = $2",
+            )
+            .bind(sha256_hex(candidate.as_bytes()))
+            .bind(&session_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if found.is_some() {
+                recorded = candidate;
+                break;
+            }
+        }
         drop(tx);
         Ok(TokenPair {
             access_token: self.sign_access_token(&user_id, &session_id, role, level, now)?,
-            refresh_token: successor,
+            refresh_token: recorded,
         })
     }
 

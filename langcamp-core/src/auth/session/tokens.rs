@@ -125,12 +125,13 @@ impl Langcamp {
             aal: level.aal,
             fat: level.factor_at.map(|ms| ms / 1000),
         };
-        jsonwebtoken::encode(
-            &Header::new(Algorithm::HS256),
-            &claims,
-            &EncodingKey::from_secret(&self.keys().jwt),
-        )
-        .map_err(Error::internal)
+        // `kid` names the secret that signs it, so the token is still checked after a
+        // rotation (CONTRACT §22).
+        let (kid, key) = self.keys().token_signing_key();
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some(kid);
+        jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(key))
+            .map_err(Error::internal)
     }
 
     /// Checks an access token against the signature, the clock, the sign-in, the blacklist
@@ -174,20 +175,25 @@ impl Langcamp {
         })
     }
 
-    /// The claims of `token` if its signature (HS256 with our key, the algorithm pinned)
-    /// and its form are valid; the clock is not consulted (see [`crate::auth::verified`]).
+    /// The claims of `token` if its signature (HS256 under the secret its `kid` names: the
+    /// current one or a previous one; a token without `kid`, from before the keyring,
+    /// under a secret itself; the algorithm pinned) and its form are valid; the clock is
+    /// not consulted (see [`crate::auth::session::verified`]).
     pub(super) fn verify_signature(&self, token: &str) -> Result<Claims> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| Error::TokenInvalid)?;
         let mut validation = Validation::new(Algorithm::HS256);
         // Expiry is checked by the caller against the injectable clock.
         validation.validate_exp = false;
         validation.required_spec_claims = ["exp", "sub"].iter().map(|s| (*s).to_owned()).collect();
-        Ok(jsonwebtoken::decode::<Claims>(
-            token,
-            &DecodingKey::from_secret(&self.keys().jwt),
-            &validation,
-        )
-        .map_err(|_| Error::TokenInvalid)?
-        .claims)
+        self.keys()
+            .token_keys(header.kid.as_deref())
+            .into_iter()
+            .find_map(|key| {
+                jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(key), &validation)
+                    .ok()
+            })
+            .map(|data| data.claims)
+            .ok_or(Error::TokenInvalid)
     }
 
     /// The live sign-in and its user: from memory when held (see [`crate::auth::session::live`]),

@@ -8,6 +8,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::platform::keyring::MIN_SECRET_LEN;
 use crate::platform::net::{IpNet, parse_networks};
 
 /// `SHUTDOWN_DRAIN` when unset: longer than a load balancer's active checks take to see
@@ -70,10 +71,13 @@ pub struct Config {
     /// `DATABASE_MAX_CONNECTIONS`: the most connections of the PostgreSQL pool, or of the
     /// SQLite reader pool (SQLite writes always use one). Unset: the built-in defaults.
     pub database_max_connections: Option<u32>,
-    /// Signs access tokens and keys every derived secret (OTP hashes, outbox encryption).
-    pub jwt_secret: Secret,
-    /// True when `JWT_SECRET` was unset and a random one was generated for this start.
-    pub jwt_secret_generated: bool,
+    /// `JWT_SECRET`: signs access tokens and keys every derived secret (the keyring,
+    /// `platform::keyring`). Unset: the secret kept in `DATA_DIR/secret.key`, made at the
+    /// first start.
+    pub jwt_secret: Option<Secret>,
+    /// `JWT_SECRET_PREVIOUS`: earlier secrets, comma-separated, still read (tokens they
+    /// signed, values they sealed or hashed) but never written with (CONTRACT §22).
+    pub jwt_secret_previous: Vec<Secret>,
     pub jwt_expiration: Duration,
     pub jwt_refresh_expiration: Duration,
     pub otp_ttl: Duration,
@@ -198,16 +202,28 @@ impl Config {
                     })
             })
             .transpose()?;
-        let (jwt_secret, jwt_secret_generated) = match get("JWT_SECRET") {
-            Some(secret) if secret.len() < 16 => {
+        let secret = |name: &'static str, value: &str| {
+            if value.len() < MIN_SECRET_LEN {
                 return Err(ConfigError::new(
-                    "JWT_SECRET",
-                    "must be at least 16 characters",
+                    name,
+                    format!("each secret must be at least {MIN_SECRET_LEN} characters"),
                 ));
             }
-            Some(secret) => (secret, false),
-            None => (random_secret(), true),
+            Ok(Secret::new(value))
         };
+        let jwt_secret = get("JWT_SECRET")
+            .map(|v| secret("JWT_SECRET", &v))
+            .transpose()?;
+        let jwt_secret_previous = get("JWT_SECRET_PREVIOUS")
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| secret("JWT_SECRET_PREVIOUS", s))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?
+            .unwrap_or_default();
         let duration = |name: &'static str, default: Duration| {
             parse_or(name, get(name), default, parse_duration)
         };
@@ -334,8 +350,8 @@ impl Config {
             port,
             database_url: Secret::new(database_url),
             database_max_connections,
-            jwt_secret: Secret::new(jwt_secret),
-            jwt_secret_generated,
+            jwt_secret,
+            jwt_secret_previous,
             jwt_expiration,
             jwt_refresh_expiration,
             otp_ttl,
@@ -391,11 +407,6 @@ fn default_sqlite_url(data_dir: &std::path::Path) -> String {
         "sqlite://{}?mode=rwc",
         data_dir.join("langcamp.db").display()
     )
-}
-
-fn random_secret() -> String {
-    let bytes: [u8; 32] = rand::random();
-    crate::platform::crypto::hex(&bytes)
 }
 
 fn parse_or<T>(

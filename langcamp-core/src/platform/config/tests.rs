@@ -38,7 +38,11 @@ fn defaults_follow_the_contract() {
     assert_eq!(proxies(&config), ["127.0.0.0/8", "::1/128"]);
     assert_eq!(config.file_store_max_bytes, None);
     assert_eq!(config.shutdown_drain, Duration::from_secs(5));
-    assert!(config.jwt_secret_generated);
+    assert_eq!(
+        config.jwt_secret, None,
+        "the secret file's, made at the first start"
+    );
+    assert!(config.jwt_secret_previous.is_empty());
     assert!(config.database_url.expose().starts_with("sqlite://./data/"));
     assert!(!config.is_postgres());
 }
@@ -114,6 +118,7 @@ fn a_bad_value_names_its_variable() {
         ("DATABASE_URL", "mysql://x"),
         ("UPLOAD_MAX_BYTES", "-1"),
         ("JWT_SECRET", "short"),
+        ("JWT_SECRET_PREVIOUS", "a-long-enough-old-secret,short"),
     ] {
         let err = load(&[(name, value)]).expect_err(name);
         assert_eq!(err.variable, name);
@@ -145,15 +150,35 @@ fn trusted_proxies_take_cidrs_and_empty_trusts_nobody() {
 }
 
 #[test]
+fn previous_secrets_are_a_comma_separated_list() {
+    let config = load(&[(
+        "JWT_SECRET_PREVIOUS",
+        " first-old-secret-0123, second-old-secret-0123 ,",
+    )])
+    .expect("valid");
+    let previous: Vec<&str> = config
+        .jwt_secret_previous
+        .iter()
+        .map(Secret::expose)
+        .collect();
+    assert_eq!(
+        previous,
+        ["first-old-secret-0123", "second-old-secret-0123"]
+    );
+}
+
+#[test]
 fn secrets_are_redacted_in_debug_output() {
     let config = load(&[
         ("JWT_SECRET", "a-very-secret-signing-key"),
+        ("JWT_SECRET_PREVIOUS", "an-old-signing-key-0123"),
         ("MAIL_PASS", "hunter2hunter2"),
         ("DATABASE_URL", "postgres://app:pw-in-url@db/langcamp"),
     ])
     .expect("valid");
     let debug = format!("{config:?}");
     assert!(!debug.contains("a-very-secret-signing-key"));
+    assert!(!debug.contains("an-old-signing-key-0123"));
     assert!(!debug.contains("hunter2hunter2"));
     assert!(!debug.contains("pw-in-url"));
     assert!(config.is_postgres());

@@ -47,11 +47,32 @@ type Erased = Box<dyn Any + Send>;
 
 type ErasedWork = Box<dyn FnOnce(&mut rusqlite::Connection) -> Result<Erased> + Send>;
 
+/// A step to take once a write's transaction has ended (committed or not), whether or not
+/// its caller still waits: whoever ends the write takes it (the writer thread, or the
+/// write's own task). Forgetting what the write changed in this process's caches is one.
+pub type AfterWrite = Box<dyn FnOnce() + Send + 'static>;
+
 struct Job {
     work: ErasedWork,
     /// Whether the work needs a savepoint to be undone on failure (see [`Undo`]).
     undo: Undo,
+    answer: Answer,
+}
+
+/// Where a job's outcome goes: its caller, after the step that must follow the write.
+struct Answer {
     reply: oneshot::Sender<Result<Erased>>,
+    after: Option<AfterWrite>,
+}
+
+impl Answer {
+    /// Takes the step after the write, then tells the caller (if it still waits).
+    fn send(self, outcome: Result<Erased>) {
+        if let Some(after) = self.after {
+            after();
+        }
+        let _ = self.reply.send(outcome);
+    }
 }
 
 /// What the loop receives.
@@ -107,16 +128,24 @@ impl GroupCommit {
     }
 
     /// Runs `work` in a write transaction shared with other waiting work, and answers
-    /// once that transaction has committed (or with the work's own error).
-    pub async fn write<W: Write>(&self, undo: Undo, work: W) -> Result<W::Output> {
-        let (reply, answer) = oneshot::channel();
+    /// once that transaction has committed (or with the work's own error). `after` runs
+    /// on the writer thread once the work's transaction has ended, before the answer,
+    /// even if the caller has stopped waiting by then.
+    pub async fn write<W: Write>(
+        &self,
+        undo: Undo,
+        work: W,
+        after: Option<AfterWrite>,
+    ) -> Result<W::Output> {
+        let (reply, answered) = oneshot::channel();
         let work: ErasedWork =
             Box::new(move |conn| run_ready(work.run(conn)).map(|value| Box::new(value) as Erased));
+        let answer = Answer { reply, after };
         self.jobs
-            .send(Message::Work(Job { work, undo, reply }))
+            .send(Message::Work(Job { work, undo, answer }))
             .await
             .map_err(|_| stopped())?;
-        let value = answer.await.map_err(|_| stopped())??;
+        let value = answered.await.map_err(|_| stopped())??;
         value
             .downcast::<W::Output>()
             .map(|value| *value)
@@ -177,7 +206,7 @@ async fn run_batch(
         Err(err) => {
             let err = Error::from(err);
             for job in batch {
-                let _ = job.reply.send(Err(same_failure(&err)));
+                job.answer.send(Err(same_failure(&err)));
             }
             return;
         }
@@ -188,7 +217,7 @@ async fn run_batch(
     // thread, work runs to its end whoever waits.
     let batch: Vec<Job> = batch
         .into_iter()
-        .filter(|job| !job.reply.is_closed())
+        .filter(|job| !job.answer.reply.is_closed())
         .collect();
     if !batch.is_empty() {
         order(thread, batch, false).await;
@@ -235,7 +264,7 @@ fn writer_thread(file: &std::path::Path, orders: &std::sync::mpsc::Receiver<Thre
             }
             Err(err) => {
                 for job in jobs {
-                    let _ = job.reply.send(Err(same_failure(&err)));
+                    job.answer.send(Err(same_failure(&err)));
                 }
             }
         }
@@ -249,12 +278,11 @@ fn commit_batch(conn: &mut rusqlite::Connection, jobs: Vec<Job>) -> bool {
     if let Err(err) = control(conn, "BEGIN IMMEDIATE") {
         let err = Error::from(err);
         for job in jobs {
-            let _ = job.reply.send(Err(same_failure(&err)));
+            job.answer.send(Err(same_failure(&err)));
         }
         return matches!(err, Error::Unavailable(_));
     }
-    let mut done: Vec<(oneshot::Sender<Result<Erased>>, Result<Erased>)> =
-        Vec::with_capacity(jobs.len());
+    let mut done: Vec<(Answer, Result<Erased>)> = Vec::with_capacity(jobs.len());
     let mut jobs = jobs.into_iter();
     let mut fault = false;
     for job in jobs.by_ref() {
@@ -264,7 +292,7 @@ fn commit_batch(conn: &mut rusqlite::Connection, jobs: Vec<Job>) -> bool {
         };
         // A storage fault (full, I/O, read-only) is "unavailable".
         fault = matches!(outcome, Err(Error::Unavailable(_)));
-        done.push((job.reply, outcome));
+        done.push((job.answer, outcome));
         if fault {
             break;
         }
@@ -273,18 +301,18 @@ fn commit_batch(conn: &mut rusqlite::Connection, jobs: Vec<Job>) -> bool {
         // SQLite may have ended the transaction itself: nothing of the batch is kept.
         roll_back(conn);
         let fault = Error::Unavailable("database storage fault".into());
-        for (reply, _) in done {
-            let _ = reply.send(Err(same_failure(&fault)));
+        for (answer, _) in done {
+            answer.send(Err(same_failure(&fault)));
         }
         for job in jobs {
-            let _ = job.reply.send(Err(same_failure(&fault)));
+            job.answer.send(Err(same_failure(&fault)));
         }
         return true;
     }
     match control(conn, "COMMIT") {
         Ok(()) => {
-            for (reply, outcome) in done {
-                let _ = reply.send(outcome);
+            for (answer, outcome) in done {
+                answer.send(outcome);
             }
             false
         }
@@ -293,8 +321,8 @@ fn commit_batch(conn: &mut rusqlite::Connection, jobs: Vec<Job>) -> bool {
             // open: nothing of the batch is kept.
             let err = Error::from(err);
             roll_back(conn);
-            for (reply, outcome) in done {
-                let _ = reply.send(outcome.and_then(|_| Err(same_failure(&err))));
+            for (answer, outcome) in done {
+                answer.send(outcome.and_then(|_| Err(same_failure(&err))));
             }
             matches!(err, Error::Unavailable(_))
         }
@@ -427,7 +455,9 @@ mod tests {
                 id: id_written,
                 then_fail: id == 13,
             };
-            waiting.push(tokio::spawn(async move { group.write(undo, work).await }));
+            waiting.push(tokio::spawn(
+                async move { group.write(undo, work, None).await },
+            ));
         }
         tokio::task::yield_now().await;
         drop(blocker);
@@ -470,7 +500,7 @@ mod tests {
                 id,
                 then_fail: false,
             };
-            tokio::spawn(async move { group.write(Undo::SingleStatement, work).await })
+            tokio::spawn(async move { group.write(Undo::SingleStatement, work, None).await })
         };
         let (left, stayed) = (insert(1), insert(2));
         tokio::task::yield_now().await;
@@ -498,7 +528,7 @@ mod tests {
         .await
         .expect("a child table");
         let group = GroupCommit::start(file, pool.clone()).expect("the writer thread");
-        let orphan = group.write(Undo::SingleStatement, Orphan);
+        let orphan = group.write(Undo::SingleStatement, Orphan, None);
         assert!(orphan.await.is_err(), "the commit failed, so the write did");
         let children: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM child")
             .fetch_one(&pool)
@@ -512,6 +542,7 @@ mod tests {
                 id: 7,
                 then_fail: false,
             },
+            None,
         );
         assert_eq!(next.await.expect("a later write"), 7);
         std::fs::remove_dir_all(&dir).ok();

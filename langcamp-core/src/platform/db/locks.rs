@@ -40,6 +40,25 @@ pub trait Locks: WriteConn {
         }
     }
 
+    /// Takes the user's row until the commit (`FOR NO KEY UPDATE`: foreign-key checks of
+    /// rows that refer to the user still pass), so that the writes of one user's second
+    /// factors run one at a time: each reads what it checks (is this the last factor, are
+    /// there ten passkeys already, is this the first, does the user have one at all) after
+    /// the one before it committed. Without it two removals at once could each leave the
+    /// other's factor as "the last one" and take both.
+    fn take_user(&mut self, id: &str) -> impl Future<Output = Result<()>> + Send {
+        async move {
+            if self.backend() == Backend::Postgres {
+                self.fetch_first(
+                    "SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE",
+                    &[Arg::Text(id)],
+                )
+                .await?;
+            }
+            Ok(())
+        }
+    }
+
     /// Holds a test's row (shared) until the commit, so that the reads that follow see it
     /// whole: an edit takes the row exclusively first (`lock_test` in placement's store),
     /// so it either committed before or waits for this commit. For transactions that

@@ -84,16 +84,16 @@ impl DerefMut for Tx {
     }
 }
 
-/// Runs `work` in a task of its own and waits for it: dropping the wait does not stop the
-/// work. A panic in the work is answered as an internal error.
-pub(super) async fn run_to_end<T, E, F>(work: F) -> Result<T>
+/// Runs `work` in a task of its own, in the caller's span, and waits for it: dropping the
+/// wait does not stop the work. A panic in the work is answered as an internal error.
+pub(crate) async fn run_to_end<T, E, F>(work: F) -> Result<T>
 where
     T: Send + 'static,
     E: Send + 'static,
     Error: From<E>,
     F: Future<Output = Result<T, E>> + Send + 'static,
 {
-    match tokio::spawn(work).await {
+    match tokio::spawn(tracing::Instrument::in_current_span(work)).await {
         Ok(outcome) => Ok(outcome?),
         Err(failed) => Err(Error::internal(failed)),
     }

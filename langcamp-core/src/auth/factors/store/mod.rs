@@ -16,13 +16,13 @@ use crate::domain::actor::Actor;
 use crate::domain::error::{Error, Result};
 use crate::domain::time::Timestamp;
 use crate::platform::changes::Change;
-use crate::platform::db::{Arg, Row, Write, WriteConn};
+use crate::platform::db::{Arg, Locks, Row, Write, WriteConn};
 use crate::platform::mail::{MailKind, OutgoingMail};
 
 pub(super) use self::passkeys::{
     PasskeySignIn, SaveChallenge, TakeChallenge, passkey_by_credential, passkeys_of,
 };
-pub(super) use self::verify::{Checked, Verdict, VerifyFactor};
+pub(super) use self::verify::{Checked, Verdict, VerifyFactor, locked_until};
 
 fn factor_from_row(row: &impl Row) -> Result<Factor> {
     Ok(Factor {
@@ -47,6 +47,22 @@ pub(super) async fn confirmed<C: WriteConn>(conn: &mut C, user_id: &str) -> Resu
         )
         .await?;
     rows.iter().map(factor_from_row).collect()
+}
+
+/// A user's unused recovery codes: each one's id and stored hash.
+pub(super) async fn unused_recovery_codes<C: WriteConn>(
+    conn: &mut C,
+    user_id: &str,
+) -> Result<Vec<(String, String)>> {
+    let rows = conn
+        .fetch_all(
+            "SELECT id, code_hash FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL",
+            &[Arg::Text(user_id)],
+        )
+        .await?;
+    rows.iter()
+        .map(|row| Ok((row.text("id")?, row.text("code_hash")?)))
+        .collect()
 }
 
 /// How many of a user's recovery codes are unused.
@@ -186,8 +202,8 @@ fn factor_change(kind: FactorKind, name: &str, added: bool) -> serde_json::Value
     }
 }
 
-/// Recovery codes to store: each code's id and keyed hash (the codes themselves are shown
-/// once and never stored).
+/// Recovery codes to store: each code's id and Argon2id hash (the codes themselves are
+/// shown once and never stored).
 pub(super) type CodeHashes = Vec<(String, String)>;
 
 async fn replace_recovery_codes<C: WriteConn>(
@@ -231,6 +247,7 @@ impl Write for StartTotp {
     type Output = ();
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+        conn.take_user(&self.user_id).await?;
         if totp_of(conn, &self.user_id)
             .await?
             .is_some_and(|t| t.confirmed)
@@ -277,6 +294,8 @@ pub(super) enum NewFactor {
 pub(super) struct AddFactor {
     pub writer: Writer,
     pub session_id: String,
+    /// The assurance level of the caller's sign-in.
+    pub level: u8,
     pub factor: NewFactor,
     /// Stored only if this is the user's first factor.
     pub codes: CodeHashes,
@@ -291,7 +310,13 @@ impl Write for AddFactor {
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<(Factor, bool)> {
         let w = &self.writer;
+        conn.take_user(&w.user_id).await?;
         let first = confirmed(conn, &w.user_id).await?.is_empty();
+        // Whoever reads the mailbox must not add a factor of their own: a factor added by
+        // the owner since this began holds a level-1 sign-in to it (CONTRACT §20).
+        if !first && self.level < 2 {
+            return Err(Error::SecondFactorRequired);
+        }
         let id = match &self.factor {
             NewFactor::ConfirmTotp { id, step } => {
                 let confirmed = conn
@@ -330,7 +355,12 @@ impl Write for AddFactor {
                         Arg::Int(w.now),
                     ],
                 )
-                .await?;
+                .await
+                .map_err(|e| match e {
+                    // The credential's own id, taken from its attestation.
+                    Error::Conflict(_) => super::registered_already(),
+                    other => other,
+                })?;
                 id
             }
         };
@@ -346,6 +376,12 @@ impl Write for AddFactor {
         .await?;
         w.notify(conn, &self.added_notice).await?;
         if first {
+            if self.codes.is_empty() {
+                // The codes were made only if the user had no factor when this began.
+                return Err(Error::Conflict(
+                    "your second factors changed meanwhile: try again".into(),
+                ));
+            }
             replace_recovery_codes(conn, &w.user_id, &self.codes, w.now).await?;
             w.record(conn, "recovery_codes.created", json!({})).await?;
             w.notify(conn, &self.codes_notice).await?;
@@ -369,6 +405,7 @@ impl Write for RemoveFactor {
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
         let w = &self.writer;
+        conn.take_user(&w.user_id).await?;
         let factors = confirmed(conn, &w.user_id).await?;
         let Some(factor) = factors.iter().find(|f| f.id == self.factor_id) else {
             return Err(super::factor_not_found());
@@ -414,6 +451,7 @@ impl Write for NewRecoveryCodes {
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
         let w = &self.writer;
+        conn.take_user(&w.user_id).await?;
         if confirmed(conn, &w.user_id).await?.is_empty() {
             return Err(Error::Conflict(
                 "recovery codes come with a second factor: add one first".into(),
@@ -437,6 +475,7 @@ impl StaffWrite for ResetFactors {
 
     async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<((), Entries)> {
         let user_id = self.user_id.as_str();
+        conn.take_user(user_id).await?;
         let removed = conn
             .exec(
                 "DELETE FROM user_factors WHERE user_id = $1",
