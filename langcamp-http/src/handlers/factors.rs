@@ -52,13 +52,16 @@ pub fn routes(r: &mut Routes) {
 /// The second step of a sign-in: a TOTP code, a recovery code or a passkey assertion
 /// raises the caller's sign-in to assurance level 2. The answer carries new tokens for the
 /// same sign-in (its previous refresh token is rotated away). Open at level 1 and 2 (a
-/// level-2 sign-in verifies again for step-up). Five wrong codes in one sign-in end it.
+/// level-2 sign-in verifies again for step-up). Five wrong codes in one sign-in end it;
+/// ten wrong answers in a row for one account lock its second step for 15 minutes. The
+/// answer carries tokens: `Cache-Control: no-store`.
 #[utoipa::path(post, operation_id = "verifySecondFactor", path = "/auth/second-factor/verify", tag = "factors", request_body = SecondFactorInput,
     responses(
         (status = 200, description = "The sign-in is at level 2", body = Envelope<SignedIn>),
         (status = 400, description = "A malformed body (a method the user does not have counts as a wrong code)", body = ErrorEnvelope),
         (status = 401, description = "A wrong, used or replayed code (OTP_INVALID); after the fifth the sign-in is ended and its tokens answer 401", body = ErrorEnvelope),
-        (status = 429, description = "Rate limited (12 per 5 minutes per client)", body = ErrorEnvelope),
+        (status = 409, description = "The TOTP factor's secret opens under no configured server secret (a secret was lost): the factor must be reset; passkeys and recovery codes still work (CONFLICT)", body = ErrorEnvelope),
+        (status = 429, description = "Rate limited (12 per 5 minutes per client), or the account's second step locked after ten wrong answers in a row (up to 15 minutes): wait `Retry-After` seconds", body = ErrorEnvelope),
     ))]
 pub async fn verify_second_factor(mut ctx: Ctx) -> Result<Reply> {
     let actor = ctx.actor().await?;

@@ -91,7 +91,7 @@ pub async fn set_role(mut ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 200, description = "Updated user", body = Envelope<User>),
         (status = 400, description = "Not an e-mail address", body = ErrorEnvelope),
-        (status = 403, description = "Not an admin, or the user is an admin and the caller no superadmin", body = ErrorEnvelope),
+        (status = 403, description = "Not an admin, or the user is an admin and the caller no superadmin; STEP_UP_REQUIRED: another user's e-mail is their first factor, so changing it needs a recent second-factor check", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "Address used by another user", body = ErrorEnvelope),
     ))]
@@ -109,7 +109,7 @@ pub async fn set_email(mut ctx: Ctx) -> Result<Reply> {
     responses(
         (status = 200, description = "Updated user", body = Envelope<UserEnvelope>),
         (status = 400, description = "Invalid fields", body = ErrorEnvelope),
-        (status = 403, description = "Not allowed to edit this user", body = ErrorEnvelope),
+        (status = 403, description = "Not allowed to edit this user; STEP_UP_REQUIRED when `email` changes another user's address (their first factor) without a recent second-factor check", body = ErrorEnvelope),
         (status = 404, description = "No such user", body = ErrorEnvelope),
         (status = 409, description = "Address used by another user", body = ErrorEnvelope),
     ))]
