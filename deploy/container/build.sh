@@ -47,20 +47,25 @@ security_mirror="${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security
 # The packages of the root file system; rootfs-hook.sh keeps only their files.
 packages="libc6,libgcc-s1,ca-certificates,tzdata,base-files"
 # Every file in the image gets this time: the commit's, so a rebuild of the same commit
-# gives the same root file system tarball.
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
+# gives the same root file system tarball. Exported only after the cargo build: the `cc`
+# crate tells cargo to rebuild a build script whose SOURCE_DATE_EPOCH changed (ring's and
+# libsqlite3-sys's, as cargo's fingerprint log shows: `EnvVarChanged { name:
+# "SOURCE_DATE_EPOCH" }`), and with them everything above them, so a release build made
+# without it (CI's own, a developer's) was redone from ring up, fat LTO included.
+source_date_epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 
 # --- the binary --------------------------------------------------------------------------
 if [ -z "$binary" ]; then
   profile="${LANGCAMP_CARGO_PROFILE:-release}"
   log "cargo build --locked --profile $profile -p langcamp-cli"
   started=$SECONDS
-  cargo build --locked --profile "$profile" -p langcamp-cli
+  env -u SOURCE_DATE_EPOCH cargo build --locked --profile "$profile" -p langcamp-cli
   log "cargo build took $((SECONDS - started)) s"
   dir="$profile"; [ "$profile" = dev ] && dir=debug
   binary="target/$dir/langcamp"
 fi
 [ -x "$binary" ] || { log "no binary at $binary"; exit 1; }
+export SOURCE_DATE_EPOCH="$source_date_epoch"
 
 # What the binary links: each library must be one the root file system has (libssl is
 # not there: everything TLS is rustls). A new dependency on a system library stops here.
