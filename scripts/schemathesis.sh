@@ -33,6 +33,8 @@ export RUST_LOG=warn HOST=127.0.0.1 PORT="$port" PUBLIC_BASE_URL="http://127.0.0
 # default 10 minutes the later ones would all answer 403 STEP_UP_REQUIRED and never reach
 # their handlers. That answer has its own tests (langcamp-http/tests/api/factors.rs).
 export STEP_UP_MAX_AGE=24h
+# Passkeys on, so their routes are checked past "PUBLIC_ORIGIN is unset" (400).
+export PUBLIC_ORIGIN=http://localhost:5173
 unset MAIL_HOST STAFF_SECOND_FACTOR
 "$bin" migrate >/dev/null
 "$bin" users create root@langcamp.test --role superadmin --name Root >/dev/null

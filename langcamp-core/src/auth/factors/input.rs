@@ -2,7 +2,7 @@
 //! OpenAPI schemas), and the validated values the operations take.
 
 use serde::Deserialize;
-use utoipa::ToSchema;
+use utoipa::{PartialSchema, ToSchema};
 
 use super::recovery;
 use crate::auth::input::OtpCode;
@@ -58,23 +58,54 @@ pub enum ProofMethod {
 }
 
 /// The body of `POST /auth/second-factor/verify`: `{method: "totp", code}`,
-/// `{method: "recovery", code}` or `{method: "passkey", challengeId, credential}`.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+/// `{method: "recovery", code}` or `{method: "passkey", challengeId, credential}`. Read
+/// field by field, so that each problem gets its message; documented as one schema per
+/// method ([`SecondFactorSchema`]).
+#[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SecondFactorInput {
     pub method: Option<ProofMethod>,
-    /// `totp`: the 6-digit code; `recovery`: a recovery code (`xxxx-xxxx`, case and dash
-    /// ignored).
-    #[schema(value_type = Option<String>, max_length = 20, example = "123456")]
     pub code: Option<String>,
-    /// `passkey`: the `challengeId` of `POST /auth/second-factor/options`.
-    #[schema(value_type = Option<String>)]
     pub challenge_id: Option<String>,
-    /// `passkey`: the `PublicKeyCredential` as its `toJSON()` gives it
-    /// (`AuthenticationResponseJSON`).
-    #[schema(value_type = Option<Object>)]
     pub credential: Option<serde_json::Value>,
 }
+
+/// The body of `POST /auth/second-factor/verify`, as the document shows it: one schema
+/// per `method`, each with the fields that method needs and no other.
+#[derive(Deserialize, ToSchema)]
+#[serde(tag = "method", rename_all = "lowercase", deny_unknown_fields)]
+#[allow(dead_code)] // the body is read as `SecondFactorInput`; this is its schema
+enum SecondFactorSchema {
+    /// The code the user's authenticator app shows now.
+    Totp {
+        #[schema(pattern = r"^[0-9]{6}$", example = "123456")]
+        code: String,
+    },
+    /// One of the user's unused recovery codes (`xxxx-xxxx`; case and dash ignored).
+    Recovery {
+        #[schema(pattern = r"^[A-Za-z0-9]{4}-?[A-Za-z0-9]{4}$", example = "k3p9-x2mf")]
+        code: String,
+    },
+    /// An assertion of one of the user's passkeys.
+    Passkey {
+        /// The `challengeId` of `POST /auth/second-factor/options`.
+        #[serde(rename = "challengeId")]
+        #[schema(format = "uuid")]
+        challenge_id: String,
+        /// The `PublicKeyCredential` as its `toJSON()` gives it
+        /// (`AuthenticationResponseJSON`).
+        #[schema(value_type = Object)]
+        credential: serde_json::Value,
+    },
+}
+
+impl PartialSchema for SecondFactorInput {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        SecondFactorSchema::schema()
+    }
+}
+
+impl ToSchema for SecondFactorInput {}
 
 /// A validated [`SecondFactorInput`].
 #[derive(Clone, Debug, PartialEq)]
@@ -181,7 +212,7 @@ mod tests {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PasskeyRegistrationInput {
     /// The `challengeId` of `POST /me/passkeys/options`.
-    #[schema(value_type = String)]
+    #[schema(value_type = String, format = "uuid")]
     pub challenge_id: Option<String>,
     /// The new `PublicKeyCredential` as its `toJSON()` gives it (`RegistrationResponseJSON`:
     /// `id`, `rawId`, `type`, `response`, `authenticatorAttachment`, `clientExtensionResults`).
@@ -197,7 +228,7 @@ pub struct PasskeyRegistrationInput {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PasskeyVerifyInput {
     /// The `challengeId` of `POST /auth/passkey/options`.
-    #[schema(value_type = String)]
+    #[schema(value_type = String, format = "uuid")]
     pub challenge_id: Option<String>,
     /// The `PublicKeyCredential` as its `toJSON()` gives it (`AuthenticationResponseJSON`).
     #[schema(value_type = Object)]
