@@ -8,7 +8,7 @@ use crate::domain::actor::Role;
 use crate::domain::error::Result;
 use crate::domain::page::PageRequest;
 use crate::domain::time::Timestamp;
-use crate::platform::db::listing::ListSql;
+use crate::platform::db::listing::{Conditions, Paged};
 use crate::platform::db::{Arg, WriteConn};
 
 pub(super) async fn insert<C: WriteConn>(
@@ -61,37 +61,97 @@ macro_rules! select_entries {
     };
 }
 
-/// The filter: `$1` actor id, `$2` actor e-mail, `$3` target type, `$4` target id, `$5`
-/// action, `$6` from, `$7` to; each NULL for none.
-macro_rules! filtered {
-    () => {
-        "WHERE ($1 IS NULL OR a.actor_id = $1) AND ($2 IS NULL OR a.actor_email = $2)
-           AND ($3 IS NULL OR a.target_type = $3) AND ($4 IS NULL OR a.target_id = $4)
-           AND ($5 IS NULL OR a.action = $5) AND ($6 IS NULL OR a.at >= $6)
-           AND ($7 IS NULL OR a.at < $7)"
-    };
-}
-
-const LIST: ListSql = ListSql {
-    count: concat!("SELECT COUNT(*) FROM audit_events a ", filtered!()),
-    page: select_entries!(
-        filtered!(),
-        " ORDER BY a.at DESC, a.id DESC LIMIT $8 OFFSET $9"
-    ),
+/// The trail newest first (the list), its entries' keys found in an index before the
+/// entries are read.
+const PAGED: Paged = Paged {
+    select: select_entries!(""),
+    joined: None,
+    from: "audit_events a",
+    key: "a.id",
+    order: "a.at DESC, a.id DESC",
 };
 
-fn bind_filter<'q>(
-    query: crate::platform::db::listing::Bound<'q>,
-    q: &'q AuditQuery,
-) -> crate::platform::db::listing::Bound<'q> {
-    query
-        .bind(q.actor_id.as_deref())
-        .bind(q.actor_email.as_deref())
-        .bind(q.target_type.as_deref())
-        .bind(q.target_id.as_deref())
-        .bind(q.action.as_deref())
-        .bind(q.from)
-        .bind(q.to)
+/// The trail oldest first (`langcamp audit export`), read in chunks by key.
+const EXPORTED: Paged = Paged {
+    order: "a.at, a.id",
+    ..PAGED
+};
+
+/// Milliseconds in a UTC day, the width of a `stats_audit_days` bucket.
+const DAY_MS: i64 = 86_400_000;
+
+/// The list's conditions, for the filters given.
+fn conditions(q: &AuditQuery) -> Conditions {
+    let mut conditions = Conditions::default();
+    conditions
+        .and_text("a.actor_id = ?", q.actor_id.as_deref())
+        .and_text("a.actor_email = ?", q.actor_email.as_deref())
+        .and_text("a.target_type = ?", q.target_type.as_deref())
+        .and_text("a.target_id = ?", q.target_id.as_deref())
+        .and_text("a.action = ?", q.action.as_deref())
+        .and_int("a.at >= ?", q.from)
+        .and_int("a.at < ?", q.to);
+    conditions
+}
+
+/// How many entries `q` matches. By an actor or a target: counted in their index. Else
+/// (every entry, an action, a time range) from the counts the triggers keep per day and
+/// action (`stats_audit_days`): whole days from there, and the part of a day at either
+/// end of the range counted in the (at, id) or (action, at) index (a day's entries at most).
+async fn total(conn: &mut AnyConnection, q: &AuditQuery, conditions: &Conditions) -> Result<i64> {
+    if q.actor_id.is_some()
+        || q.actor_email.is_some()
+        || q.target_type.is_some()
+        || q.target_id.is_some()
+    {
+        return Ok(conditions.count(conn, "audit_events a").await?);
+    }
+    let day_of = |ms: i64| ms - ms.rem_euclid(DAY_MS);
+    // The whole days of the range: from the first day boundary at or after `from`, to the
+    // last one at or before `to`.
+    let first = q.from.map(|from| day_of(from + DAY_MS - 1));
+    let last = q.to.map(day_of);
+    if let (Some(first), Some(last)) = (first, last)
+        && first >= last
+    {
+        // No whole day: the range is within one day (or two partial ones), counted.
+        return Ok(conditions.count(conn, "audit_events a").await?);
+    }
+    let mut days = Conditions::default();
+    days.and_text("action = ?", q.action.as_deref())
+        .and_int("day >= ?", first)
+        .and_int("day < ?", last);
+    let sql = format!(
+        "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM stats_audit_days{}",
+        days.where_clause()
+    );
+    let mut total: i64 = days
+        .bind(sqlx::query(sqlx::AssertSqlSafe(sql)))
+        .fetch_one(&mut *conn)
+        .await?
+        .try_get(0)?;
+    let partial = |from: i64, to: i64| AuditQuery {
+        from: Some(from),
+        to: Some(to),
+        ..q.clone()
+    };
+    if let (Some(from), Some(first)) = (q.from, first)
+        && from < first
+    {
+        let before = partial(from, first);
+        total += conditions_count(conn, &before).await?;
+    }
+    if let (Some(to), Some(last)) = (q.to, last)
+        && last < to
+    {
+        let after = partial(last, to);
+        total += conditions_count(conn, &after).await?;
+    }
+    Ok(total)
+}
+
+async fn conditions_count(conn: &mut AnyConnection, q: &AuditQuery) -> Result<i64> {
+    Ok(conditions(q).count(conn, "audit_events a").await?)
 }
 
 pub(super) async fn list(
@@ -99,9 +159,9 @@ pub(super) async fn list(
     query: &AuditQuery,
     page: PageRequest,
 ) -> Result<(Vec<AuditEntry>, i64)> {
-    let (total, rows) = LIST
-        .fetch(conn, page, |sql| bind_filter(sql, query))
-        .await?;
+    let conditions = conditions(query);
+    let total = total(conn, query, &conditions).await?;
+    let rows = PAGED.page_by_keys(conn, &conditions, page, total).await?;
     let list = rows.iter().map(entry_from_row).collect::<Result<_>>()?;
     Ok((list, total))
 }
@@ -113,23 +173,10 @@ pub(super) async fn chunk_after(
     after: Option<&(i64, String)>,
     limit: i64,
 ) -> Result<Vec<AuditEntry>> {
-    let (at, id) = match after {
-        Some((at, id)) => (Some(*at), Some(id.as_str())),
-        None => (None, None),
-    };
-    let rows = bind_filter(
-        sqlx::query(select_entries!(
-            filtered!(),
-            " AND ($8 IS NULL OR a.at > $8 OR (a.at = $8 AND a.id > $9))
-             ORDER BY a.at, a.id LIMIT $10"
-        )),
-        query,
-    )
-    .bind(at)
-    .bind(id)
-    .bind(limit)
-    .fetch_all(conn)
-    .await?;
+    let after = after.map_or((i64::MIN, ""), |(at, id)| (*at, id.as_str()));
+    let rows = EXPORTED
+        .chunk_after(conn, &conditions(query), "(a.at, a.id) >", after, limit)
+        .await?;
     rows.iter().map(entry_from_row).collect()
 }
 

@@ -14,10 +14,9 @@ use crate::domain::error::{Error, Result};
 use crate::domain::page::PageRequest;
 use crate::domain::time::Timestamp;
 use crate::domain::{ContactStatus, Id};
-use crate::platform::db::listing::{self, ListSql};
-use crate::platform::db::{Arg, Row, Write, WriteConn, by_id};
+use crate::platform::db::listing::{self, Conditions, Paged, Search};
+use crate::platform::db::{self, Arg, Backend, Row, Write, WriteConn, by_id};
 use crate::platform::mail::{MailKind, OutgoingMail};
-use crate::users::like_pattern;
 
 /// Every query that returns contacts selects these columns, in this order.
 macro_rules! select_contacts {
@@ -30,23 +29,33 @@ macro_rules! select_contacts {
     };
 }
 
-/// The admin list's filter: `$1` a status or NULL, `$2` a LIKE pattern or NULL.
-macro_rules! searched {
-    () => {
-        "WHERE ($1 IS NULL OR status = $1)
-           AND ($2 IS NULL OR LOWER(first_name) LIKE $2 ESCAPE '\\'
-                OR LOWER(last_name) LIKE $2 ESCAPE '\\' OR LOWER(email) LIKE $2 ESCAPE '\\')"
-    };
-}
-
-/// The admin list, newest first.
-const LIST: ListSql = ListSql {
-    count: concat!("SELECT COUNT(*) FROM contacts ", searched!()),
-    page: select_contacts!(
-        searched!(),
-        " ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
-    ),
+/// The admin list: contact requests newest first, their keys found in an index before
+/// their rows are read.
+const PAGED: Paged = Paged {
+    joined: None,
+    select: select_contacts!(""),
+    from: "contacts",
+    key: "id",
+    order: "created_at DESC, id DESC",
 };
+
+/// The contact requests' searched text: the names and the e-mail (migration 0150's
+/// indexes).
+const SEARCH: Search = Search {
+    postgres: "lower(first_name) || chr(1) || lower(last_name) || chr(1) || lower(email)",
+    sqlite_fts: "id IN (SELECT contact_id FROM contact_search_keys
+                        WHERE key IN (SELECT rowid FROM contact_search WHERE search LIKE ?))",
+    sqlite: "lower(first_name) || char(1) || lower(last_name) || char(1) || lower(email)",
+};
+
+/// The admin list's conditions, for the filters given.
+fn conditions(backend: Backend, search: &ContactSearch) -> Conditions {
+    let mut conditions = Conditions::default();
+    conditions
+        .and_text("status = ?", search.status.map(ContactStatus::as_str))
+        .and_search(backend, &SEARCH, search.text.as_deref());
+    conditions
+}
 
 fn contact_from_row(row: &impl Row) -> Result<Contact> {
     let id = row.text("id")?;
@@ -122,13 +131,21 @@ pub(super) async fn list(
     search: &ContactSearch,
     page: PageRequest,
 ) -> Result<(Vec<Contact>, i64)> {
-    let status = search.status.map(ContactStatus::as_str);
-    let pattern = search.text.as_deref().map(like_pattern);
-    let (total, rows) = LIST
-        .fetch(conn, page, |query| {
-            query.bind(status).bind(pattern.as_deref())
-        })
-        .await?;
+    let conditions = conditions(db::backend_of(conn), search);
+    // Without a search, the counts the triggers keep (`contacts.status.<status>`).
+    let total = if search.text.is_some() {
+        conditions.count(conn, "contacts").await?
+    } else {
+        let counts = listing::counts(conn, "contacts.status.").await?;
+        match search.status {
+            Some(status) => counts
+                .get(&format!("contacts.status.{}", status.as_str()))
+                .copied()
+                .unwrap_or(0),
+            None => counts.values().sum(),
+        }
+    };
+    let rows = PAGED.page_by_keys(conn, &conditions, page, total).await?;
     let list = rows.iter().map(contact_from_row).collect::<Result<_>>()?;
     Ok((list, total))
 }
@@ -141,13 +158,10 @@ pub(crate) async fn chunk_after(
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<Contact>> {
-    let query = sqlx::query(select_contacts!(
-        searched!(),
-        " AND (created_at, id) < ($3, $4) ORDER BY created_at DESC, id DESC LIMIT $5"
-    ))
-    .bind(search.status.map(ContactStatus::as_str))
-    .bind(search.text.as_deref().map(like_pattern));
-    let rows = listing::chunk_after(conn, query, after, limit).await?;
+    let conditions = conditions(db::backend_of(conn), search);
+    let rows = PAGED
+        .chunk_after(conn, &conditions, "(created_at, id) <", after, limit)
+        .await?;
     rows.iter().map(contact_from_row).collect()
 }
 

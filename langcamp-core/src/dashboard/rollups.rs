@@ -11,7 +11,10 @@
 //! * `stats_results`: results and their score sum by level and target language;
 //! * `stats_days`: rows per UTC day of each [`Series`];
 //! * `stats_holdings`: assignments per user holding any (what `assignments.holders`
-//!   counts, kept so that a trigger knows when a user's first or last one comes or goes).
+//!   counts, kept so that a trigger knows when a user's first or last one comes or goes);
+//! * `stats_result_tests` (migration 0150): results by test, level and target language,
+//!   and `stats_audit_days`: audit entries per day and action, the admin lists' totals
+//!   (with `users.role.<role>.completed` in `stats_counts`).
 //!
 //! On PostgreSQL a count is kept in up to 8 rows (shards, migration 0080), so that
 //! concurrent writers rarely wait for each other's row; every read here sums them there.
@@ -171,7 +174,7 @@ struct Rollup {
     recounts: &'static [&'static str],
 }
 
-const ROLLUPS: [Rollup; 4] = [
+const ROLLUPS: [Rollup; 6] = [
     Rollup {
         table: "stats_counts",
         columns: "name, n",
@@ -181,6 +184,8 @@ const ROLLUPS: [Rollup; 4] = [
             "SELECT 'users.role.' || role AS name, COUNT(*) AS n FROM users GROUP BY role",
             "SELECT 'users.completed' AS name, COUNT(*) AS n FROM users
              WHERE is_registration_complete = 1",
+            "SELECT 'users.role.' || role || '.completed' AS name, COUNT(*) AS n FROM users
+             WHERE is_registration_complete = 1 GROUP BY role",
             "SELECT 'contacts.status.' || status AS name, COUNT(*) AS n FROM contacts
              GROUP BY status",
             "SELECT 'assignments' AS name, COUNT(*) AS n FROM material_assignments",
@@ -205,6 +210,24 @@ const ROLLUPS: [Rollup; 4] = [
         recounts: &["SELECT level, COALESCE(target_language, '') AS target_language,
                     COUNT(*) AS submissions, CAST(SUM(total_score) AS BIGINT) AS score_sum
              FROM test_results GROUP BY level, COALESCE(target_language, '')"],
+    },
+    Rollup {
+        table: "stats_result_tests",
+        columns: "level, test_id, target_language, n",
+        key: "test_id, level, target_language",
+        values: "n",
+        recounts: &["SELECT level, COALESCE(test_id, '') AS test_id,
+                    COALESCE(target_language, '') AS target_language, COUNT(*) AS n
+             FROM test_results
+             GROUP BY level, COALESCE(test_id, ''), COALESCE(target_language, '')"],
+    },
+    Rollup {
+        table: "stats_audit_days",
+        columns: "action, day, n",
+        key: "action, CAST(day AS TEXT)",
+        values: "n",
+        recounts: &["SELECT action, at - at % 86400000 AS day, COUNT(*) AS n
+             FROM audit_events GROUP BY action, at - at % 86400000"],
     },
     Rollup {
         table: "stats_days",
@@ -400,12 +423,19 @@ mod tests {
 
     #[test]
     fn the_migrations_fill_the_tables_with_these_recounts() {
+        // 0060 fills the dashboard's tables, 0150 the lists' counts.
         let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
         for migration in [
-            include_str!("../../../migrations/sqlite/0060_dashboard_rollups.sql"),
-            include_str!("../../../migrations/postgres/0060_dashboard_rollups.sql"),
+            [
+                include_str!("../../../migrations/sqlite/0060_dashboard_rollups.sql"),
+                include_str!("../../../migrations/sqlite/0150_lists_at_scale.sql"),
+            ],
+            [
+                include_str!("../../../migrations/postgres/0060_dashboard_rollups.sql"),
+                include_str!("../../../migrations/postgres/0150_lists_at_scale.sql"),
+            ],
         ] {
-            let migration = words(migration);
+            let migration = words(&migration.concat());
             for rollup in &ROLLUPS {
                 for recount in rollup.recounts {
                     let fill = words(&format!(

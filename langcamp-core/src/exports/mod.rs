@@ -30,10 +30,10 @@ use tokio::sync::mpsc;
 use crate::Langcamp;
 use crate::audit::{Entry, Target};
 use crate::contacts::{self, Contact, ContactSearch};
+use crate::domain::Id;
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::time::Timestamp;
-use crate::domain::{Id, LanguageTag};
 use crate::placement::{self, ResultQuery, TestResult};
 use crate::users::{self, User, UserQuery};
 
@@ -375,14 +375,8 @@ impl Langcamp {
             ExportQuery::Results(query) => csv_stream(app, move |app, after, limit| {
                 let query = query.clone();
                 async move {
-                    let filter = [
-                        query.test_id.as_ref().map(Id::as_str),
-                        query.user_id.as_ref().map(Id::as_str),
-                        query.level.as_deref(),
-                        query.target_language.as_ref().map(LanguageTag::as_str),
-                    ];
                     let mut conn = app.db().reader().acquire().await?;
-                    placement::results_export_chunk(&mut conn, filter, (after.0, &after.1), limit)
+                    placement::results_export_chunk(&mut conn, &query, (after.0, &after.1), limit)
                         .await
                 }
             }),

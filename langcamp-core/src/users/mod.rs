@@ -27,9 +27,7 @@ pub use self::input::{
 };
 pub(crate) use self::store::chunk_after as export_chunk;
 use self::store::require_user;
-pub(crate) use self::store::{
-    create_user_if_new, find_user, find_user_by_email, like_pattern, user_columns,
-};
+pub(crate) use self::store::{create_user_if_new, find_user, find_user_by_email, user_columns};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -168,12 +166,8 @@ impl Langcamp {
         page: PageRequest,
     ) -> Result<Page<User>> {
         actor.require(Role::Admin)?;
-        let complete = query.is_registration_complete.map(i64::from);
-        let q = query.text.as_deref().map(like_pattern);
-        let role = query.role.map(Role::as_str);
-
         let mut snapshot = self.db().read_snapshot().await?;
-        let (list, total) = store::list(&mut snapshot, role, complete, q.as_deref(), page).await?;
+        let (list, total) = store::list(&mut snapshot, query, page).await?;
         Ok(Page::new(list, page, total))
     }
 

@@ -9,7 +9,7 @@
 
 use sqlx::AnyConnection;
 
-use super::input::ProfileChange;
+use super::input::{ProfileChange, UserQuery};
 use super::{User, may_manage, no_user};
 use crate::Langcamp;
 use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
@@ -21,8 +21,8 @@ use crate::domain::time::Timestamp;
 use crate::domain::validate::Email;
 use crate::platform::changes::Change;
 use crate::platform::db::by_id;
-use crate::platform::db::listing::{self, ListSql};
-use crate::platform::db::{self, Arg, Locks, Row as _, Write, WriteConn, bit, flag};
+use crate::platform::db::listing::{self, Conditions, Paged, Search};
+use crate::platform::db::{self, Arg, Backend, Locks, Row as _, Write, WriteConn, bit, flag};
 
 /// Every query that returns users reads these columns, in this order.
 macro_rules! user_columns {
@@ -75,56 +75,91 @@ impl User {
         })
     }
 }
-/// Escapes `%`, `_` and `\` for a `LIKE ... ESCAPE '\'` pattern and wraps it in `%`.
-pub(crate) fn like_pattern(text: &str) -> String {
-    let mut out = String::from("%");
-    for c in text.to_lowercase().chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
-}
-
 pub(crate) async fn find_user<C: WriteConn>(conn: &mut C, id: &str) -> Result<Option<User>> {
     let row = by_id::find(conn, select_users!("WHERE id = $1"), id).await?;
     row.as_ref().map(User::from_row).transpose()
 }
 
-/// The admin list's filter: `$1` a role, `$2` 0 or 1 for the registration, `$3` a LIKE
-/// pattern of the e-mail or the name; each matches every user when null.
-macro_rules! listed {
-    () => {
-        "WHERE ($1 IS NULL OR role = $1)
-           AND ($2 IS NULL OR is_registration_complete = $2)
-           AND ($3 IS NULL OR LOWER(email) LIKE $3 ESCAPE '\\' OR LOWER(COALESCE(name, '')) LIKE $3 ESCAPE '\\') "
-    };
+/// The admin list: users newest first, their keys found in `users_created_at_id_idx`
+/// (or the role's or the registration's index) before their rows are read.
+const PAGED: Paged = Paged {
+    joined: None,
+    select: select_users!(""),
+    from: "users",
+    key: "id",
+    order: "created_at DESC, id DESC",
+};
+
+/// The users' searched text: the e-mail and the name (migration 0150's indexes).
+const SEARCH: Search = Search {
+    postgres: "lower(email) || chr(1) || lower(COALESCE(name, ''))",
+    sqlite_fts: "id IN (SELECT user_id FROM user_search_keys
+                        WHERE key IN (SELECT rowid FROM user_search WHERE search LIKE ?))",
+    sqlite: "lower(email) || char(1) || lower(COALESCE(name, ''))",
+};
+
+/// The admin list's conditions, for the filters given.
+fn conditions(backend: Backend, query: &UserQuery) -> Conditions {
+    let mut conditions = Conditions::default();
+    conditions
+        .and_text("role = ?", query.role.map(Role::as_str))
+        .and_int(
+            "is_registration_complete = ?",
+            query.is_registration_complete.map(i64::from),
+        )
+        .and_search(backend, &SEARCH, query.text.as_deref());
+    conditions
 }
 
-/// The admin list, newest first.
-const LIST: ListSql = ListSql {
-    count: concat!("SELECT COUNT(*) FROM users ", listed!()),
-    page: select_users!(
-        listed!(),
-        "ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5"
-    ),
-};
+/// How many users the admin list's `query` matches: from the counts the triggers keep
+/// (`users.role.<role>`, `users.completed`, `users.role.<role>.completed`), or, for a
+/// search, counted in the search index.
+async fn total(
+    conn: &mut AnyConnection,
+    query: &UserQuery,
+    conditions: &Conditions,
+) -> Result<i64> {
+    if query.text.is_some() {
+        return Ok(conditions.count(conn, "users").await?);
+    }
+    let counts = listing::counts(conn, "users.role.").await?;
+    // Every role held (a role written around the table's check too, so that its row is
+    // listed, and refused there), or the one asked for: `users.role.<role>` and
+    // `users.role.<role>.completed`.
+    let (mut all, mut completed) = (0, 0);
+    for (name, n) in &counts {
+        let Some(rest) = name.strip_prefix("users.role.") else {
+            continue;
+        };
+        let (role, is_completed) = match rest.strip_suffix(".completed") {
+            Some(role) => (role, true),
+            None => (rest, false),
+        };
+        if query.role.is_some_and(|wanted| wanted.as_str() != role) {
+            continue;
+        }
+        if is_completed {
+            completed += n;
+        } else {
+            all += n;
+        }
+    }
+    Ok(match query.is_registration_complete {
+        None => all,
+        Some(true) => completed,
+        Some(false) => all - completed,
+    })
+}
 
 /// A page of the admin list and the number of users matching.
 pub(super) async fn list(
     conn: &mut AnyConnection,
-    role: Option<&str>,
-    complete: Option<i64>,
-    pattern: Option<&str>,
+    query: &UserQuery,
     page: PageRequest,
 ) -> Result<(Vec<User>, i64)> {
-    let (total, rows) = LIST
-        .fetch(conn, page, |query| {
-            query.bind(role).bind(complete).bind(pattern)
-        })
-        .await?;
+    let conditions = conditions(db::backend_of(conn), query);
+    let total = total(conn, query, &conditions).await?;
+    let rows = PAGED.page_by_keys(conn, &conditions, page, total).await?;
     let list = rows.iter().map(User::from_row).collect::<Result<_>>()?;
     Ok((list, total))
 }
@@ -134,18 +169,14 @@ pub(super) async fn list(
 /// chunk costs the same however far the export has gone.
 pub(crate) async fn chunk_after(
     conn: &mut AnyConnection,
-    query: &super::UserQuery,
+    query: &UserQuery,
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<User>> {
-    let filtered = sqlx::query(select_users!(
-        listed!(),
-        "AND (created_at, id) < ($4, $5) ORDER BY created_at DESC, id DESC LIMIT $6"
-    ))
-    .bind(query.role.map(Role::as_str))
-    .bind(query.is_registration_complete.map(i64::from))
-    .bind(query.text.as_deref().map(like_pattern));
-    let rows = listing::chunk_after(conn, filtered, after, limit).await?;
+    let conditions = conditions(db::backend_of(conn), query);
+    let rows = PAGED
+        .chunk_after(conn, &conditions, "(created_at, id) <", after, limit)
+        .await?;
     rows.iter().map(User::from_row).collect()
 }
 
@@ -430,16 +461,5 @@ impl StaffWrite for CreateUser {
             user,
             Entry::new("user.created", Target::user(&self.id)).into(),
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn like_patterns_escape_wildcards() {
-        assert_eq!(like_pattern("Ana"), "%ana%");
-        assert_eq!(like_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
     }
 }

@@ -5,6 +5,7 @@
 mod dashboard;
 mod hangups;
 mod harness;
+mod lists;
 mod mail_templates;
 mod rollups;
 mod story;

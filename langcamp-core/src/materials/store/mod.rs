@@ -17,7 +17,7 @@ use crate::domain::error::{Error, Result};
 use crate::domain::page::{PageRequest, UNPAGED_CAP};
 use crate::domain::time::Timestamp;
 use crate::domain::{Id, LanguageTag};
-use crate::platform::db::listing;
+use crate::platform::db::listing::{self, Conditions, Paged};
 use crate::platform::db::{Arg, Row, WriteConn, by_id};
 use crate::users::User;
 
@@ -28,12 +28,19 @@ macro_rules! material_columns {
     };
 }
 
-/// The admin list's filter, shared by its count and its page.
-macro_rules! listed {
-    () => {
-        " FROM education_materials m WHERE ($1 IS NULL OR m.locale = $1)"
-    };
-}
+/// The admin list: materials newest first, their keys found in an index before their
+/// rows are read.
+const PAGED: Paged = Paged {
+    select: concat!(
+        "SELECT ",
+        material_columns!(),
+        " FROM education_materials m"
+    ),
+    joined: None,
+    from: "education_materials m",
+    key: "m.id",
+    order: "m.created_at DESC, m.id DESC",
+};
 
 /// The PDFs of the materials whose id follows (`= $1`, or `IN (...)`).
 macro_rules! pdfs_of {
@@ -166,22 +173,11 @@ pub(super) async fn list(
     locale: Option<&LanguageTag>,
     page: PageRequest,
 ) -> Result<(Vec<Material>, i64)> {
-    let locale = locale.map(LanguageTag::as_str);
-    let total: i64 = sqlx::query_scalar(concat!("SELECT COUNT(*)", listed!()))
-        .bind(locale)
-        .fetch_one(&mut *conn)
-        .await?;
-    let rows = sqlx::query(concat!(
-        "SELECT ",
-        material_columns!(),
-        listed!(),
-        " ORDER BY m.created_at DESC, m.id DESC LIMIT $2 OFFSET $3"
-    ))
-    .bind(locale)
-    .bind(page.limit())
-    .bind(page.offset())
-    .fetch_all(&mut *conn)
-    .await?;
+    let mut conditions = Conditions::default();
+    conditions.and_text("m.locale = ?", locale.map(LanguageTag::as_str));
+    // A school holds hundreds of materials, not millions: counted in the locale's index.
+    let total = conditions.count(conn, "education_materials m").await?;
+    let rows = PAGED.page_by_keys(conn, &conditions, page, total).await?;
     let mut list = rows
         .iter()
         .map(material_from_row)

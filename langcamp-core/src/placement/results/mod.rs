@@ -31,12 +31,12 @@ use super::store::StoredTest;
 use super::{HeldTest, ProficiencyTest};
 use crate::Langcamp;
 use crate::domain::Deleted;
+use crate::domain::Id;
 use crate::domain::actor::{Actor, Role};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::looks_like_id;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
-use crate::domain::{Id, LanguageTag};
 use crate::platform::db::{Locks, Undo};
 use crate::users::{self, User};
 
@@ -445,13 +445,7 @@ impl Langcamp {
     ) -> Result<Page<TestResult>> {
         actor.require(Role::Admin)?;
         let mut snapshot = self.db().read_snapshot().await?;
-        let filter = [
-            query.test_id.as_ref().map(Id::as_str),
-            query.user_id.as_ref().map(Id::as_str),
-            query.level.as_deref(),
-            query.target_language.as_ref().map(LanguageTag::as_str),
-        ];
-        let (list, total) = store::list(&mut snapshot, filter, page).await?;
+        let (list, total) = store::list(&mut snapshot, query, page).await?;
         Ok(Page::new(list, page, total))
     }
 

@@ -14,8 +14,8 @@ use crate::domain::error::Result;
 use crate::domain::id::looks_like_id;
 
 /// The rollup tables that `stats rebuild` recounts.
-const ROLLUP_TABLES_LOCK: &str =
-    "LOCK TABLE stats_counts, stats_holdings, stats_results, stats_days IN EXCLUSIVE MODE";
+const ROLLUP_TABLES_LOCK: &str = "LOCK TABLE stats_counts, stats_holdings, stats_results, stats_days, stats_result_tests, \
+     stats_audit_days IN EXCLUSIVE MODE";
 
 pub trait Locks: WriteConn {
     /// Keeps these users from being deleted until the commit (`FOR KEY SHARE`, the lock a
