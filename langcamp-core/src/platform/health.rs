@@ -204,11 +204,7 @@ async fn check_migrations(db: &Db) -> Check {
 
 /// Pending mail in the outbox (for the queue-size and queue-age metrics).
 pub async fn outbox_backlog(db: &Db) -> Result<OutboxBacklog> {
-    let (queued, oldest): (i64, Option<i64>) = sqlx::query_as(
-        "SELECT COUNT(*), MIN(created_at) FROM mail_outbox WHERE status = 'pending'",
-    )
-    .fetch_one(db.reader())
-    .await?;
+    let (queued, oldest) = crate::platform::mail::backlog(db).await?;
     Ok(OutboxBacklog {
         queued,
         oldest_created_at: oldest,

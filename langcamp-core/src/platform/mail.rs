@@ -22,13 +22,16 @@ use crate::platform::db::Db;
 use crate::platform::db::{Arg, WriteConn};
 use crate::platform::health::MailStatus;
 use crate::platform::keyring::{Keyring, Opened, Purpose, SealedColumn};
+use crate::platform::queue::{Attempt, Claimed, Queue, Retried};
 
-/// Retries stop, and the mail is marked failed, this long after it was queued.
-const GIVE_UP_AFTER_MS: i64 = 24 * 3600 * 1000;
-/// A claimed mail is the claimer's for this long; a crashed worker's claims then lapse.
-const LEASE_MS: i64 = 2 * 60 * 1000;
-/// Longest wait between two attempts.
-const MAX_BACKOFF_MS: i64 = 5 * 60 * 1000;
+/// The outbox as a durable queue ([`crate::platform::queue`]): claimed with a lease,
+/// retried with backoff for a day; a mail sent or given up on keeps no text.
+const OUTBOX: Queue = Queue {
+    table: "mail_outbox",
+    columns: "sealed",
+    done: "sent",
+    ended: "sealed = NULL",
+};
 /// How often the worker looks for due mail when nobody wakes it.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 const BATCH: i64 = 16;
@@ -68,6 +71,11 @@ pub const SEALED_MAIL: SealedColumn = SealedColumn {
     purpose: Purpose::Outbox,
     rows: "status = 'pending'",
 };
+
+/// The mail waiting to be sent, and when the oldest was queued.
+pub async fn backlog(db: &Db) -> Result<(i64, Option<i64>)> {
+    OUTBOX.backlog(db).await
+}
 
 /// Queues `mail` inside the caller's transaction, sealed under `keys`, at `now`.
 /// `expires_at` (epoch ms) drops it undelivered after that instant.
@@ -227,15 +235,6 @@ pub async fn check_smtp(mail: &MailConfig) -> std::result::Result<String, String
     }
 }
 
-/// A mail claimed by this worker (the columns the claim returns).
-#[derive(sqlx::FromRow)]
-struct Claimed {
-    id: String,
-    sealed: Option<Vec<u8>>,
-    attempts: i64,
-    created_at: i64,
-}
-
 /// What the mail worker works with: the handle's database, keys, clock and configuration,
 /// the status it reports, and the signal that new mail was committed.
 #[derive(Clone, Copy)]
@@ -294,7 +293,7 @@ pub async fn run_worker(outbox: Outbox<'_>, shutdown: impl std::future::Future<O
 async fn deliver_due(outbox: &Outbox<'_>, transport: &Transport, owner: &str) -> Result<usize> {
     let now = outbox.clock.now_ms();
     expire_stale(outbox, now).await?;
-    let claimed = claim(outbox, owner, now).await?;
+    let claimed = OUTBOX.claim(outbox.db, owner, now, BATCH, None).await?;
     let count = claimed.len();
     for mail in claimed {
         deliver_one(outbox, transport, owner, mail).await?;
@@ -315,39 +314,17 @@ async fn expire_stale(outbox: &Outbox<'_>, now: i64) -> Result<()> {
     Ok(())
 }
 
-async fn claim(outbox: &Outbox<'_>, owner: &str, now: i64) -> Result<Vec<Claimed>> {
-    let mut tx = outbox.db.begin().await?;
-    // The outer conditions repeat the inner ones so that, on PostgreSQL, a concurrent
-    // claimer re-checks them on the locked row and skips mail someone else just took.
-    let claimed = sqlx::query_as(
-        "UPDATE mail_outbox SET lease_owner = $1, lease_until = $2
-         WHERE id IN (SELECT id FROM mail_outbox
-                      WHERE status = 'pending' AND next_attempt_at <= $3
-                        AND (lease_until IS NULL OR lease_until < $3)
-                      ORDER BY next_attempt_at LIMIT $4)
-           AND status = 'pending' AND (lease_until IS NULL OR lease_until < $3)
-         RETURNING id, sealed, attempts, created_at",
-    )
-    .bind(owner)
-    .bind(now + LEASE_MS)
-    .bind(now)
-    .bind(BATCH)
-    .fetch_all(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(claimed)
-}
-
 async fn deliver_one(
     outbox: &Outbox<'_>,
     transport: &Transport,
     owner: &str,
     mail: Claimed,
 ) -> Result<()> {
+    use sqlx::Row as _;
+    let sealed: Option<Vec<u8>> = mail.row.try_get("sealed")?;
     // A mail no configured secret opens (its key was lost) can never be sent: it fails at
     // once, with the reason, and is never retried.
-    let opened = mail
-        .sealed
+    let opened = sealed
         .as_deref()
         .and_then(|sealed| outbox.keys.open(Purpose::Outbox, &mail.id, sealed));
     let unreadable = opened.is_none();
@@ -370,65 +347,40 @@ async fn deliver_one(
         Err(e) => Err(e),
     };
     let now = outbox.clock.now_ms();
-    let mut tx = outbox.db.begin().await?;
+    let attempt = Attempt {
+        claimed: &mail,
+        owner,
+        now,
+    };
     match outcome {
         Ok(()) => {
             outbox.status.delivered(now);
-            sqlx::query(
-                "UPDATE mail_outbox SET status = 'sent', sealed = NULL, sent_at = $1, lease_until = NULL,
-                        attempts = attempts + 1, last_error = NULL
-                 WHERE id = $2 AND lease_owner = $3",
-            )
-            .bind(now)
-            .bind(&mail.id)
-            .bind(owner)
-            .execute(&mut *tx)
-            .await?;
+            OUTBOX
+                .done(outbox.db, attempt, &[("sent_at", Arg::Int(now))])
+                .await
         }
         Err(error) => {
+            let set = match &resealed {
+                Some(sealed) => vec![("sealed", Arg::Bytes(sealed))],
+                None => Vec::new(),
+            };
+            let retried = OUTBOX
+                .retry(outbox.db, attempt, (&error, unreadable), &set)
+                .await?;
             let attempts = mail.attempts + 1;
-            if now - mail.created_at >= GIVE_UP_AFTER_MS || unreadable {
-                tracing::error!(mail_id = %mail.id, attempts, %error, "mail delivery failed for good");
-                outbox.status.attempt_failed(&error, now, true);
-                sqlx::query(
-                    "UPDATE mail_outbox SET status = 'failed', sealed = NULL, lease_until = NULL,
-                            attempts = $1, last_error = $2
-                     WHERE id = $3 AND lease_owner = $4",
-                )
-                .bind(attempts)
-                .bind(&error)
-                .bind(&mail.id)
-                .bind(owner)
-                .execute(&mut *tx)
-                .await?;
-            } else {
-                let next = now + backoff_ms(attempts);
-                tracing::warn!(mail_id = %mail.id, attempts, %error, "mail delivery failed; will retry");
-                outbox.status.attempt_failed(&error, now, false);
-                sqlx::query(
-                    "UPDATE mail_outbox SET attempts = $1, last_error = $2, next_attempt_at = $3, lease_until = NULL,
-                            sealed = COALESCE($6, sealed)
-                     WHERE id = $4 AND lease_owner = $5",
-                )
-                .bind(attempts)
-                .bind(&error)
-                .bind(next)
-                .bind(&mail.id)
-                .bind(owner)
-                .bind(resealed)
-                .execute(&mut *tx)
-                .await?;
+            match retried {
+                Retried::Failed => {
+                    tracing::error!(mail_id = %mail.id, attempts, %error, "mail delivery failed for good");
+                    outbox.status.attempt_failed(&error, now, true);
+                }
+                Retried::At(_) => {
+                    tracing::warn!(mail_id = %mail.id, attempts, %error, "mail delivery failed; will retry");
+                    outbox.status.attempt_failed(&error, now, false);
+                }
             }
+            Ok(())
         }
     }
-    tx.commit().await?;
-    Ok(())
-}
-
-/// Wait before attempt `attempts + 1`: 2 s, 4 s, 8 s, ... at most 5 minutes.
-fn backoff_ms(attempts: i64) -> i64 {
-    let exponent = u32::try_from(attempts.clamp(1, 20)).unwrap_or(20);
-    (1000i64 << exponent).min(MAX_BACKOFF_MS)
 }
 
 fn build_message(config: &MailConfig, mail: &OutgoingMail) -> std::result::Result<Message, String> {
@@ -463,13 +415,6 @@ fn build_message(config: &MailConfig, mail: &OutgoingMail) -> std::result::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn backoff_starts_within_five_seconds_and_caps_at_five_minutes() {
-        assert!(backoff_ms(1) <= 5000);
-        assert!(backoff_ms(2) > backoff_ms(1));
-        assert_eq!(backoff_ms(30), MAX_BACKOFF_MS);
-    }
 
     #[test]
     fn user_text_cannot_break_html_or_headers() {

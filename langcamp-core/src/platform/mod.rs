@@ -15,4 +15,5 @@ pub mod keyring;
 pub mod mail;
 pub mod net;
 pub mod progress;
+pub mod queue;
 pub(crate) mod startup;
