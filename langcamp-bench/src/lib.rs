@@ -321,16 +321,16 @@ impl Filled {
     }
 }
 
-/// Runs `fill`, which writes `rows` rows of `table`, and notes how long it took.
+/// Runs `fill`, which writes `rows` rows of `table`, and tells `report` how long it took.
 async fn timed(
-    filled: &mut Vec<Filled>,
+    report: &mut impl FnMut(&Filled),
     table: &'static str,
     rows: u64,
     fill: impl Future<Output = langcamp_core::Result<()>>,
 ) -> langcamp_core::Result<()> {
     let started = Instant::now();
     fill.await?;
-    filled.push(Filled {
+    report(&Filled {
         table,
         rows,
         took: started.elapsed(),
@@ -338,17 +338,17 @@ async fn timed(
     Ok(())
 }
 
-/// Fills an empty, migrated database with `scale` rows as of `now`; how long each table
-/// took.
+/// Fills an empty, migrated database with `scale` rows as of `now`, telling `report` how
+/// long each table took as soon as it is written (a full fill takes a while).
 pub async fn generate(
     db: &Db,
     scale: Scale,
     now: DateTime<Utc>,
-) -> langcamp_core::Result<Vec<Filled>> {
+    mut report: impl FnMut(&Filled),
+) -> langcamp_core::Result<()> {
     let now_ms = now.timestamp_millis();
     let catalogue_at = now_ms - TimeDelta::days(SPAN_DAYS).num_milliseconds();
     let mut rng = Rng::new(0x1A4C_A3B0);
-    let mut filled = Vec::new();
 
     let users = insert_all(
         db,
@@ -413,7 +413,7 @@ pub async fn generate(
             )
         },
     );
-    timed(&mut filled, "users", scale.users, users).await?;
+    timed(&mut report, "users", scale.users, users).await?;
 
     let courses = insert_all(
         db,
@@ -429,7 +429,7 @@ pub async fn generate(
             )
         },
     );
-    timed(&mut filled, "courses", COURSES, courses).await?;
+    timed(&mut report, "courses", COURSES, courses).await?;
 
     // A test's language and title (a result keeps snapshots of them).
     let test = |t: u64| match scale.shape {
@@ -456,7 +456,7 @@ pub async fn generate(
             )
         },
     );
-    timed(&mut filled, "proficiency_tests", tests, written).await?;
+    timed(&mut report, "proficiency_tests", tests, written).await?;
 
     let results = insert_all(
         db,
@@ -499,7 +499,7 @@ pub async fn generate(
             )
         },
     );
-    timed(&mut filled, "test_results", scale.results, results).await?;
+    timed(&mut report, "test_results", scale.results, results).await?;
 
     let contacts = insert_all(
         db,
@@ -531,7 +531,7 @@ pub async fn generate(
             )
         },
     );
-    timed(&mut filled, "contacts", scale.contacts, contacts).await?;
+    timed(&mut report, "contacts", scale.contacts, contacts).await?;
 
     let materials = insert_all(
         db,
@@ -546,7 +546,7 @@ pub async fn generate(
             )
         },
     );
-    timed(&mut filled, "education_materials", MATERIALS, materials).await?;
+    timed(&mut report, "education_materials", MATERIALS, materials).await?;
 
     // Half of the users (the even ones) hold assignments; pairs are unique by construction.
     let holders = (scale.users / 2).max(1);
@@ -566,7 +566,7 @@ pub async fn generate(
         },
     );
     timed(
-        &mut filled,
+        &mut report,
         "material_assignments",
         scale.assignments,
         assignments,
@@ -580,9 +580,9 @@ pub async fn generate(
             scale.audit_events,
             |i| audit_row(scale, now_ms, i),
         );
-        timed(&mut filled, "audit_events", scale.audit_events, audit).await?;
+        timed(&mut report, "audit_events", scale.audit_events, audit).await?;
     }
-    Ok(filled)
+    Ok(())
 }
 
 /// Audit entry `n` of the lists' shape, as the service's `audit::record` writes it: the

@@ -277,8 +277,9 @@ async fn holds(app: &Langcamp, scale: Scale) -> Fallible<bool> {
 async fn fill(app: &Langcamp, backend: &str, scale: Scale, now: DateTime<Utc>) -> Fallible<()> {
     eprintln!("list-bench: {backend}/{}: filling...", scale.name);
     let started = Instant::now();
-    let filled = generate(app.db(), scale, now).await?;
-    for table in &filled {
+    let mut rows = 0;
+    generate(app.db(), scale, now, |table| {
+        rows += table.rows;
         eprintln!(
             "list-bench: {backend}/{}: {:>22} {:>10} rows in {:>8.1} s = {:>8.0} rows/s",
             scale.name,
@@ -287,8 +288,8 @@ async fn fill(app: &Langcamp, backend: &str, scale: Scale, now: DateTime<Utc>) -
             table.took.as_secs_f64(),
             table.rows_per_second()
         );
-    }
-    let rows: u64 = filled.iter().map(|t| t.rows).sum();
+    })
+    .await?;
     let took = started.elapsed();
     eprintln!(
         "list-bench: {backend}/{}: {rows} rows in {:.1} s = {:.0} rows/s",
