@@ -14,7 +14,8 @@
 //! the database and fails when one differs.
 //!
 //! ```text
-//! cargo build --release -p langcamp-cli -p langcamp-bench --bin langcamp --bin list-bench
+//! cargo build --release -p langcamp-cli
+//! cargo build --release -p langcamp-bench --bin list-bench
 //! target/release/list-bench --backend postgres --scale tenth --verify-totals
 //! target/release/list-bench --backend sqlite --scale hundredth --keep
 //! ```
@@ -142,7 +143,8 @@ async fn run(args: &Args) -> Fallible<()> {
     app.db().close().await;
 
     let probes = probes(scale, now);
-    let server = Server::start(&args.langcamp, &url, &data_dir)?;
+    let mut server = Server::start(&args.langcamp, &url, &data_dir)?;
+    server.wait_ready().await?;
     let measured = measure(server.addr, &probes).await;
     drop(server);
     let measured = measured?;
@@ -551,6 +553,31 @@ impl Server {
             .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
         Ok(Server { child, addr })
     }
+
+    /// Waits for `GET /ready` to answer 200.
+    async fn wait_ready(&mut self) -> Fallible<()> {
+        let started = Instant::now();
+        loop {
+            if let Ok(mut client) = Client::connect(self.addr).await
+                && let Ok((StatusCode::OK, _)) = client.call(Method::GET, "/ready", None).await
+            {
+                eprintln!(
+                    "list-bench: the server is ready after {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+                return Ok(());
+            }
+            if let Some(status) = self.child.try_wait()? {
+                return Err(format!("langcamp serve exited ({status}) before it was ready").into());
+            }
+            if started.elapsed() > Duration::from_secs(120) {
+                return Err(
+                    "langcamp serve did not answer GET /ready with 200 within 120 s".into(),
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
 
 impl Drop for Server {
@@ -614,26 +641,8 @@ impl Client {
     }
 }
 
-/// Waits for the server's `GET /ready` 200, signs the superadmin in, and times `probes`:
-/// each one's latency and its last answer.
+/// Signs the superadmin in and times `probes`: each one's latency and its last answer.
 async fn measure(addr: SocketAddr, probes: &[Probe]) -> Fallible<Vec<(Latency, Answer)>> {
-    let started = Instant::now();
-    loop {
-        if let Ok(mut client) = Client::connect(addr).await
-            && let Ok((StatusCode::OK, _)) = client.call(Method::GET, "/ready", None).await
-        {
-            break;
-        }
-        if started.elapsed() > Duration::from_secs(120) {
-            return Err("langcamp serve did not answer GET /ready with 200 within 120 s".into());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    eprintln!(
-        "list-bench: the server is ready after {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-
     let mut client = Client::connect(addr).await?;
     let body = serde_json::json!({ "email": student_email(1), "code": OTP_CODE }).to_string();
     let (status, answer) = client
