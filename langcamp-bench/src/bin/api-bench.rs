@@ -181,7 +181,7 @@ async fn seed(s: Seed) -> Fallible<()> {
     let now_ms = now.timestamp_millis();
 
     let started = Instant::now();
-    generate(app.db(), s.scale, now).await?;
+    generate(app.db(), s.scale, now, |_| {}).await?;
     catalogue::extend(app.db(), s.courses, s.tests, now_ms).await?;
     sqlx::query("INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)")
         .bind("landing_video_url")

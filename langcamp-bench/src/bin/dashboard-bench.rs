@@ -131,7 +131,7 @@ async fn measure(
     if have == 0 {
         eprintln!("{backend}/{}: generating data...", scale.name);
         let started = Instant::now();
-        generate(app.db(), scale, now).await?;
+        generate(app.db(), scale, now, |_| {}).await?;
         if backend == "postgres" {
             vacuum(&app).await?;
         }
