@@ -23,6 +23,7 @@ mod settings;
 mod stats;
 mod storage;
 mod users;
+mod webhooks;
 
 use std::process::ExitCode;
 
@@ -83,6 +84,9 @@ enum Command {
     /// rotation (docs/OPERATIONS.md, "Rotating the server secret").
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// The webhook endpoints and how their deliveries stand.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhooksCommand),
     /// Check or rebuild the dashboard's rollup tables.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
@@ -145,6 +149,7 @@ async fn main() -> ExitCode {
             Command::Placement(command) => placement::run(&cli, command).await,
             Command::Stats(command) => stats::run(&cli, command).await,
             Command::Keys(command) => keys::run(&cli, command).await,
+            Command::Webhooks(command) => webhooks::run(&cli, command).await,
             Command::Storage(command) => storage::run(&cli, command).await,
             Command::Console => console::run(&cli).await,
             Command::Openapi => openapi::run(),

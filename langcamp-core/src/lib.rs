@@ -30,6 +30,7 @@ pub mod placement;
 pub mod settings;
 pub mod storage;
 pub mod users;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -69,6 +70,10 @@ struct Inner {
     files: Arc<dyn FileStore>,
     /// Wakes the mail worker when a transaction queued mail.
     mail_wakeup: Notify,
+    /// Wakes the webhook worker when a transaction queued deliveries.
+    webhook_wakeup: Notify,
+    /// What this process's webhook worker did (metrics).
+    webhook_tally: platform::queue::Tally,
     /// Read caches of public data; every write of that data invalidates them.
     caches: Caches,
     /// What this process's mail worker is doing (readiness report, metrics).
@@ -109,6 +114,8 @@ impl Langcamp {
                 secret_source,
                 files,
                 mail_wakeup: Notify::new(),
+                webhook_wakeup: Notify::new(),
+                webhook_tally: platform::queue::Tally::default(),
                 caches: Caches::default(),
                 mail_status: platform::health::MailStatus::default(),
                 sessions,
@@ -263,6 +270,8 @@ pub struct Caches {
     pub active_tests: Cache<String, placement::HeldTest>,
     /// What mail is written from: stored templates and the school's mail settings.
     pub mail: Cache<(), Arc<mail_templates::MailBook>>,
+    /// Which enabled webhook endpoints hear which events.
+    pub webhooks: Cache<(), webhooks::Subscriptions>,
 }
 
 /// The key of a cached page of the public test list: locale, target language, page, limit.
@@ -276,6 +285,7 @@ impl Default for Caches {
             tests: Cache::new(PUBLIC_TTL, 256),
             active_tests: Cache::new(PUBLIC_TTL, 256),
             mail: Cache::new(PUBLIC_TTL, 1),
+            webhooks: Cache::new(PUBLIC_TTL, 1),
         }
     }
 }
@@ -298,6 +308,7 @@ impl Langcamp {
                 self.caches().mail.invalidate_all();
             }
             Change::MailTemplates => self.caches().mail.invalidate_all(),
+            Change::Webhooks => self.caches().webhooks.invalidate_all(),
             Change::Everything => self.forget_everything(),
         }
     }
@@ -350,6 +361,7 @@ impl Langcamp {
         self.caches().active_tests.invalidate_all();
         self.caches().settings.invalidate_all();
         self.caches().mail.invalidate_all();
+        self.caches().webhooks.invalidate_all();
     }
 
     /// Whether this process hears every other instance's changes (PostgreSQL's listener

@@ -56,6 +56,14 @@ use crate::router::{Access, Operation};
             each entry written by the action's own transaction"),
         (name = "exports", description = "The admin lists as CSV files (streamed, every row \
             matching the list's filters) and a user's personal data as a JSON attachment"),
+        (name = "webhooks", description = "Signed HTTP callbacks to the school's own systems \
+            (superadmin): `contact.created`, `user.registered`, `result.created` and `material.assigned`, \
+            each POSTed as `{type, timestamp, data}` with the Standard Webhooks headers `webhook-id` \
+            (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,` + base64 of \
+            HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's bytes \
+            after `whsec_`). Queued in the transaction of the change, delivered at least once: a 2xx \
+            within 10 seconds delivers, anything else is retried (backing off to 5 minutes apart) \
+            for 24 hours."),
         (name = "mail-templates", description = "Every mail (`otp`, `contact_reply`, \
             `material_assigned`) is written in its reader's language from a template: built-in ones \
             in en, de, fr, es, it and pt, which admins replace per kind and locale. A locale resolves \

@@ -154,6 +154,15 @@ fn describe() {
         "langcamp_mail_failed_total",
         "Mails this process's worker gave up on after 24 hours of retries."
     );
+    describe_counter!(
+        "langcamp_webhook_deliveries_total",
+        "Webhook delivery attempts by this process's worker, by outcome: delivered (2xx), retried, failed (given up after 24 hours)."
+    );
+    describe_gauge!(
+        "langcamp_webhook_queue_oldest_seconds",
+        Unit::Seconds,
+        "Age of the oldest webhook delivery waiting (0 when none waits)."
+    );
     describe_gauge!(
         "langcamp_db_pool_connections",
         "Database pool connections by state: in_use, idle, and max (the ceiling)."
@@ -313,9 +322,12 @@ fn authorized(headers: &HeaderMap, token: &Secret) -> bool {
 
 /// Sets the gauges read at scrape time, then renders every series.
 async fn scrape(app: &Langcamp, metrics: &Metrics) -> Response<Body> {
-    // The outbox query is bounded like a readiness check: a slow database must not make
-    // the scrape time out and lose every other series with it.
-    let backlog = tokio::time::timeout(Duration::from_secs(1), app.outbox_backlog()).await;
+    // The outbox and delivery queries are bounded like a readiness check: a slow database
+    // must not make the scrape time out and lose every other series with it.
+    let (backlog, deliveries) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(1), app.outbox_backlog()),
+        tokio::time::timeout(Duration::from_secs(1), app.webhook_backlog()),
+    );
     // The recorder is process-wide: two servers in one process (tests) scraped at once
     // must not render each other's gauges, so setting and rendering happen together.
     static SCRAPE: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -332,6 +344,23 @@ async fn scrape(app: &Langcamp, metrics: &Metrics) -> Response<Body> {
         }
         Ok(Err(e)) => tracing::debug!(error = %e, "outbox backlog unavailable for /metrics"),
         Err(_) => tracing::debug!("outbox backlog query timed out for /metrics"),
+    }
+    match deliveries {
+        Ok(Ok((_, oldest))) => {
+            let age_ms = oldest.map_or(0, |oldest| (app.clock().now_ms() - oldest).max(0));
+            metrics::gauge!("langcamp_webhook_queue_oldest_seconds").set(age_ms as f64 / 1000.0);
+        }
+        Ok(Err(e)) => tracing::debug!(error = %e, "webhook backlog unavailable for /metrics"),
+        Err(_) => tracing::debug!("webhook backlog query timed out for /metrics"),
+    }
+    let (delivered, retried, failed) = app.webhook_tally().snapshot();
+    for (outcome, count) in [
+        ("delivered", delivered),
+        ("retried", retried),
+        ("failed", failed),
+    ] {
+        metrics::counter!("langcamp_webhook_deliveries_total", "outcome" => outcome)
+            .absolute(count);
     }
     let mail = app.mail_status().snapshot();
     metrics::counter!("langcamp_mail_sent_total").absolute(mail.sent_total);

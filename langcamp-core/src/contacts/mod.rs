@@ -27,6 +27,7 @@ use crate::domain::error::Result;
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::mail_templates::MailValues;
+use crate::webhooks::Event;
 
 /// A contact request. Unset optional fields are `null`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -71,16 +72,20 @@ impl Langcamp {
     /// action; one the operator writes (the demo seed) is, and is audited.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_contact(&self, actor: &Actor, new: NewContact) -> Result<Contact> {
+        let announce = self.announcement(Event::ContactCreated).await?;
         let create = store::Create {
             id: Id::new(),
             new,
             now: self.clock().now_ms(),
+            announce: announce.clone(),
         };
-        if *actor == Actor::Operator {
-            self.staff_write(actor, create, None).await
+        let contact = if *actor == Actor::Operator {
+            self.staff_write(actor, create, None).await?
         } else {
-            self.write_change(create, None).await
-        }
+            self.write_change(create, None).await?
+        };
+        self.wake_webhooks(announce.as_ref());
+        Ok(contact)
     }
 
     /// `GET /contact/admin`: newest first, filtered by status and text.

@@ -17,6 +17,7 @@ use crate::domain::{ContactStatus, Id};
 use crate::platform::db::listing::{self, Conditions, Paged, Search};
 use crate::platform::db::{self, Arg, Backend, Row, Write, WriteConn, by_id};
 use crate::platform::mail::{MailKind, OutgoingMail};
+use crate::webhooks::Announcement;
 
 /// Every query that returns contacts selects these columns, in this order.
 macro_rules! select_contacts {
@@ -222,12 +223,18 @@ pub(super) struct Create {
     pub id: Id<Contact>,
     pub new: NewContact,
     pub now: i64,
+    /// The `contact.created` deliveries, queued with it.
+    pub announce: Option<Announcement>,
 }
 
 impl Create {
     async fn insert<C: WriteConn>(self, conn: &mut C) -> Result<Contact> {
         insert(conn, &self.id, &self.new, self.now).await?;
-        require(conn, &self.id).await
+        let contact = require(conn, &self.id).await?;
+        if let Some(announce) = &self.announce {
+            announce.queue(conn, self.now, &contact).await?;
+        }
+        Ok(contact)
     }
 }
 

@@ -43,6 +43,7 @@ impl Langcamp {
     async fn count_keys(&self, write: bool) -> Result<KeyCounts> {
         let mut counts = self.reseal_factor_secrets(write).await?;
         counts += keyring::reseal(self.db(), self.keys(), SEALED_MAIL, write).await?;
+        counts += self.reseal_webhook_secrets(write).await?;
         Ok(counts)
     }
 }

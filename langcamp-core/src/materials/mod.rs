@@ -35,6 +35,7 @@ use crate::domain::{Id, LanguageTag};
 use crate::platform::db::run_to_end;
 use crate::storage::{FileType, StagedFile};
 use crate::users::{self, User};
+use crate::webhooks::Event;
 
 /// At most this many PDFs, and this many videos, per material.
 pub const MAX_PDFS: usize = 50;
@@ -338,14 +339,17 @@ impl Langcamp {
         if !id.is_well_formed() {
             return Err(store::not_found());
         }
+        let announce = self.announcement(Event::MaterialAssigned).await?;
         let assign = store::Assign {
             id: id.clone(),
             user_ids,
             book,
+            announce: announce.clone(),
         };
         let (assigned, already_assigned) = self.staff_write(actor, assign, None).await?;
         if assigned > 0 {
             self.wake_mail_worker();
+            self.wake_webhooks(announce.as_ref());
         }
         Ok(AssignResult {
             material_id: id.as_str().to_owned(),

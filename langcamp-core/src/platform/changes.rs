@@ -48,6 +48,8 @@ pub enum Change {
     Settings,
     /// Mail templates changed.
     MailTemplates,
+    /// Webhook endpoints changed (which of them hear which events).
+    Webhooks,
     /// Anything (a kind this instance does not know, from a newer one).
     Everything,
 }
@@ -61,6 +63,7 @@ impl Change {
             Change::Tests => format!("{instance}|t|"),
             Change::Settings => format!("{instance}|g|"),
             Change::MailTemplates => format!("{instance}|m|"),
+            Change::Webhooks => format!("{instance}|w|"),
             Change::Everything => format!("{instance}|*|"),
         }
     }
@@ -81,6 +84,7 @@ impl Change {
             "t" => Change::Tests,
             "g" => Change::Settings,
             "m" => Change::MailTemplates,
+            "w" => Change::Webhooks,
             // A newer instance's kind: dropping everything is always safe.
             _ => Change::Everything,
         })

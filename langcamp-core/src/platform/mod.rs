@@ -14,6 +14,7 @@ pub mod health;
 pub mod keyring;
 pub mod mail;
 pub mod net;
+pub mod outgoing;
 pub mod progress;
 pub mod queue;
 pub(crate) mod startup;

@@ -16,6 +16,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::domain::validate::Email;
 use crate::platform::changes::Change;
+use crate::webhooks::Event;
 
 mod input;
 pub mod operator;
@@ -127,15 +128,18 @@ impl Langcamp {
     ) -> Result<CompletedRegistration> {
         let caller = actor.caller()?;
         let Registration(change) = registration;
+        let announce = self.announcement(Event::UserRegistered).await?;
         let complete = store::CompleteRegistration {
             app: self.clone(),
             id: caller.user_id.clone(),
             change,
             now: self.clock().now_ms(),
+            announce: announce.clone(),
         };
         let user = self
             .write_change(complete, Some(Change::User(caller.user_id.clone())))
             .await?;
+        self.wake_webhooks(announce.as_ref());
         Ok(CompletedRegistration {
             user,
             registration_complete: true,
@@ -278,12 +282,19 @@ impl Langcamp {
     pub async fn create_user(&self, actor: &Actor, new: NewUser) -> Result<User> {
         actor.require(Role::Superadmin)?;
         let NewUser { email, role, name } = new;
+        let announce = match name {
+            Some(_) => self.announcement(Event::UserRegistered).await?,
+            None => None,
+        };
         let create = store::CreateUser {
             id: new_id(),
             email,
             role,
             name,
+            announce: announce.clone(),
         };
-        self.staff_write(actor, create, None).await
+        let user = self.staff_write(actor, create, None).await?;
+        self.wake_webhooks(announce.as_ref());
+        Ok(user)
     }
 }

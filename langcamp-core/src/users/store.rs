@@ -23,6 +23,7 @@ use crate::platform::changes::Change;
 use crate::platform::db::by_id;
 use crate::platform::db::listing::{self, Conditions, Paged, Search};
 use crate::platform::db::{self, Arg, Backend, Locks, Row as _, Write, WriteConn, bit, flag};
+use crate::webhooks::Announcement;
 
 /// Every query that returns users reads these columns, in this order.
 macro_rules! user_columns {
@@ -373,6 +374,8 @@ pub(super) struct CompleteRegistration {
     pub id: String,
     pub change: ProfileChange,
     pub now: i64,
+    /// The `user.registered` deliveries, queued with it.
+    pub announce: Option<Announcement>,
 }
 
 impl Write for CompleteRegistration {
@@ -392,6 +395,9 @@ impl Write for CompleteRegistration {
         )
         .await?;
         let user = require_user(conn, &user.id).await?;
+        if let Some(announce) = &self.announce {
+            announce.queue(conn, self.now, &user).await?;
+        }
         self.app.announce(conn, &Change::User(self.id)).await?;
         Ok(user)
     }
@@ -429,6 +435,8 @@ pub(super) struct CreateUser {
     pub email: Email,
     pub role: Role,
     pub name: Option<String>,
+    /// The `user.registered` deliveries, queued when the user is created registered.
+    pub announce: Option<Announcement>,
 }
 
 impl StaffWrite for CreateUser {
@@ -457,6 +465,11 @@ impl StaffWrite for CreateUser {
         )
         .await?;
         let user = require_user(conn, &self.id).await?;
+        if let Some(announce) = &self.announce
+            && user.is_registration_complete
+        {
+            announce.queue(conn, by.now, &user).await?;
+        }
         Ok((
             user,
             Entry::new("user.created", Target::user(&self.id)).into(),

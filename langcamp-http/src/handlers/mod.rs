@@ -18,6 +18,7 @@ pub mod settings;
 pub mod storage;
 pub mod system;
 pub mod users;
+pub mod webhooks;
 
 use hyper::Method;
 
@@ -51,5 +52,6 @@ pub fn routes() -> Routes {
     mail_templates::routes(&mut r);
     audit::routes(&mut r);
     exports::routes(&mut r);
+    webhooks::routes(&mut r);
     r
 }

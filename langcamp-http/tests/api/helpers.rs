@@ -116,7 +116,7 @@ impl TestAppBuilder {
     }
 }
 
-/// A server and its mail worker on the configuration `vars`, with `clock`, on a new port;
+/// A server and its mail and webhook workers on the configuration `vars`, with `clock`, on a new port;
 /// the senders that stop them.
 async fn launch(
     vars: &HashMap<String, String>,
@@ -139,6 +139,7 @@ async fn launch(
 
     let (stop_server, server_stopped) = oneshot::channel::<()>();
     let (stop_mail, mail_stopped) = oneshot::channel::<()>();
+    let (stop_webhooks, webhooks_stopped) = oneshot::channel::<()>();
     tokio::spawn(langcamp_http::serve(core.clone(), listener, async {
         let _ = server_stopped.await;
     }));
@@ -150,7 +151,15 @@ async fn launch(
             })
             .await;
     });
-    (addr, core, vec![stop_server, stop_mail])
+    let worker = core.clone();
+    tokio::spawn(async move {
+        worker
+            .run_webhook_worker(async {
+                let _ = webhooks_stopped.await;
+            })
+            .await;
+    });
+    (addr, core, vec![stop_server, stop_mail, stop_webhooks])
 }
 
 /// The database for one test: a file in its folder, or a new PostgreSQL database.

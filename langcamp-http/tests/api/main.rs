@@ -2,6 +2,7 @@
 //! on port 0 with a fresh database, on SQLite or, with `TEST_DATABASE_URL`, PostgreSQL.
 
 mod helpers;
+mod receiver;
 mod smtp;
 
 mod adaptive;
@@ -32,4 +33,5 @@ mod settings;
 mod storage;
 mod submissions;
 mod users;
+mod webhooks;
 mod write_matrix;

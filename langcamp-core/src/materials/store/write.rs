@@ -13,6 +13,7 @@ use super::{load, require};
 use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
 use crate::domain::error::{Error, Result};
 use crate::domain::id::new_id;
+use crate::domain::time::Timestamp;
 use crate::domain::validate::Problems;
 use crate::domain::{Id, LanguageTag};
 use crate::mail_templates::{MailBook, MailValues};
@@ -22,6 +23,7 @@ use crate::platform::db::{Arg, Locks, Row as _, WriteConn};
 use crate::platform::mail::MailKind;
 use crate::storage::{self, FileRecord};
 use crate::users::{self, User};
+use crate::webhooks::Announcement;
 
 /// The material's own row.
 async fn insert<C: WriteConn>(
@@ -380,6 +382,17 @@ pub(in crate::materials) struct Assign {
     pub user_ids: Vec<String>,
     /// The mail templates, read before the piece.
     pub book: Arc<MailBook>,
+    /// The `material.assigned` deliveries, one for each user newly assigned.
+    pub announce: Option<Announcement>,
+}
+
+/// What a `material.assigned` delivery carries.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AssignmentNotice<'a> {
+    material_id: &'a str,
+    user_id: &'a str,
+    assigned_at: Timestamp,
 }
 
 impl StaffWrite for Assign {
@@ -429,6 +442,14 @@ impl StaffWrite for Assign {
             by.app
                 .queue_mail(conn, MailKind::MaterialAssignment, &mail, None)
                 .await?;
+            if let Some(announce) = &self.announce {
+                let notice = AssignmentNotice {
+                    material_id: self.id.as_str(),
+                    user_id: &user.id,
+                    assigned_at: Timestamp::from_millis(by.now),
+                };
+                announce.queue(conn, by.now, &notice).await?;
+            }
         }
         let entry = Entry::new("material.assigned", target(&material))
             .with_change_map(serde_json::json!({ "assignedTo": { "from": null, "to": newly } }));

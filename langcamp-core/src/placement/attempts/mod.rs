@@ -46,6 +46,7 @@ use crate::domain::id::new_id;
 use crate::domain::time::Timestamp;
 use crate::platform::db::Undo;
 use crate::users;
+use crate::webhooks::{Announcement, Event};
 
 /// The question to answer now: never its level, its correct option or whether an
 /// earlier answer was right.
@@ -195,6 +196,7 @@ impl Langcamp {
             ));
         }
         let mut tx = self.db().begin().await?;
+        let mut announce = None;
         if let Some(open) = store::open_of(&mut tx, &caller.user_id, &test.id).await? {
             if !expired(&open, &test, now) {
                 tx.commit().await?;
@@ -205,8 +207,16 @@ impl Langcamp {
             }
             // It is over (its time is up, or its question was edited away): it becomes a
             // result, and a new attempt starts.
-            self.finish(&mut tx, &test, open, Stop::TimeLimit, now)
-                .await?;
+            announce = self.announcement(Event::ResultCreated).await?;
+            self.finish(
+                &mut tx,
+                &test,
+                open,
+                Stop::TimeLimit,
+                now,
+                announce.as_ref(),
+            )
+            .await?;
         }
         let first = match next_step(&test, &[]) {
             Step::Ask(index) => Asked::of(&test, index),
@@ -245,6 +255,7 @@ impl Langcamp {
             Err(e) => return Err(e),
         }
         tx.commit().await?;
+        self.wake_webhooks(announce.as_ref());
         Ok(Attempt {
             view: open_view(&test, &attempt),
             created: true,
@@ -335,11 +346,21 @@ impl Langcamp {
                 Ok(view)
             }
             Step::Finished(outcome) => {
+                let announce = self.announcement(Event::ResultCreated).await?;
                 let mut tx = self.db().begin().await?;
                 let result = self
-                    .finish_with(&mut tx, &test, &mut attempt, &outcome, before, now)
+                    .finish_with(
+                        &mut tx,
+                        &test,
+                        &mut attempt,
+                        &outcome,
+                        before,
+                        now,
+                        announce.as_ref(),
+                    )
                     .await?;
                 tx.commit().await?;
+                self.wake_webhooks(announce.as_ref());
                 Ok(finished_view(
                     &attempt,
                     i64::try_from(max_questions(&test)).unwrap_or(i64::MAX),
@@ -393,15 +414,25 @@ impl Langcamp {
         test: &StoredTest,
         now: i64,
     ) -> Result<AttemptView> {
+        let announce = self.announcement(Event::ResultCreated).await?;
         let mut tx = self.db().begin().await?;
         let outcome = outcome_now(test, &attempt.sequence, Stop::TimeLimit);
         let before = attempt.answered;
         let finished = self
-            .finish_with(&mut tx, test, &mut attempt, &outcome, before, now)
+            .finish_with(
+                &mut tx,
+                test,
+                &mut attempt,
+                &outcome,
+                before,
+                now,
+                announce.as_ref(),
+            )
             .await;
         match finished {
             Ok(result) => {
                 tx.commit().await?;
+                self.wake_webhooks(announce.as_ref());
                 Ok(finished_view(
                     &attempt,
                     i64::try_from(max_questions(test)).unwrap_or(i64::MAX),
@@ -432,16 +463,18 @@ impl Langcamp {
         mut attempt: StoredAttempt,
         stop: Stop,
         now: i64,
+        announce: Option<&Announcement>,
     ) -> Result<TestResult> {
         let outcome = outcome_now(test, &attempt.sequence, stop);
         let before = attempt.answered;
-        self.finish_with(tx, test, &mut attempt, &outcome, before, now)
+        self.finish_with(tx, test, &mut attempt, &outcome, before, now, announce)
             .await
     }
 
-    /// Stores the result of `attempt` and marks it finished, if nobody changed it since
-    /// it was read with `before` answers (else 409 and nothing is kept: the caller drops
-    /// the transaction).
+    /// Stores the result of `attempt` (and `announce`'s deliveries of it) and marks it
+    /// finished, if nobody changed it since it was read with `before` answers (else 409
+    /// and nothing is kept: the caller drops the transaction).
+    #[allow(clippy::too_many_arguments)]
     async fn finish_with(
         &self,
         tx: &mut crate::platform::db::Tx,
@@ -450,6 +483,7 @@ impl Langcamp {
         outcome: &Outcome,
         before: i64,
         now: i64,
+        announce: Option<&Announcement>,
     ) -> Result<TestResult> {
         let user = users::find_user(&mut *tx, &attempt.user_id)
             .await?
@@ -462,6 +496,9 @@ impl Langcamp {
             record.standard_error.unwrap_or_default(),
         )
         .await?;
+        if let Some(announce) = announce {
+            announce.queue(&mut **tx, now, &record.notice()?).await?;
+        }
         attempt.finished = true;
         attempt.result_id = Some(record.id.clone());
         if !store::advance(&mut *tx, attempt, before).await? {

@@ -39,6 +39,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::platform::db::{Locks, Undo};
 use crate::users::{self, User};
+use crate::webhooks::{Announcement, Event};
 
 pub use self::input::{ResultFilter, ResultQuery, SubmitInput, SubmittedAnswer};
 
@@ -261,6 +262,8 @@ struct Submission {
     record: Arc<ResultRecord>,
     snapshot: String,
     test_version: i64,
+    /// The `result.created` deliveries, queued with the result.
+    announce: Option<Announcement>,
 }
 
 /// `submit` on an adaptive test: 400, it is taken through attempts (CONTRACT §19).
@@ -302,6 +305,7 @@ impl Langcamp {
         let caller = actor.caller()?;
         let answers = parse_answers(input.answers)?;
         let now = self.clock().now_ms();
+        let announce = self.announcement(Event::ResultCreated).await?;
         if let Some(test) = self.held_test(test_id, now).await?
             && test.settings.is_active
         {
@@ -328,9 +332,17 @@ impl Langcamp {
                 record: Arc::clone(&record),
                 snapshot,
                 test_version: test.updated_at,
+                announce: announce.clone(),
             };
-            let inserted = self.db().write(Undo::SingleStatement, submission).await?;
+            // The insert is the one change, unless deliveries are queued after it: then a
+            // failure must undo it.
+            let undo = match announce {
+                None => Undo::SingleStatement,
+                Some(_) => Undo::Savepoint,
+            };
+            let inserted = self.db().write(undo, submission).await?;
             if inserted {
+                self.wake_webhooks(announce.as_ref());
                 return Ok(record.summary());
             }
             // Nothing was written; the exact path below decides.
@@ -349,7 +361,11 @@ impl Langcamp {
         let record = scored(&test, &user, &answers, now);
         let snapshot = serde_json::to_string(&record.snapshot)?;
         insert_result(&mut *tx, &record, &snapshot, None).await?;
+        if let Some(announce) = &announce {
+            announce.queue(&mut *tx, now, &record.notice()?).await?;
+        }
         tx.commit().await?;
+        self.wake_webhooks(announce.as_ref());
         Ok(record.summary())
     }
 

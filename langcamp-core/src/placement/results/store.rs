@@ -164,6 +164,16 @@ impl ResultRecord {
         })
     }
 
+    /// The result as a `result.created` delivery carries it (CONTRACT §24): the summary
+    /// without its answers.
+    pub(in crate::placement) fn notice(&self) -> Result<serde_json::Value> {
+        let mut notice = serde_json::to_value(self.summary())?;
+        if let Some(fields) = notice.as_object_mut() {
+            fields.remove("answers");
+        }
+        Ok(notice)
+    }
+
     /// The detailed form; the correct options only when `admin`.
     pub(in crate::placement) fn detailed(&self, admin: bool) -> DetailedResult {
         result_form!(self, DetailedResult, |q| DetailedAnswer {
@@ -308,8 +318,16 @@ impl Write for Submission {
     type Output = bool;
 
     async fn run<C: WriteConn>(self, conn: &mut C) -> Result<bool> {
-        // The PostgreSQL share lock changes nothing; the insert is the one change.
+        // The PostgreSQL share lock changes nothing; the insert is the one change (and the
+        // deliveries of its event, after it).
         conn.share_test(&self.record.snapshot.test_id).await?;
-        insert_result(conn, &self.record, &self.snapshot, Some(self.test_version)).await
+        let inserted =
+            insert_result(conn, &self.record, &self.snapshot, Some(self.test_version)).await?;
+        if inserted && let Some(announce) = &self.announce {
+            announce
+                .queue(conn, self.record.completed_at, &self.record.notice()?)
+                .await?;
+        }
+        Ok(inserted)
     }
 }

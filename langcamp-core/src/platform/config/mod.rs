@@ -108,6 +108,10 @@ pub struct Config {
     /// `STEP_UP_MAX_AGE`: how recent a second-factor check must be for the operations that
     /// can empty the school's data (step-up, CONTRACT §20); default `10m`.
     pub step_up_max_age: Duration,
+    /// `WEBHOOK_ALLOWED_NETWORKS`: networks a webhook may call though they are private,
+    /// loopback or link-local, and the only ones it may call over `http://` (CONTRACT
+    /// §24); empty by default.
+    pub webhook_allowed_networks: Vec<IpNet>,
     /// `PUBLIC_ORIGIN`: the origin the web client runs on (`https://school.example`), the
     /// passkeys' relying party (CONTRACT §21); unset, the passkey routes answer 400.
     pub public_origin: Option<String>,
@@ -344,6 +348,17 @@ impl Config {
         };
 
         let file_store = FileStoreConfig::parse(lookup("FILE_STORE").as_deref(), &lookup)?;
+        let webhook_allowed_networks = get("WEBHOOK_ALLOWED_NETWORKS")
+            .map(|v| {
+                parse_networks(&v).map_err(|item| {
+                    ConfigError::new(
+                        "WEBHOOK_ALLOWED_NETWORKS",
+                        format!("{item:?} is not an IP address or CIDR network"),
+                    )
+                })
+            })
+            .transpose()?
+            .unwrap_or_default();
 
         Ok(Config {
             host,
@@ -368,6 +383,7 @@ impl Config {
             audit_retention_days,
             staff_second_factor,
             step_up_max_age,
+            webhook_allowed_networks,
             public_origin,
         })
     }

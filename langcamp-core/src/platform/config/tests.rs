@@ -113,6 +113,7 @@ fn a_bad_value_names_its_variable() {
         ("SHUTDOWN_DRAIN", "a while"),
         ("MAIL_SECURE", "maybe"),
         ("TRUSTED_PROXIES", "10.0.0.0/8, proxy.local"),
+        ("WEBHOOK_ALLOWED_NETWORKS", "10.0.0.0/8, crm.local"),
         ("FILE_STORE_MAX_BYTES", "0"),
         ("FILE_STORE_MAX_BYTES", "1GB"),
         ("DATABASE_URL", "mysql://x"),

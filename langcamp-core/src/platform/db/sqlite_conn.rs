@@ -99,6 +99,13 @@ impl Row for OwnedRow {
             other => Err(wrong_type(column, other)),
         }
     }
+
+    fn opt_bytes(&self, column: &str) -> Result<Option<Vec<u8>>> {
+        match self.value(column)? {
+            Value::Null => Ok(None),
+            _ => self.bytes(column).map(Some),
+        }
+    }
 }
 
 /// Prepares `sql` (from the connection's statement cache) and binds `args` to it. The SQL

@@ -44,6 +44,7 @@ pub trait Row {
     fn opt_int(&self, column: &str) -> Result<Option<i64>>;
     fn opt_float(&self, column: &str) -> Result<Option<f64>>;
     fn bytes(&self, column: &str) -> Result<Vec<u8>>;
+    fn opt_bytes(&self, column: &str) -> Result<Option<Vec<u8>>>;
 
     /// A 0/1 column as a boolean.
     fn flag(&self, column: &str) -> Result<bool> {
@@ -111,6 +112,10 @@ impl Row for AnyRow {
     }
 
     fn bytes(&self, column: &str) -> Result<Vec<u8>> {
+        Ok(self.try_get(column)?)
+    }
+
+    fn opt_bytes(&self, column: &str) -> Result<Option<Vec<u8>>> {
         Ok(self.try_get(column)?)
     }
 }

@@ -1,0 +1,388 @@
+//! The SQL of webhooks: the endpoints and their staff writes, the deliveries queued in the
+//! transaction of the change they report, the delivery log, and the worker's reads.
+
+use sqlx::AnyConnection;
+
+use super::event::{self, Event};
+use super::input::{DeliveryQuery, EndpointChange, NewEndpoint};
+use super::{Delivery, Endpoint, EndpointStanding};
+use crate::audit::{Entries, Entry, Staff, StaffWrite, Target};
+use crate::domain::error::{Error, Result};
+use crate::domain::id::new_id;
+use crate::domain::page::PageRequest;
+use crate::domain::time::Timestamp;
+use crate::platform::db::listing::{Conditions, Paged};
+use crate::platform::db::{Arg, Db, Row, WriteConn, by_id, flag};
+use crate::platform::keyring::{Purpose, SealedColumn};
+use crate::platform::queue::Queue;
+
+/// The deliveries as a durable queue ([`crate::platform::queue`]); a delivery that ended
+/// keeps no body.
+pub(super) const DELIVERIES: Queue = Queue {
+    table: "webhook_deliveries",
+    columns: "endpoint_id, event, body",
+    done: "delivered",
+    ended: "body = NULL",
+};
+
+/// The sealed secrets (CONTRACT §22): each endpoint's, and the one it replaced while that
+/// one still signs (the worker clears it after its day).
+pub(super) const SEALED_SECRETS: [SealedColumn; 2] = [
+    SealedColumn {
+        table: "webhook_endpoints",
+        column: "secret",
+        purpose: Purpose::WebhookSecret,
+        rows: "1 = 1",
+    },
+    SealedColumn {
+        table: "webhook_endpoints",
+        column: "previous_secret",
+        purpose: Purpose::WebhookSecret,
+        rows: "1 = 1",
+    },
+];
+
+/// Forgets the secrets replaced more than a day ago (they sign nothing any more).
+pub(super) async fn forget_replaced_secrets(db: &Db, now: i64) -> Result<()> {
+    let mut tx = db.begin().await?;
+    tx.exec(
+        "UPDATE webhook_endpoints SET previous_secret = NULL, previous_until = NULL
+         WHERE previous_until <= $1",
+        &[Arg::Int(now)],
+    )
+    .await?;
+    tx.commit().await
+}
+
+/// How long the delivery log keeps a delivery that ended.
+pub(super) const LOG_KEPT_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// Deletes up to 5,000 deliveries that ended more than [`LOG_KEPT_MS`] ago (queued before
+/// then); how many. A bounded batch, so that a long-idle worker catching up holds no lock
+/// for long.
+pub(super) async fn forget_old_deliveries(db: &Db, now: i64) -> Result<u64> {
+    let mut tx = db.begin().await?;
+    let deleted = tx
+        .exec(
+            "DELETE FROM webhook_deliveries WHERE id IN (
+                 SELECT id FROM webhook_deliveries
+                 WHERE created_at <= $1 AND status <> 'pending' LIMIT 5000)",
+            &[Arg::Int(now - LOG_KEPT_MS)],
+        )
+        .await?;
+    tx.commit().await?;
+    Ok(deleted)
+}
+
+/// How long a secret replaced stays in use beside the new one.
+pub(super) const SECRET_OVERLAP_MS: i64 = 24 * 3600 * 1000;
+
+macro_rules! endpoint_columns {
+    () => {
+        "id, url, events, description, enabled, created_at, updated_at "
+    };
+}
+
+fn endpoint_from_row(row: &impl Row) -> Result<Endpoint> {
+    Ok(Endpoint {
+        id: row.text("id")?,
+        url: row.text("url")?,
+        events: event::from_stored(&row.text("events")?),
+        description: row.opt_text("description")?,
+        enabled: flag(row.int("enabled")?),
+        created_at: Timestamp::from_millis(row.int("created_at")?),
+        updated_at: Timestamp::from_millis(row.int("updated_at")?),
+    })
+}
+
+pub(super) fn not_found() -> Error {
+    Error::not_found("webhook endpoint")
+}
+
+fn target(endpoint: &Endpoint) -> Target {
+    Target::record("webhook", endpoint.id.clone(), endpoint.url.clone())
+}
+
+/// One endpoint, or 404.
+pub(super) async fn require<C: WriteConn>(conn: &mut C, id: &str) -> Result<Endpoint> {
+    let select = concat!(
+        "SELECT ",
+        endpoint_columns!(),
+        "FROM webhook_endpoints WHERE id = $1"
+    );
+    by_id::find(conn, select, id)
+        .await?
+        .as_ref()
+        .map(endpoint_from_row)
+        .transpose()?
+        .ok_or_else(not_found)
+}
+
+/// Every endpoint, oldest first (a school has a handful).
+pub(super) async fn all(conn: &mut AnyConnection) -> Result<Vec<Endpoint>> {
+    let rows = conn
+        .fetch_all(
+            concat!(
+                "SELECT ",
+                endpoint_columns!(),
+                "FROM webhook_endpoints ORDER BY created_at, id"
+            ),
+            &[],
+        )
+        .await?;
+    rows.iter().map(endpoint_from_row).collect()
+}
+
+/// Every endpoint with its deliveries counted by status (one endpoint's in its index).
+pub(super) async fn standings(conn: &mut AnyConnection, now: i64) -> Result<Vec<EndpointStanding>> {
+    let endpoints = all(conn).await?;
+    let mut standings = Vec::with_capacity(endpoints.len());
+    for endpoint in endpoints {
+        let row = conn
+            .fetch_first(
+                "SELECT e.failures,
+                        CASE WHEN e.resting_until > $2 THEN e.resting_until END AS resting_until,
+                        (SELECT COUNT(*) FROM webhook_deliveries d
+                         WHERE d.endpoint_id = e.id AND d.status = 'pending') AS pending,
+                        (SELECT COUNT(*) FROM webhook_deliveries d
+                         WHERE d.endpoint_id = e.id AND d.status = 'failed') AS failed,
+                        (SELECT COUNT(*) FROM webhook_deliveries d
+                         WHERE d.endpoint_id = e.id AND d.status = 'delivered') AS delivered,
+                        (SELECT MAX(d.delivered_at) FROM webhook_deliveries d
+                         WHERE d.endpoint_id = e.id AND d.status = 'delivered') AS last_delivered_at
+                 FROM webhook_endpoints e WHERE e.id = $1",
+                &[Arg::Text(&endpoint.id), Arg::Int(now)],
+            )
+            .await?
+            .ok_or_else(not_found)?;
+        standings.push(EndpointStanding {
+            pending: row.int("pending")?,
+            failed: row.int("failed")?,
+            delivered: row.int("delivered")?,
+            last_delivered_at: row
+                .opt_int("last_delivered_at")?
+                .map(Timestamp::from_millis),
+            failing_rounds: row.int("failures")?,
+            resting_until: row.opt_int("resting_until")?.map(Timestamp::from_millis),
+            endpoint,
+        });
+    }
+    Ok(standings)
+}
+
+/// The enabled endpoints and the events each hears (what a write queues deliveries for).
+pub(super) async fn subscriptions(conn: &mut AnyConnection) -> Result<Vec<(String, Vec<Event>)>> {
+    let rows = conn
+        .fetch_all(
+            "SELECT id, events FROM webhook_endpoints WHERE enabled = 1",
+            &[],
+        )
+        .await?;
+    rows.iter()
+        .map(|row| Ok((row.text("id")?, event::from_stored(&row.text("events")?))))
+        .collect()
+}
+
+/// Queues a delivery of `body` (the JSON sent) for each of `endpoints`, inside the write
+/// that makes the change it reports.
+pub(super) async fn queue<C: WriteConn>(
+    conn: &mut C,
+    endpoints: &[String],
+    event: Event,
+    body: &str,
+    now: i64,
+) -> Result<()> {
+    for endpoint in endpoints {
+        conn.exec(
+            "INSERT INTO webhook_deliveries (id, endpoint_id, event, body, status, attempts, next_attempt_at, created_at)
+             VALUES ($1, $2, $3, $4, 'pending', 0, $5, $5)",
+            &[
+                Arg::Text(&new_id()),
+                Arg::Text(endpoint),
+                Arg::Text(event.as_str()),
+                Arg::Text(body),
+                Arg::Int(now),
+            ],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// `POST /admin/webhooks`: the endpoint with its sealed secret.
+pub(super) struct Create {
+    pub id: String,
+    pub new: NewEndpoint,
+    pub sealed_secret: Vec<u8>,
+}
+
+impl StaffWrite for Create {
+    type Output = Endpoint;
+
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Endpoint, Entries)> {
+        let events = event::stored(&self.new.events);
+        conn.exec(
+            "INSERT INTO webhook_endpoints (id, url, events, description, enabled, secret, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, 1, $5, $6, $6)",
+            &[
+                Arg::Text(&self.id),
+                Arg::Text(self.new.url.as_str()),
+                Arg::Text(&events),
+                Arg::OptText(self.new.description.as_ref().map(|d| d.as_str())),
+                Arg::Bytes(&self.sealed_secret),
+                Arg::Int(by.now),
+            ],
+        )
+        .await?;
+        let endpoint = require(conn, &self.id).await?;
+        let entry = Entry::new("webhook.created", target(&endpoint));
+        Ok((endpoint, entry.into()))
+    }
+}
+
+/// `PATCH /admin/webhooks/{id}`.
+pub(super) struct Update {
+    pub id: String,
+    pub change: EndpointChange,
+}
+
+impl StaffWrite for Update {
+    type Output = Endpoint;
+
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<(Endpoint, Entries)> {
+        let before = require(conn, &self.id).await?;
+        let EndpointChange {
+            url,
+            events,
+            description,
+            enabled,
+        } = self.change;
+        let url = url.map_or(before.url.clone(), |u| u.to_string());
+        let events = event::stored(events.as_deref().unwrap_or(&before.events));
+        let description = match description {
+            None => before.description.clone(),
+            Some(d) => d.map(|d| d.as_str().to_owned()),
+        };
+        let enabled = enabled.unwrap_or(before.enabled);
+        conn.exec(
+            "UPDATE webhook_endpoints SET url = $1, events = $2, description = $3, enabled = $4,
+                    updated_at = $5
+             WHERE id = $6",
+            &[
+                Arg::Text(&url),
+                Arg::Text(&events),
+                Arg::OptText(description.as_deref()),
+                Arg::Int(i64::from(enabled)),
+                Arg::Int(by.now),
+                Arg::Text(&self.id),
+            ],
+        )
+        .await?;
+        let after = require(conn, &self.id).await?;
+        let entry = Entry::new("webhook.updated", target(&after)).with_changes(&before, &after);
+        Ok((after, entry.into()))
+    }
+}
+
+/// `DELETE /admin/webhooks/{id}`: the endpoint and its deliveries (nothing more is sent).
+pub(super) struct Delete {
+    pub id: String,
+}
+
+impl StaffWrite for Delete {
+    type Output = ();
+
+    async fn run<C: WriteConn>(self, conn: &mut C, _by: &Staff) -> Result<((), Entries)> {
+        let endpoint = require(conn, &self.id).await?;
+        conn.exec(
+            "DELETE FROM webhook_deliveries WHERE endpoint_id = $1",
+            &[Arg::Text(&self.id)],
+        )
+        .await?;
+        conn.exec(
+            "DELETE FROM webhook_endpoints WHERE id = $1",
+            &[Arg::Text(&self.id)],
+        )
+        .await?;
+        Ok(((), Entry::new("webhook.deleted", target(&endpoint)).into()))
+    }
+}
+
+/// `POST /admin/webhooks/{id}/secret`: the new secret signs from now on, and the one it
+/// replaces beside it for [`SECRET_OVERLAP_MS`].
+pub(super) struct Rotate {
+    pub id: String,
+    pub sealed_secret: Vec<u8>,
+}
+
+impl StaffWrite for Rotate {
+    type Output = ();
+
+    async fn run<C: WriteConn>(self, conn: &mut C, by: &Staff) -> Result<((), Entries)> {
+        let endpoint = require(conn, &self.id).await?;
+        conn.exec(
+            // A sealed secret is bound to its purpose and its row, not its column: the one
+            // replaced moves as it is.
+            "UPDATE webhook_endpoints SET previous_secret = secret, secret = $1, previous_until = $2,
+                    updated_at = $3
+             WHERE id = $4",
+            &[
+                Arg::Bytes(&self.sealed_secret),
+                Arg::Int(by.now + SECRET_OVERLAP_MS),
+                Arg::Int(by.now),
+                Arg::Text(&self.id),
+            ],
+        )
+        .await?;
+        Ok((
+            (),
+            Entry::new("webhook.secret_rotated", target(&endpoint)).into(),
+        ))
+    }
+}
+
+/// The delivery log of one endpoint, newest first.
+const LOG: Paged = Paged {
+    select: "SELECT id, event, status, attempts, last_status_code, last_error, created_at,
+                    delivered_at, next_attempt_at FROM webhook_deliveries",
+    joined: None,
+    from: "webhook_deliveries",
+    key: "id",
+    order: "created_at DESC, id DESC",
+};
+
+fn delivery_from_row(row: &impl Row) -> Result<Delivery> {
+    let status = row.text("status")?;
+    Ok(Delivery {
+        id: row.text("id")?,
+        event: row.text("event")?,
+        attempts: row.int("attempts")?,
+        last_status_code: row.opt_int("last_status_code")?,
+        last_error: row.opt_text("last_error")?,
+        created_at: Timestamp::from_millis(row.int("created_at")?),
+        delivered_at: row.opt_int("delivered_at")?.map(Timestamp::from_millis),
+        next_attempt_at: (status == "pending")
+            .then(|| row.int("next_attempt_at"))
+            .transpose()?
+            .map(Timestamp::from_millis),
+        status,
+    })
+}
+
+/// A page of one endpoint's deliveries (newest first) and how many match.
+pub(super) async fn deliveries(
+    conn: &mut AnyConnection,
+    endpoint_id: &str,
+    query: DeliveryQuery,
+    page: PageRequest,
+) -> Result<(Vec<Delivery>, i64)> {
+    let mut conditions = Conditions::default();
+    conditions
+        .and_text("endpoint_id = ?", Some(endpoint_id))
+        .and_text("status = ?", query.status.map(|s| s.as_str()));
+    // One endpoint's deliveries, counted in its index.
+    let total = conditions.count(conn, "webhook_deliveries").await?;
+    let rows = LOG.page_by_keys(conn, &conditions, page, total).await?;
+    let list = rows.iter().map(delivery_from_row).collect::<Result<_>>()?;
+    Ok((list, total))
+}
