@@ -39,6 +39,7 @@ pub struct App {
     pub settings: views::settings::SettingsState,
     pub mail: views::mail::MailState,
     pub audit: views::audit::AuditState,
+    pub webhooks: views::webhooks::WebhooksState,
     /// A text for the user's editor, for the runtime to take ([`App::take_edit`]).
     edit: Option<EditRequest>,
 }
@@ -82,6 +83,7 @@ impl App {
             settings: views::settings::SettingsState::default(),
             mail: views::mail::MailState::default(),
             audit: views::audit::AuditState::default(),
+            webhooks: views::webhooks::WebhooksState::default(),
             edit: None,
         }
     }
@@ -112,6 +114,7 @@ impl App {
             view: self.view,
             focus: match self.view {
                 View::Placement => self.placement.focus(),
+                View::Webhooks => self.webhooks.focus(),
                 _ => Focus::Main,
             },
         }
@@ -205,6 +208,7 @@ impl App {
             View::Settings => views::settings::load(self),
             View::Mail => views::mail::load(self),
             View::Audit => views::audit::load(self),
+            View::Webhooks => views::webhooks::load(self),
         }
     }
 
@@ -288,6 +292,7 @@ impl App {
                 View::Settings => views::settings::action(self, action),
                 View::Mail => views::mail::action(self, action),
                 View::Audit => views::audit::action(self, action),
+                View::Webhooks => views::webhooks::action(self, action),
             },
         }
     }
@@ -348,6 +353,12 @@ impl App {
             Ok(Data::Audit(page)) => {
                 self.page_loaded(View::Audit, done.id, page, |a| &mut a.audit.list)
             }
+            Ok(Data::WebhookStandings(list)) => {
+                views::webhooks::endpoints_loaded(self, done.id, list)
+            }
+            Ok(Data::WebhookDeliveries(page)) => {
+                views::webhooks::deliveries_loaded(self, done.id, page)
+            }
             Err(text) => {
                 if self.awaiting() == Some(done.id) {
                     self.clear_awaiting();
@@ -399,6 +410,11 @@ impl App {
             View::Mail if self.mail.preview_id == Some(id) => &mut self.mail.preview_id,
             View::Mail => &mut self.mail.list.load_id,
             View::Audit => &mut self.audit.list.load_id,
+            View::Webhooks if self.webhooks.deliveries.load_id == Some(id) => {
+                self.webhooks.deliveries.loaded = true;
+                &mut self.webhooks.deliveries.load_id
+            }
+            View::Webhooks => &mut self.webhooks.endpoints.load_id,
         };
         if *load_id == Some(id) {
             *load_id = None;
@@ -426,7 +442,8 @@ impl Searchable {
             | View::Courses
             | View::Settings
             | View::Mail
-            | View::Audit => None,
+            | View::Audit
+            | View::Webhooks => None,
         }
     }
 }

@@ -178,7 +178,7 @@ pub fn bindings(cx: KeyContext) -> Vec<Binding> {
             list.extend([
                 bind(
                     &[key(Tab)],
-                    &format!("1-{}/Tab", View::ALL.len()),
+                    &format!("{}/Tab", View::keys_label()),
                     "views",
                     Action::NextView,
                 ),
@@ -456,6 +456,20 @@ fn view_bindings(view: View, focus: Focus) -> Vec<Binding> {
                 bind(&[key(Char('d'))], "d", "reset to built-in", Action::Delete),
             ],
         ),
+        View::Webhooks if focus == Focus::Main => (
+            Moves::List,
+            vec![
+                bind(&[key(Enter)], "Enter", "to deliveries", Action::Open),
+                bind(&[key(Char('f'))], "f", "status", Action::CycleFilter),
+            ],
+        ),
+        View::Webhooks => (
+            Moves::Pages,
+            vec![
+                bind(&[key(Char('f'))], "f", "status", Action::CycleFilter),
+                bind(&[key(Esc)], "Esc", "to endpoints", Action::Back),
+            ],
+        ),
         View::Audit => (
             Moves::Pages,
             vec![
@@ -499,9 +513,9 @@ pub fn map_key(cx: KeyContext, event: KeyEvent) -> Option<Action> {
     if cx.mode == Mode::Normal
         && !is_ctrl
         && let Char(c) = event.code
-        && let Some(n) = c.to_digit(10)
+        && c.is_ascii_digit()
     {
-        return View::numbered(n as usize).map(Action::SwitchTo);
+        return View::of_key(c).map(Action::SwitchTo);
     }
     if let Some(binding) = bindings(cx).into_iter().find(|b| b.keys.contains(&pressed)) {
         return Some(binding.action);

@@ -15,6 +15,9 @@ use langcamp_core::materials::{Assignment, Material};
 use langcamp_core::placement::{ProficiencyTest, ResultQuery, TestPatch, TestResult};
 use langcamp_core::settings::{NewSetting, Setting};
 use langcamp_core::users::{User, UserQuery};
+use langcamp_core::webhooks::{
+    Delivery, DeliveryQuery, DeliveryStatus, Endpoint, EndpointStanding,
+};
 use langcamp_core::{Actor, Error, Langcamp, Page, PageRequest, Role};
 use std::path::{Path, PathBuf};
 
@@ -149,6 +152,14 @@ pub enum Job {
         query: AuditQuery,
         page: u32,
     },
+    /// Every webhook endpoint with how its deliveries stand.
+    WebhookStandings,
+    /// A page of an endpoint's deliveries, newest first.
+    WebhookDeliveries {
+        id: Id<Endpoint>,
+        status: Option<DeliveryStatus>,
+        page: u32,
+    },
     /// A list with a view's current filter, as a CSV file under `DATA_DIR/exports`.
     Export(ExportList),
 }
@@ -188,6 +199,8 @@ pub enum Data {
     MailTemplates(Vec<MailTemplate>),
     MailPreview(MailPreview),
     Audit(Page<AuditEntry>),
+    WebhookStandings(Vec<EndpointStanding>),
+    WebhookDeliveries(Page<Delivery>),
     /// A write succeeded; the text says what was done.
     Written(String),
     /// A file was written, nothing in the database changed; the text names the file.
@@ -394,6 +407,14 @@ async fn run(core: &Langcamp, job: Job) -> Result<Data, Error> {
         }
         Job::Audit { query, page } => {
             Data::Audit(core.list_audit(op, &query, page_request(page)).await?)
+        }
+        Job::WebhookStandings => Data::WebhookStandings(core.webhook_standings(op).await?),
+        Job::WebhookDeliveries { id, status, page } => {
+            let query = DeliveryQuery { status };
+            Data::WebhookDeliveries(
+                core.webhook_deliveries(op, &id, query, page_request(page))
+                    .await?,
+            )
         }
         Job::Export(list) => {
             let query = match list {

@@ -36,6 +36,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         View::Settings => views::settings::render(app, frame, body),
         View::Mail => views::mail::render(app, frame, body),
         View::Audit => views::audit::render(app, frame, body),
+        View::Webhooks => views::webhooks::render(app, frame, body),
     }
     render_status(app, frame, status);
     frame.render_widget(Paragraph::new(footer_lines), footer);
@@ -46,35 +47,40 @@ pub fn render(app: &App, frame: &mut Frame) {
 
 fn render_tabs(app: &App, frame: &mut Frame, area: Rect) {
     // Wide terminals get the name and roomy tabs; narrower ones the tabs alone, then
-    // closer together, and the narrowest every view's number and the current one's name.
-    let named = |i: usize, v: &View| format!("{} {}", i + 1, v.title());
-    let full: Vec<String> = View::ALL
+    // closer together, then with the short titles, and the narrowest every view's number
+    // and the current one's name. Each tab starts with its view's number key.
+    let named = |v: &View, title: &str| format!("{} {title}", v.key());
+    let full: Vec<String> = View::ALL.iter().map(|v| named(v, v.title())).collect();
+    let short: Vec<String> = View::ALL
         .iter()
-        .enumerate()
-        .map(|(i, v)| named(i, v))
+        .map(|v| named(v, v.short_title()))
         .collect();
-    let width = |pad: usize| {
-        full.iter()
+    let width = |titles: &[String], pad: usize| {
+        titles
+            .iter()
             .map(|t| t.chars().count() + 2 * pad)
             .sum::<usize>()
-            + full.len()
+            + titles.len()
             - 1
     };
-    let (titles, pad, show_name) = if width(1) + 10 <= usize::from(area.width) {
+    let room = usize::from(area.width);
+    let (titles, pad, show_name) = if width(&full, 1) + 10 <= room {
         (full, " ", true)
-    } else if width(1) <= usize::from(area.width) {
+    } else if width(&full, 1) <= room {
         (full, " ", false)
-    } else if width(0) <= usize::from(area.width) {
+    } else if width(&full, 0) <= room {
         (full, "", false)
+    } else if width(&short, 0) <= room {
+        (short, "", false)
     } else {
-        let short = View::ALL.iter().enumerate().map(|(i, v)| {
+        let numbers = View::ALL.iter().map(|v| {
             if *v == app.view {
-                named(i, v)
+                named(v, v.title())
             } else {
-                (i + 1).to_string()
+                v.key().to_string()
             }
         });
-        (short.collect(), "", false)
+        (numbers.collect(), "", false)
     };
     let tabs = Tabs::new(titles)
         .select(app.view.index())
@@ -312,6 +318,14 @@ fn render_help(app: &App, frame: &mut Frame, area: Rect) {
             "The trail is read-only: no key edits or deletes an entry. Filters match \
              exactly and combine; an empty one is cleared. Since takes an RFC 3339 time \
              (2026-05-04T09:00:00Z).",
+            dim(),
+        )));
+    }
+    if app.view == View::Webhooks {
+        lines.push(Line::from(Span::styled(
+            "Read-only: a superadmin adds and changes endpoints over the API \
+             (/admin/webhooks, with step-up), which shows each secret once. The counts \
+             cover the delivery log's 30 days; f shows the deliveries of one status.",
             dim(),
         )));
     }

@@ -58,8 +58,8 @@ pub struct EndpointUpdate {
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryFilter {
-    /// `pending`, `delivered` or `failed`.
-    #[param(value_type = Option<String>, pattern = "^(pending|delivered|failed)$")]
+    /// `pending`, `delivered` or `failed` (empty: every status); another value is 400.
+    #[param(value_type = Option<String>, pattern = r"^\s*(pending|delivered|failed)?\s*$")]
     pub status: Option<String>,
 }
 

@@ -41,7 +41,7 @@ use crate::platform::keyring::{self, KeyCounts, Purpose};
 use crate::platform::outgoing::Destinations;
 use crate::platform::queue::Tally;
 
-/// An endpoint as staff see it (never with its secret).
+/// An endpoint as staff see it.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
@@ -55,18 +55,11 @@ pub struct Endpoint {
     pub enabled: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
-}
-
-/// A new endpoint, with its secret: the one time it is shown.
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CreatedEndpoint {
-    #[serde(flatten)]
-    pub endpoint: Endpoint,
-    /// `whsec_` and the base64 of 32 random bytes: the key of the deliveries' signatures.
-    /// Shown this once.
+    /// Only in the answer that creates the endpoint, the one time it is shown: `whsec_` and
+    /// the base64 of 32 random bytes, the key of the deliveries' signatures.
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
-    pub secret: String,
+    pub secret: Option<String>,
 }
 
 /// An endpoint's new secret; for a day deliveries are signed with the one it replaces too.
@@ -168,7 +161,7 @@ impl Langcamp {
     /// `POST /admin/webhooks`: a new endpoint and its secret, shown this once (superadmin,
     /// step-up). Its URL must lead where calls may go now (400 naming `url`).
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn create_webhook(&self, actor: &Actor, new: NewEndpoint) -> Result<CreatedEndpoint> {
+    pub async fn create_webhook(&self, actor: &Actor, new: NewEndpoint) -> Result<Endpoint> {
         actor.require(Role::Superadmin)?;
         self.require_step_up(actor)?;
         self.check_destination(&new.url).await?;
@@ -184,7 +177,10 @@ impl Langcamp {
         let endpoint = self
             .staff_write(actor, create, Some(Change::Webhooks))
             .await?;
-        Ok(CreatedEndpoint { endpoint, secret })
+        Ok(Endpoint {
+            secret: Some(secret),
+            ..endpoint
+        })
     }
 
     /// `GET /admin/webhooks`: every endpoint, oldest first (superadmin).

@@ -92,6 +92,7 @@ fn endpoint_from_row(row: &impl Row) -> Result<Endpoint> {
         enabled: flag(row.int("enabled")?),
         created_at: Timestamp::from_millis(row.int("created_at")?),
         updated_at: Timestamp::from_millis(row.int("updated_at")?),
+        secret: None,
     })
 }
 

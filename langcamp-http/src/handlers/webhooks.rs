@@ -3,8 +3,8 @@
 
 use langcamp_core::domain::Deleted;
 use langcamp_core::webhooks::{
-    CreatedEndpoint, Delivery, DeliveryFilter, DeliveryQuery, Endpoint, EndpointChange,
-    EndpointInput, EndpointUpdate, NewEndpoint, NewSecret,
+    Delivery, DeliveryFilter, DeliveryQuery, Endpoint, EndpointChange, EndpointInput,
+    EndpointUpdate, NewEndpoint, NewSecret,
 };
 use langcamp_core::{Page, Result};
 
@@ -32,7 +32,7 @@ pub fn routes(r: &mut Routes) {
 #[utoipa::path(post, operation_id = "createWebhook", path = "/admin/webhooks", tag = "webhooks",
     request_body = EndpointInput,
     responses(
-        (status = 201, description = "The endpoint and its secret", body = Envelope<CreatedEndpoint>),
+        (status = 201, description = "The endpoint and its secret", body = Envelope<Endpoint>),
         (status = 400, description = "A bad or refused `url`, no or an unknown event, a long description", body = ErrorEnvelope),
         (status = 403, description = "Not a superadmin; STEP_UP_REQUIRED without a recent second-factor check", body = ErrorEnvelope),
     ))]

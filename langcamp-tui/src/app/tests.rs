@@ -2,6 +2,7 @@ use langcamp_core::auth::{Factor, FactorKind, FactorList};
 use langcamp_core::domain::{Email, Id};
 use langcamp_core::settings::Setting;
 use langcamp_core::users::User;
+use langcamp_core::webhooks::DeliveryStatus;
 use langcamp_core::{Page, PageRequest, Role, Timestamp};
 
 use super::*;
@@ -593,4 +594,96 @@ fn a_user_without_a_factor_has_none_to_reset() {
             is_error: true
         })
     );
+}
+
+/// An endpoint standing `n`, hearing `contact.created`, with nothing delivered yet.
+fn standing(n: i64) -> langcamp_core::webhooks::EndpointStanding {
+    use langcamp_core::webhooks::{Endpoint, EndpointStanding, Event};
+    EndpointStanding {
+        endpoint: Endpoint {
+            id: format!("endpoint-{n}"),
+            url: format!("https://hooks.example.com/{n}"),
+            events: vec![Event::ContactCreated],
+            description: None,
+            enabled: true,
+            created_at: Timestamp::from_millis(n),
+            updated_at: Timestamp::from_millis(n),
+            secret: None,
+        },
+        pending: 0,
+        failed: 0,
+        delivered: 0,
+        last_delivered_at: None,
+        failing_rounds: 0,
+        resting_until: None,
+    }
+}
+
+/// The endpoint id and status filter of a deliveries load; a failure for any other job.
+fn deliveries_of(task: &Task) -> (String, Option<DeliveryStatus>, u32) {
+    match &task.job {
+        Job::WebhookDeliveries { id, status, page } => (id.as_str().to_owned(), *status, *page),
+        other => panic!("expected a deliveries load, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_deliveries_follow_the_selected_endpoint_and_older_answers_are_dropped() {
+    let mut app = App::new();
+    let tasks = app.switch(View::Webhooks);
+    assert_eq!(jobs(&tasks), [&Job::WebhookStandings]);
+    let follow = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::WebhookStandings(vec![standing(1), standing(2)])),
+    });
+    assert_eq!(follow.len(), 1);
+    assert_eq!(deliveries_of(&follow[0]), ("endpoint-1".into(), None, 1));
+    let first = follow[0].id;
+
+    // Down: the second endpoint's deliveries; the first's answer, late, is dropped.
+    let tasks = app.update(Action::Down);
+    assert_eq!(deliveries_of(&tasks[0]), ("endpoint-2".into(), None, 1));
+    let empty = Page::new(Vec::new(), PageRequest::default(), 0);
+    assert!(
+        app.finish(Done {
+            id: first,
+            outcome: Ok(Data::WebhookDeliveries(empty)),
+        })
+        .is_empty()
+    );
+    assert!(!app.webhooks.deliveries.loaded);
+
+    // f filters them by status, Enter gives them the keys, Esc gives them back.
+    let tasks = app.update(Action::CycleFilter);
+    let pending = Some(DeliveryStatus::Pending);
+    assert_eq!(deliveries_of(&tasks[0]), ("endpoint-2".into(), pending, 1));
+    app.update(Action::Open);
+    assert_eq!(app.key_context().focus, Focus::Secondary);
+    assert!(app.update(Action::Down).is_empty(), "no endpoint move");
+    assert_eq!(app.webhooks.endpoints.selected, 1);
+    app.update(Action::Back);
+    assert_eq!(app.key_context().focus, Focus::Main);
+
+    // r reloads the endpoints, then the deliveries of the one still selected.
+    let tasks = app.update(Action::Reload);
+    assert_eq!(jobs(&tasks), [&Job::WebhookStandings]);
+    let follow = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::WebhookStandings(vec![standing(1), standing(2)])),
+    });
+    assert_eq!(deliveries_of(&follow[0]), ("endpoint-2".into(), pending, 1));
+}
+
+#[test]
+fn without_endpoints_no_deliveries_load_and_enter_does_nothing() {
+    let mut app = App::new();
+    let tasks = app.switch(View::Webhooks);
+    let follow = app.finish(Done {
+        id: tasks[0].id,
+        outcome: Ok(Data::WebhookStandings(Vec::new())),
+    });
+    assert!(follow.is_empty());
+    assert!(app.webhooks.deliveries.loaded);
+    app.update(Action::Open);
+    assert_eq!(app.key_context().focus, Focus::Main);
 }

@@ -24,7 +24,10 @@ fn number_keys_and_tab_switch_views_in_normal_mode() {
         map_key(cx, press(Char('1'))),
         Some(Action::SwitchTo(View::ALL[0]))
     );
-    assert_eq!(map_key(cx, press(Char('0'))), None);
+    assert_eq!(
+        map_key(cx, press(Char('0'))),
+        Some(Action::SwitchTo(View::ALL[9]))
+    );
     assert_eq!(map_key(cx, press(Tab)), Some(Action::NextView));
     assert_eq!(
         map_key(cx, KeyEvent::new(BackTab, KeyModifiers::SHIFT)),
@@ -131,13 +134,71 @@ fn eight_switches_to_the_mail_templates() {
 }
 
 #[test]
-fn nine_switches_to_the_audit_trail_the_last_view() {
+fn nine_switches_to_the_audit_trail() {
     assert_eq!(
         map_key(normal(View::Users), press(Char('9'))),
         Some(Action::SwitchTo(View::Audit))
     );
-    assert_eq!(View::Dashboard.prev(), View::Audit);
-    assert_eq!(View::Audit.next(), View::Dashboard);
+    assert_eq!(View::Audit.next(), View::Webhooks);
+}
+
+#[test]
+fn zero_switches_to_the_webhooks_the_last_view() {
+    assert_eq!(
+        map_key(normal(View::Users), press(Char('0'))),
+        Some(Action::SwitchTo(View::Webhooks))
+    );
+    assert_eq!(View::Dashboard.prev(), View::Webhooks);
+    assert_eq!(View::Webhooks.next(), View::Dashboard);
+    let tab = bindings(normal(View::Users))
+        .into_iter()
+        .find(|b| b.action == Action::NextView)
+        .map(|b| b.label);
+    assert_eq!(tab.as_deref(), Some("0-9/Tab"));
+}
+
+#[test]
+fn webhook_keys_follow_the_pane_that_has_the_focus_and_none_writes() {
+    let endpoints = normal(View::Webhooks);
+    let deliveries = KeyContext {
+        focus: Focus::Secondary,
+        ..endpoints
+    };
+    for (cx, code, action) in [
+        (endpoints, Down, Action::Down),
+        (endpoints, Char('k'), Action::Up),
+        (endpoints, Enter, Action::Open),
+        (endpoints, Char('f'), Action::CycleFilter),
+        (endpoints, Char('r'), Action::Reload),
+        (deliveries, Down, Action::Down),
+        (deliveries, Char(']'), Action::NextPage),
+        (deliveries, PageUp, Action::PrevPage),
+        (deliveries, Char('f'), Action::CycleFilter),
+        (deliveries, Esc, Action::Back),
+    ] {
+        assert_eq!(map_key(cx, press(code)), Some(action), "{code:?}");
+    }
+    // Every endpoint comes in one piece: no pages.
+    assert_eq!(map_key(endpoints, press(Char(']'))), None);
+    let writes = [
+        Action::Delete,
+        Action::EditEmail,
+        Action::SetRole,
+        Action::SetStatus,
+        Action::New,
+        Action::Assign,
+        Action::Unassign,
+        Action::Duplicate,
+        Action::TogglePublish,
+        Action::ToggleActive,
+        Action::Export,
+    ];
+    for cx in [endpoints, deliveries] {
+        assert!(
+            bindings(cx).iter().all(|b| !writes.contains(&b.action)),
+            "a write key in the webhooks view"
+        );
+    }
 }
 
 #[test]

@@ -20,7 +20,7 @@ use crate::ui;
 use crate::view::View;
 
 /// The kinds of record an entry can be about, in the order `f` cycles through them.
-pub const TARGET_TYPES: [&str; 12] = [
+pub const TARGET_TYPES: [&str; 13] = [
     "user",
     "course",
     "test",
@@ -29,6 +29,7 @@ pub const TARGET_TYPES: [&str; 12] = [
     "contact",
     "setting",
     "mail_template",
+    "webhook",
     "export",
     "stats",
     "storage",

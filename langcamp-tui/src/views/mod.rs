@@ -9,3 +9,4 @@ pub mod materials;
 pub mod placement;
 pub mod settings;
 pub mod users;
+pub mod webhooks;

@@ -8,4 +8,5 @@ mod factors;
 mod harness;
 mod mail;
 mod views;
+mod webhooks;
 mod workflows;
