@@ -46,7 +46,8 @@ curl -sf "$base/metrics" -H "authorization: Bearer $METRICS_TOKEN" >"$work/scrap
 promtool check metrics <"$work/scrape.txt"
 for series in langcamp_http_requests_total langcamp_http_request_duration_seconds_bucket \
   langcamp_mail_outbox_queued langcamp_mail_outbox_oldest_seconds langcamp_mail_sent_total \
-  langcamp_mail_failed_total langcamp_db_pool_connections process_resident_memory_bytes; do
+  langcamp_mail_failed_total langcamp_db_pool_connections process_resident_memory_bytes \
+  langcamp_webhook_deliveries_total langcamp_webhook_queue_oldest_seconds; do
   grep -q "^$series" "$work/scrape.txt" || { echo "the scrape lacks $series" >&2; cat "$work/scrape.txt" >&2; exit 1; }
 done
 # A fresh instance lists every rate-limit rule at 0 before its first 429 (contract §15;

@@ -761,3 +761,72 @@ async fn keys_reseal_seals_under_the_new_secret_and_says_when_the_old_one_can_go
         text(&out.stdout)
     );
 }
+
+/// `langcamp webhooks list` (CONTRACT §24): each endpoint with its events and how its
+/// deliveries stand.
+#[tokio::test]
+async fn webhooks_list_shows_each_endpoint_and_its_deliveries() {
+    use langcamp_core::contacts::{ContactInput, NewContact};
+    use langcamp_core::webhooks::{EndpointInput, NewEndpoint};
+    use langcamp_core::{Actor, Clock, Config, Langcamp};
+
+    let env = Env::migrated().await;
+    let out = env.run(&["webhooks", "list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("No webhook endpoints"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let vars = langcamp_testkit::database::process_vars(env.db.url(), env.db.dir());
+    let config = Config::from_lookup(vars).expect("a configuration");
+    let core = Langcamp::connect(config, Clock::System)
+        .await
+        .expect("connected");
+    let new = NewEndpoint::try_from(EndpointInput {
+        url: Some("https://crm.school.example/hooks".into()),
+        events: Some(vec!["contact.created".into()]),
+        description: Some("The CRM".into()),
+    })
+    .expect("a valid endpoint");
+    let endpoint = core
+        .create_webhook(&Actor::Operator, new)
+        .await
+        .expect("created");
+    for n in 0..2 {
+        let contact = NewContact::try_from(ContactInput {
+            first_name: Some(format!("Visitor{n}")),
+            last_name: Some("Lind".into()),
+            email: Some("visitor@example.com".into()),
+            message: Some("Hello".into()),
+            ..ContactInput::default()
+        })
+        .expect("a contact");
+        core.create_contact(&Actor::Anonymous, contact)
+            .await
+            .expect("stored");
+    }
+    core.db().close().await;
+
+    let out = env.run(&["webhooks", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(listed[0]["id"], endpoint.id.as_str());
+    assert_eq!(listed[0]["url"], "https://crm.school.example/hooks");
+    assert_eq!(listed[0]["events"], json!(["contact.created"]));
+    assert_eq!(listed[0]["pending"], 2);
+    assert_eq!(listed[0]["delivered"], 0);
+    assert!(listed[0].get("secret").is_none(), "{listed}");
+    let out = env.run(&["webhooks", "list"]);
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("https://crm.school.example/hooks"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("2 pending, 0 delivered, 0 failed"),
+        "{shown}"
+    );
+    assert!(shown.contains("The CRM"), "{shown}");
+}

@@ -779,3 +779,37 @@ async fn two_instances_on_one_database_deliver_each_event_once() {
     assert_eq!(ids.len(), 200, "each event once");
     assert_eq!(got_now.len(), 200, "no delivery sent twice");
 }
+
+#[tokio::test]
+async fn an_endpoints_secret_outlives_a_rotation_of_the_server_secret() {
+    const OLD: &str = "the-old-server-secret-0123456789";
+    const NEW: &str = "the-new-server-secret-0123456789";
+    let mut app = TestApp::builder()
+        .manual_clock(start())
+        .var("WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8")
+        .var("JWT_SECRET", OLD)
+        .spawn()
+        .await;
+    let root = app.superadmin().await;
+    let receiver = Receiver::start().await;
+    let made = endpoint(&root, &receiver.url(), &["contact.created"]).await;
+    let secret = secret_of(&made);
+
+    // The new secret, the old one kept for reading: the endpoint's secret still opens, and
+    // is sealed again under the new one when first used.
+    app.restart_with(&[("JWT_SECRET", NEW), ("JWT_SECRET_PREVIOUS", OLD)])
+        .await;
+    contact_through_core(&app, 1).await;
+    assert_eq!(receiver.wait_for(1).await[0].signatures_by(&secret), 1);
+    let counts = app
+        .core
+        .key_counts(&Actor::Operator)
+        .await
+        .expect("the counts");
+    assert_eq!(counts.unreadable, 0);
+
+    // The old secret gone: deliveries are still signed with the endpoint's own.
+    app.restart_with(&[("JWT_SECRET_PREVIOUS", "")]).await;
+    contact_through_core(&app, 2).await;
+    assert_eq!(receiver.wait_for(2).await[1].signatures_by(&secret), 1);
+}
