@@ -22,6 +22,7 @@ mod serve;
 mod settings;
 mod stats;
 mod storage;
+mod telemetry;
 mod users;
 mod webhooks;
 
@@ -130,35 +131,19 @@ enum Command {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     // The console logs to a file: stderr would draw over its screen.
-    let started = if matches!(cli.command, Command::Console) {
-        Ok(())
-    } else {
-        init_tracing()
+    let started = match &cli.command {
+        Command::Console => Ok(None),
+        // Only the server makes traces (CONTRACT §23).
+        Command::Serve(_) => init_tracing(Some(&cli)),
+        _ => init_tracing(None),
     };
-    let result = match started {
-        Err(error) => Err(error),
-        Ok(()) => match &cli.command {
-            Command::Serve(args) => serve::run(&cli, args).await,
-            Command::Migrate => migrate::run(&cli).await,
-            Command::Seed(args) => seed::run(&cli, args).await,
-            Command::Users(command) => users::run(&cli, command).await,
-            Command::Settings(command) => settings::run(&cli, command).await,
-            Command::MailTemplates(command) => mail_templates::run(&cli, command).await,
-            Command::Audit(command) => audit::run(&cli, command).await,
-            Command::Export(command) => export::run(&cli, command).await,
-            Command::Placement(command) => placement::run(&cli, command).await,
-            Command::Stats(command) => stats::run(&cli, command).await,
-            Command::Keys(command) => keys::run(&cli, command).await,
-            Command::Webhooks(command) => webhooks::run(&cli, command).await,
-            Command::Storage(command) => storage::run(&cli, command).await,
-            Command::Console => console::run(&cli).await,
-            Command::Openapi => openapi::run(),
-            Command::Doctor => doctor::run(&cli).await,
-            Command::Backup(args) => backup::run(&cli, args).await,
-            Command::Completions(args) => completions::run(args),
-            Command::Man => man::run(),
-        },
+    let (result, tracing) = match started {
+        Err(error) => (Err(error), None),
+        Ok(tracing) => (run(&cli).await, tracing),
     };
+    if let Some(tracing) = tracing {
+        tracing.shutdown().await;
+    }
     logbuf::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -166,6 +151,31 @@ async fn main() -> ExitCode {
             eprintln!("langcamp: {error}");
             ExitCode::from(error.exit_code())
         }
+    }
+}
+
+/// Runs the command.
+async fn run(cli: &Cli) -> Result<(), CliError> {
+    match &cli.command {
+        Command::Serve(args) => serve::run(cli, args).await,
+        Command::Migrate => migrate::run(cli).await,
+        Command::Seed(args) => seed::run(cli, args).await,
+        Command::Users(command) => users::run(cli, command).await,
+        Command::Settings(command) => settings::run(cli, command).await,
+        Command::MailTemplates(command) => mail_templates::run(cli, command).await,
+        Command::Audit(command) => audit::run(cli, command).await,
+        Command::Export(command) => export::run(cli, command).await,
+        Command::Placement(command) => placement::run(cli, command).await,
+        Command::Stats(command) => stats::run(cli, command).await,
+        Command::Keys(command) => keys::run(cli, command).await,
+        Command::Webhooks(command) => webhooks::run(cli, command).await,
+        Command::Storage(command) => storage::run(cli, command).await,
+        Command::Console => console::run(cli).await,
+        Command::Openapi => openapi::run(),
+        Command::Doctor => doctor::run(cli).await,
+        Command::Backup(args) => backup::run(cli, args).await,
+        Command::Completions(args) => completions::run(args),
+        Command::Man => man::run(),
     }
 }
 
@@ -204,8 +214,14 @@ fn confirm(yes: bool, question: &str) -> Result<(), CliError> {
 
 /// Logs to stderr: text (coloured only when stderr is a terminal, so a file never gets
 /// escape codes) or, with `LOG_FORMAT=json`, one JSON object a line for log shippers.
-fn init_tracing() -> Result<(), CliError> {
+/// For the server (`serve`) with an OTLP endpoint set, also exports traces (CONTRACT §23)
+/// and puts each JSON line's `trace_id` and `span_id` in it: the exporter is returned, to
+/// be shut down (its last spans sent) when the command ends.
+fn init_tracing(serve: Option<&Cli>) -> Result<Option<telemetry::Tracing>, CliError> {
     use std::io::IsTerminal;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::{Layer as _, filter::Targets};
     // `.env` may set LOG_FORMAT and RUST_LOG too; the configuration reads it again later.
     let _ = dotenvy::dotenv();
     let json = match std::env::var("LOG_FORMAT").as_deref().map(str::trim) {
@@ -217,26 +233,85 @@ fn init_tracing() -> Result<(), CliError> {
             )));
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(logbuf::Stderr);
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"))
+    };
+    let settings = match serve {
+        Some(_) => telemetry::settings_from_env()?,
+        None => None,
+    };
     logbuf::start_flusher();
-    if json {
-        builder
-            .json()
+    let Some(settings) = settings else {
+        // Tracing off: the subscriber as it always was, nothing more on any path.
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(filter())
+            .with_writer(logbuf::Stderr);
+        if json {
+            builder
+                .json()
+                .flatten_event(true)
+                .with_current_span(false)
+                .with_span_list(false)
+                .init();
+        } else {
+            builder
+                .with_ansi(std::io::stderr().is_terminal())
+                .event_format(access_line::TextLines::default())
+                .init();
+        }
+        return Ok(None);
+    };
+    let tracing = telemetry::Tracing::start(&settings)?;
+    // The log never shows the trace's spans (their fields are the trace's business).
+    let log_filter = filter().add_directive(
+        format!("{}=off", langcamp_core::platform::trace::TARGET)
+            .parse()
+            .map_err(|e| CliError::failed(format!("log filter: {e}")))?,
+    );
+    let log = tracing_subscriber::fmt::layer().with_writer(logbuf::Stderr);
+    let log = if json {
+        log.json()
             .flatten_event(true)
             .with_current_span(false)
             .with_span_list(false)
-            .init();
+            .map_event_format(telemetry::WithTraceIds)
+            .with_filter(log_filter)
+            .boxed()
     } else {
-        builder
-            .with_ansi(std::io::stderr().is_terminal())
+        log.with_ansi(std::io::stderr().is_terminal())
             .event_format(access_line::TextLines::default())
-            .init();
+            .with_filter(log_filter)
+            .boxed()
+    };
+    let spans =
+        Targets::new().with_target(langcamp_core::platform::trace::TARGET, tracing::Level::INFO);
+    let bridge = tracing_opentelemetry::layer()
+        .with_tracer(tracing.tracer.clone())
+        .with_location(false)
+        .with_threads(false)
+        .with_target(false)
+        .with_level(false)
+        .with_tracked_inactivity(false)
+        .with_filter(spans.clone());
+    let statements = telemetry::Statements {
+        tracer: tracing.tracer.clone(),
+        system: telemetry::database_system(
+            serve
+                .and_then(|cli| cli.database_url.clone())
+                .or_else(|| std::env::var("DATABASE_URL").ok())
+                .as_deref(),
+        ),
     }
-    Ok(())
+    .with_filter(spans.with_target("sqlx::query", tracing::Level::DEBUG));
+    tracing_subscriber::registry()
+        .with(log)
+        .with(bridge)
+        .with(statements)
+        .init();
+    langcamp_core::platform::trace::enable();
+    tracing::info!(endpoint = %settings.endpoint, service = %settings.service_name, "exporting traces over OTLP/HTTP");
+    Ok(Some(tracing))
 }
 
 /// Loads the configuration, with command-line flags overriding the environment.

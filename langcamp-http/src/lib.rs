@@ -35,8 +35,10 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use langcamp_core::Langcamp;
 use langcamp_core::platform::config::DEFAULT_SHUTDOWN_DRAIN;
+use langcamp_core::platform::trace;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
+use tracing::Instrument as _;
 
 use crate::limits::{RateLimits, client_ip};
 use crate::reply::{Body, HttpError, empty, failure_at, http_failure};
@@ -154,6 +156,61 @@ impl Server {
     /// Answers one request. Never fails: every error becomes an envelope. Every answer
     /// carries `X-Request-Id`, is counted, and gets one access-log line.
     pub async fn handle(&self, request: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+        // Probes and scrapes make no trace (one a second would bury the requests').
+        if trace::enabled() && !observe::is_operations_path(request.method(), request.uri().path())
+        {
+            let span = self.server_span(&request, peer);
+            let response = self.answer(request, peer).instrument(span.clone()).await;
+            let status = response.status();
+            span.record("http.response.status_code", status.as_u16());
+            if status.is_server_error() {
+                span.record("otel.status_code", "ERROR");
+            }
+            return response;
+        }
+        self.answer(request, peer).await
+    }
+
+    /// The request's `SERVER` span (CONTRACT §23), named `{method} {route}` (the route
+    /// template; the method alone when no route matches), a child of the caller's trace
+    /// when the request carries a valid `traceparent`. The query string is left out (a
+    /// search names people).
+    fn server_span(&self, request: &Request<Incoming>, peer: SocketAddr) -> tracing::Span {
+        let method = request.method();
+        let path = request.uri().path();
+        let route = match self.routes.find(method, path) {
+            Lookup::Route(route, _) => Some(Arc::clone(&route.template)),
+            _ => None,
+        };
+        let name = match &route {
+            Some(route) => format!("{method} {route}"),
+            None => method.to_string(),
+        };
+        let headers = request.headers();
+        let client = client_ip(headers, peer, &self.trusted_proxies);
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let span = tracing::info_span!(
+            target: trace::TARGET,
+            "HTTP request",
+            otel.name = %name,
+            otel.kind = "server",
+            http.request.method = %method,
+            http.route = tracing::field::Empty,
+            url.path = path,
+            client.address = %client,
+            user_agent.original = header("user-agent").unwrap_or_default(),
+            http.response.status_code = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        if let Some(route) = &route {
+            span.record("http.route", &**route);
+        }
+        trace::continue_trace(&span, header("traceparent"), header("tracestate"));
+        span
+    }
+
+    /// Answers one request (see [`Server::handle`]).
+    async fn answer(&self, request: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
         let started = Instant::now();
         let method = request.method().clone();
         let http1 = request.version() < hyper::Version::HTTP_2;

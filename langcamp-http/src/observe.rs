@@ -163,6 +163,10 @@ fn describe() {
         Unit::Seconds,
         "Age of the oldest webhook delivery waiting (0 when none waits)."
     );
+    describe_counter!(
+        "langcamp_trace_spans_dropped_total",
+        "Trace spans dropped by this process: the export queue was full or the collector did not take them (0 while tracing is off)."
+    );
     describe_gauge!(
         "langcamp_db_pool_connections",
         "Database pool connections by state: in_use, idle, and max (the ceiling)."
@@ -362,6 +366,8 @@ async fn scrape(app: &Langcamp, metrics: &Metrics) -> Response<Body> {
         metrics::counter!("langcamp_webhook_deliveries_total", "outcome" => outcome)
             .absolute(count);
     }
+    metrics::counter!("langcamp_trace_spans_dropped_total")
+        .absolute(langcamp_core::platform::trace::dropped());
     let mail = app.mail_status().snapshot();
     metrics::counter!("langcamp_mail_sent_total").absolute(mail.sent_total);
     metrics::counter!("langcamp_mail_failed_total").absolute(mail.failed_total);

@@ -53,6 +53,8 @@ use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor};
 use crate::domain::error::{Error, Result};
 use crate::platform::config::Config;
 use crate::platform::faults::storage_faults;
+use crate::platform::trace;
+use tracing::Instrument as _;
 
 use self::circuit::Circuit;
 use self::group::GroupCommit;
@@ -265,6 +267,19 @@ impl Db {
     /// without it (its own task, or the writer thread), and `after` with it. Not taken
     /// when the caller left before the write began (nothing was written).
     pub async fn write_then<W: Write>(
+        &self,
+        undo: Undo,
+        work: W,
+        after: Option<AfterWrite>,
+    ) -> Result<W::Output> {
+        if trace::enabled() {
+            let span = trace::db_write(trace::db_system(self.backend), &write_summary::<W>());
+            return self.write_now(undo, work, after).instrument(span).await;
+        }
+        self.write_now(undo, work, after).await
+    }
+
+    async fn write_now<W: Write>(
         &self,
         undo: Undo,
         work: W,
@@ -506,6 +521,13 @@ pub fn flag(value: i64) -> bool {
 /// Converts a boolean to its stored 0/1.
 pub fn bit(value: bool) -> i64 {
     i64::from(value)
+}
+
+/// What a write's span says it writes: `write` and the work's type (`write Submission`).
+fn write_summary<W>() -> String {
+    let name = std::any::type_name::<W>();
+    let short = name.split('<').next().unwrap_or(name);
+    format!("write {}", short.rsplit("::").next().unwrap_or(short))
 }
 
 #[cfg(test)]

@@ -23,12 +23,14 @@ use crate::platform::db::{Arg, WriteConn};
 use crate::platform::health::MailStatus;
 use crate::platform::keyring::{Keyring, Opened, Purpose, SealedColumn};
 use crate::platform::queue::{Attempt, Claimed, Queue, Retried};
+use crate::platform::trace;
+use tracing::Instrument as _;
 
 /// The outbox as a durable queue ([`crate::platform::queue`]): claimed with a lease,
 /// retried with backoff for a day; a mail sent or given up on keeps no text.
 const OUTBOX: Queue = Queue {
     table: "mail_outbox",
-    columns: "sealed",
+    columns: "sealed, trace_parent",
     done: "sent",
     ended: "sealed = NULL",
 };
@@ -90,8 +92,8 @@ pub async fn enqueue<C: WriteConn>(
     let id = new_id();
     let sealed = keys.seal(Purpose::Outbox, &id, &serde_json::to_vec(mail)?);
     conn.exec(
-        "INSERT INTO mail_outbox (id, kind, recipient, sealed, status, attempts, next_attempt_at, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, 'pending', 0, $5, $5, $6)",
+        "INSERT INTO mail_outbox (id, kind, recipient, sealed, status, attempts, next_attempt_at, created_at, expires_at, trace_parent)
+         VALUES ($1, $2, $3, $4, 'pending', 0, $5, $5, $6, $7)",
         &[
             Arg::Text(&id),
             Arg::Text(kind.as_str()),
@@ -99,6 +101,8 @@ pub async fn enqueue<C: WriteConn>(
             Arg::Bytes(&sealed),
             Arg::Int(now),
             Arg::OptInt(expires_at),
+            // The request's trace, for the delivery's link (None while tracing is off).
+            Arg::OptText(trace::current_traceparent().as_deref()),
         ],
     )
     .await?;
@@ -342,10 +346,26 @@ async fn deliver_one(
             "the message cannot be opened: no configured secret (JWT_SECRET, JWT_SECRET_PREVIOUS) opens it".to_owned()
         })
         .and_then(|m| build_message(&outbox.config.mail, &m));
+    // An SMTP delivery is a span of its own trace (files written in development are not).
+    let span = match transport {
+        Transport::Smtp(..) => {
+            let queued_by: Option<String> = mail.row.try_get("trace_parent")?;
+            trace::smtp_delivery(queued_by.as_deref())
+        }
+        Transport::Files(_) => tracing::Span::none(),
+    };
     let outcome = match message {
-        Ok(message) => transport.send(&mail.id, message).await,
+        Ok(message) => {
+            transport
+                .send(&mail.id, message)
+                .instrument(span.clone())
+                .await
+        }
         Err(e) => Err(e),
     };
+    if outcome.is_err() {
+        span.record("otel.status_code", "ERROR");
+    }
     let now = outbox.clock.now_ms();
     let attempt = Attempt {
         claimed: &mail,

@@ -18,3 +18,4 @@ pub mod outgoing;
 pub mod progress;
 pub mod queue;
 pub(crate) mod startup;
+pub mod trace;

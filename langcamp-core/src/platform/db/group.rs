@@ -35,6 +35,7 @@ use super::sqlite_conn;
 use super::write::{Write, run_ready};
 use crate::domain::error::{Error, Result};
 use crate::platform::faults::storage_faults;
+use crate::platform::trace;
 
 /// At most this many pieces of work share one transaction (bounds how long the writer is
 /// held by one batch, and so the wait of other writers).
@@ -138,8 +139,12 @@ impl GroupCommit {
         after: Option<AfterWrite>,
     ) -> Result<W::Output> {
         let (reply, answered) = oneshot::channel();
-        let work: ErasedWork =
-            Box::new(move |conn| run_ready(work.run(conn)).map(|value| Box::new(value) as Erased));
+        // The caller's trace, for the mail the work may queue (None while tracing is off).
+        let caller = trace::current_traceparent();
+        let work: ErasedWork = Box::new(move |conn| {
+            trace::on_behalf_of(caller, || run_ready(work.run(conn)))
+                .map(|value| Box::new(value) as Erased)
+        });
         let answer = Answer { reply, after };
         self.jobs
             .send(Message::Work(Job { work, undo, answer }))

@@ -25,9 +25,11 @@ use object_store::{
     BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload,
     RetryConfig, WriteMultipart,
 };
+use tracing::Instrument as _;
 
 use super::{ByteStream, FileStore, FileWriter, Io, StoreUnavailable, check_key};
 use crate::platform::config::S3Config;
+use crate::platform::trace;
 
 /// Bytes per part of a multipart upload: S3's smallest allowed part (all but the last).
 const PART_SIZE: usize = 5 * 1024 * 1024;
@@ -148,7 +150,12 @@ impl FileStore for ObjectStoreS3 {
                 range: range.map(GetRange::Bounded),
                 ..GetOptions::default()
             };
-            let result = self.store.get_opts(&path, options).await.map_err(fault)?;
+            let result = self
+                .store
+                .get_opts(&path, options)
+                .instrument(trace::object_store("GetObject"))
+                .await
+                .map_err(fault)?;
             Ok(Box::pin(SyncStream(Mutex::new(result.into_stream()))) as ByteStream)
         })
     }
@@ -156,7 +163,12 @@ impl FileStore for ObjectStoreS3 {
     fn delete<'a>(&'a self, key: &'a str) -> Io<'a, ()> {
         Box::pin(async move {
             let path = self.path_of(key)?;
-            match self.store.delete(&path).await {
+            let deleted = self
+                .store
+                .delete(&path)
+                .instrument(trace::object_store("DeleteObject"))
+                .await;
+            match deleted {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
                 Err(e) => Err(fault(e)),
             }
@@ -166,7 +178,12 @@ impl FileStore for ObjectStoreS3 {
     fn size<'a>(&'a self, key: &'a str) -> Io<'a, Option<u64>> {
         Box::pin(async move {
             let path = self.path_of(key)?;
-            match self.store.head(&path).await {
+            let head = self
+                .store
+                .head(&path)
+                .instrument(trace::object_store("HeadObject"))
+                .await;
+            match head {
                 Ok(meta) => Ok(Some(meta.size)),
                 Err(object_store::Error::NotFound { .. }) => Ok(None),
                 Err(e) => Err(fault(e)),
@@ -214,7 +231,12 @@ impl FileWriter for S3Writer {
                     return Ok(());
                 }
                 // Past one part: from here on the file goes up part by part.
-                let upload = self.store.put_multipart(&self.path).await.map_err(fault)?;
+                let upload = self
+                    .store
+                    .put_multipart(&self.path)
+                    .instrument(trace::object_store("CreateMultipartUpload"))
+                    .await
+                    .map_err(fault)?;
                 let mut upload = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
                 for part in self.buffered.drain(..) {
                     upload.put(part);
@@ -239,12 +261,18 @@ impl FileWriter for S3Writer {
         Box::pin(async move {
             match self.upload.take() {
                 // `finish` aborts the upload itself when a part or the completion fails.
-                Some(upload) => upload.finish().await.map(drop).map_err(fault),
+                Some(upload) => upload
+                    .finish()
+                    .instrument(trace::object_store("CompleteMultipartUpload"))
+                    .await
+                    .map(drop)
+                    .map_err(fault),
                 None => {
                     let payload: PutPayload =
                         std::mem::take(&mut self.buffered).into_iter().collect();
                     self.store
                         .put(&self.path, payload)
+                        .instrument(trace::object_store("PutObject"))
                         .await
                         .map(drop)
                         .map_err(fault)

@@ -1,0 +1,649 @@
+//! Traces out of `langcamp serve` (CONTRACT §23): off unless `OTEL_EXPORTER_OTLP_ENDPOINT`
+//! (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set; then the spans of
+//! [`langcamp_core::platform::trace`] and the request spans of langcamp-http go over
+//! OTLP/HTTP with protobuf, batched by a task of the server's runtime.
+//!
+//! * [`Exporting`] is the span processor: a bounded queue that never blocks the request
+//!   that ends a span; a full queue or a batch the collector did not take is counted in
+//!   [`trace::DROPPED`] (`langcamp_trace_spans_dropped_total`), never retried.
+//! * [`Statements`] turns sqlx's statement events (their text, their duration) into
+//!   `CLIENT` spans under the span the statement ran in; outside a sampled span it makes
+//!   none, so the workers' polling makes no trace.
+//! * [`trace_ids`] gives a JSON log line the `trace_id` and `span_id` it was written in.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime};
+
+use langcamp_core::platform::trace;
+use opentelemetry::trace::{SpanKind, TraceContextExt as _, Tracer as _, TracerProvider as _};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{
+    Sampler, SdkTracer, SdkTracerProvider, Span as SdkSpan, SpanData, SpanExporter as _,
+    SpanProcessor,
+};
+use tokio::sync::{Notify, mpsc};
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+use tracing_subscriber::Layer;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::layer::Context as LayerContext;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::CliError;
+
+/// Spans waiting for export; past this a span is dropped (and counted).
+const QUEUE: usize = 4096;
+/// Spans per export request.
+const BATCH: usize = 512;
+/// How long spans wait for more to fill a batch.
+const BATCH_DELAY: Duration = Duration::from_secs(1);
+/// The longest one export may take; then its spans are dropped.
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How traces are exported, from the standard `OTEL_*` variables.
+#[derive(Debug, PartialEq)]
+pub struct Settings {
+    /// Where spans are POSTed (`…/v1/traces`).
+    pub endpoint: String,
+    pub service_name: String,
+    /// `OTEL_RESOURCE_ATTRIBUTES`, decoded.
+    pub attributes: Vec<(String, String)>,
+    pub sampler: SamplerChoice,
+}
+
+/// `OTEL_TRACES_SAMPLER` and its argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SamplerChoice {
+    AlwaysOn,
+    AlwaysOff,
+    Ratio(f64),
+    ParentBasedAlwaysOn,
+    ParentBasedAlwaysOff,
+    ParentBasedRatio(f64),
+}
+
+impl SamplerChoice {
+    fn sampler(self) -> Sampler {
+        match self {
+            SamplerChoice::AlwaysOn => Sampler::AlwaysOn,
+            SamplerChoice::AlwaysOff => Sampler::AlwaysOff,
+            SamplerChoice::Ratio(r) => Sampler::TraceIdRatioBased(r),
+            SamplerChoice::ParentBasedAlwaysOn => Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
+            SamplerChoice::ParentBasedAlwaysOff => {
+                Sampler::ParentBased(Box::new(Sampler::AlwaysOff))
+            }
+            SamplerChoice::ParentBasedRatio(r) => {
+                Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(r)))
+            }
+        }
+    }
+}
+
+impl Settings {
+    /// The settings in `get`'s variables; `None` when no OTLP endpoint is set (tracing off).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<Settings>, CliError> {
+        let set = |name: &str| {
+            get(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let endpoint = match (
+            set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+            set("OTEL_EXPORTER_OTLP_ENDPOINT"),
+        ) {
+            (Some(traces), _) => traces,
+            (None, Some(base)) => format!("{}/v1/traces", base.trim_end_matches('/')),
+            (None, None) => return Ok(None),
+        };
+        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+            return Err(CliError::usage(format!(
+                "OTEL_EXPORTER_OTLP_ENDPOINT: expected an http:// or https:// URL, got `{endpoint}`"
+            )));
+        }
+        let attributes = match set("OTEL_RESOURCE_ATTRIBUTES") {
+            Some(list) => key_values(&list).ok_or_else(|| {
+                CliError::usage(
+                    "OTEL_RESOURCE_ATTRIBUTES: expected key=value pairs, comma-separated",
+                )
+            })?,
+            None => Vec::new(),
+        };
+        let service_name = set("OTEL_SERVICE_NAME")
+            .or_else(|| {
+                attributes
+                    .iter()
+                    .find(|(k, _)| k == "service.name")
+                    .map(|(_, v)| v.clone())
+            })
+            .unwrap_or_else(|| "langcamp".to_owned());
+        let sampler = sampler(set("OTEL_TRACES_SAMPLER"), set("OTEL_TRACES_SAMPLER_ARG"))?;
+        Ok(Some(Settings {
+            endpoint,
+            service_name,
+            attributes,
+            sampler,
+        }))
+    }
+}
+
+fn sampler(name: Option<String>, arg: Option<String>) -> Result<SamplerChoice, CliError> {
+    let ratio = || -> Result<f64, CliError> {
+        match &arg {
+            None => Ok(1.0),
+            Some(text) => text
+                .parse::<f64>()
+                .ok()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| {
+                    CliError::usage(format!(
+                        "OTEL_TRACES_SAMPLER_ARG: expected a ratio from 0 to 1, got `{text}`"
+                    ))
+                }),
+        }
+    };
+    Ok(match name.as_deref().unwrap_or("parentbased_always_on") {
+        "always_on" => SamplerChoice::AlwaysOn,
+        "always_off" => SamplerChoice::AlwaysOff,
+        "traceidratio" => SamplerChoice::Ratio(ratio()?),
+        "parentbased_always_on" => SamplerChoice::ParentBasedAlwaysOn,
+        "parentbased_always_off" => SamplerChoice::ParentBasedAlwaysOff,
+        "parentbased_traceidratio" => SamplerChoice::ParentBasedRatio(ratio()?),
+        other => {
+            return Err(CliError::usage(format!(
+                "OTEL_TRACES_SAMPLER: expected always_on, always_off, traceidratio, \
+                 parentbased_always_on, parentbased_always_off or parentbased_traceidratio, got `{other}`"
+            )));
+        }
+    })
+}
+
+/// `key=value` pairs, comma-separated, values percent-decoded (the W3C Baggage form the
+/// OpenTelemetry variables use).
+fn key_values(list: &str) -> Option<Vec<(String, String)>> {
+    list.split(',')
+        .filter(|pair| !pair.trim().is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=')?;
+            let key = key.trim();
+            (!key.is_empty()).then(|| (key.to_owned(), percent_decoded(value.trim())))
+        })
+        .collect()
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The exporter, running: the tracer the layers make spans with, and the task sending
+/// them, stopped by [`Tracing::shutdown`].
+pub struct Tracing {
+    pub tracer: SdkTracer,
+    provider: SdkTracerProvider,
+    stop: Arc<Notify>,
+    exporting: tokio::task::JoinHandle<()>,
+}
+
+impl Tracing {
+    /// Starts exporting as `settings` say (on the current runtime).
+    pub fn start(settings: &Settings) -> Result<Tracing, CliError> {
+        // reqwest's TLS has no crypto provider of its own (Cargo.toml): ring's, as the
+        // rest of the process uses. Already installed is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_endpoint(settings.endpoint.clone())
+            .with_timeout(EXPORT_TIMEOUT)
+            .build()
+            .map_err(|e| CliError::failed(format!("the OTLP exporter cannot be built: {e}")))?;
+        let mut attributes: Vec<KeyValue> = settings
+            .attributes
+            .iter()
+            .filter(|(key, _)| key != "service.name")
+            .map(|(key, value)| KeyValue::new(key.clone(), value.clone()))
+            .collect();
+        attributes.push(KeyValue::new("service.name", settings.service_name.clone()));
+        attributes.push(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
+        if !settings
+            .attributes
+            .iter()
+            .any(|(k, _)| k == "service.instance.id")
+        {
+            attributes.push(KeyValue::new(
+                "service.instance.id",
+                langcamp_core::domain::id::new_id(),
+            ));
+        }
+        let resource = Resource::builder_empty()
+            .with_attributes(attributes)
+            .build();
+        exporter.set_resource(&resource);
+        let (queue, spans) = mpsc::channel(QUEUE);
+        let stop = Arc::new(Notify::new());
+        let exporting = tokio::spawn(export_loop(exporter, spans, Arc::clone(&stop)));
+        let provider = SdkTracerProvider::builder()
+            .with_span_processor(Exporting { queue })
+            .with_sampler(settings.sampler.sampler())
+            .with_resource(resource)
+            .build();
+        let tracer = provider.tracer("langcamp");
+        Ok(Tracing {
+            tracer,
+            provider,
+            stop,
+            exporting,
+        })
+    }
+
+    /// Sends what is queued (for at most 5 s), then stops.
+    pub async fn shutdown(self) {
+        self.stop.notify_one();
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.exporting).await;
+        drop(self.provider);
+    }
+}
+
+/// The span processor: ended, sampled spans into the bounded queue.
+#[derive(Debug)]
+struct Exporting {
+    queue: mpsc::Sender<SpanData>,
+}
+
+impl SpanProcessor for Exporting {
+    fn on_start(&self, _span: &mut SdkSpan, _cx: &Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        if !span.span_context.is_sampled() {
+            return;
+        }
+        if self.queue.try_send(span).is_err() {
+            trace::DROPPED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        Ok(())
+    }
+
+    /// The queue is drained by [`Tracing::shutdown`], on the runtime.
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+        Ok(())
+    }
+}
+
+/// Sends the queued spans in batches of up to [`BATCH`], each at most [`BATCH_DELAY`]
+/// after its first span, until `stop`; then what is left.
+async fn export_loop(
+    exporter: opentelemetry_otlp::SpanExporter,
+    mut spans: mpsc::Receiver<SpanData>,
+    stop: Arc<Notify>,
+) {
+    let mut batch: Vec<SpanData> = Vec::with_capacity(BATCH);
+    loop {
+        tokio::select! {
+            () = stop.notified() => break,
+            first = spans.recv() => match first {
+                Some(span) => batch.push(span),
+                None => break,
+            },
+        }
+        let deadline = tokio::time::sleep(BATCH_DELAY);
+        tokio::pin!(deadline);
+        while batch.len() < BATCH {
+            tokio::select! {
+                () = &mut deadline => break,
+                more = spans.recv() => match more {
+                    Some(span) => batch.push(span),
+                    None => break,
+                },
+            }
+        }
+        export(&exporter, std::mem::take(&mut batch)).await;
+    }
+    while let Ok(span) = spans.try_recv() {
+        batch.push(span);
+        if batch.len() == BATCH {
+            export(&exporter, std::mem::take(&mut batch)).await;
+        }
+    }
+    if !batch.is_empty() {
+        export(&exporter, batch).await;
+    }
+}
+
+async fn export(exporter: &opentelemetry_otlp::SpanExporter, batch: Vec<SpanData>) {
+    let count = batch.len() as u64;
+    match tokio::time::timeout(EXPORT_TIMEOUT, exporter.export(batch)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            trace::DROPPED.fetch_add(count, Ordering::Relaxed);
+            tracing::debug!(error = %e, spans = count, "the collector did not take a batch of spans");
+        }
+        Err(_) => {
+            trace::DROPPED.fetch_add(count, Ordering::Relaxed);
+            tracing::debug!(spans = count, "a batch of spans timed out");
+        }
+    }
+}
+
+/// sqlx's statement events as `CLIENT` spans (`db.system.name`, `db.operation.name`,
+/// `db.query.summary`, `db.query.text`: the statement as written, whose values are all
+/// bound parameters, never literals).
+pub struct Statements {
+    pub tracer: SdkTracer,
+    /// `sqlite` or `postgresql`.
+    pub system: &'static str,
+}
+
+/// What a statement event says.
+#[derive(Default)]
+struct StatementFields {
+    summary: String,
+    text: String,
+    elapsed_secs: f64,
+}
+
+impl Visit for StatementFields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        match field.name() {
+            "summary" => value.clone_into(&mut self.summary),
+            "db.statement" => value.trim().clone_into(&mut self.text),
+            _ => {}
+        }
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        if field.name() == "elapsed_secs" {
+            self.elapsed_secs = value;
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "summary" | "db.statement" => self.record_str(field, &format!("{value:?}")),
+            _ => {}
+        }
+    }
+}
+
+impl<S> Layer<S> for Statements
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_event(&self, event: &Event<'_>, ctx: LayerContext<'_, S>) {
+        if event.metadata().target() != "sqlx::query" {
+            return;
+        }
+        let Some(within) = ctx.event_span(event) else {
+            return;
+        };
+        let id = within.id();
+        let parent = tracing::dispatcher::get_default(|dispatch| {
+            tracing_opentelemetry::get_otel_context(&id, dispatch)
+        });
+        let Some(parent) = parent.filter(|cx| cx.span().span_context().is_sampled()) else {
+            return;
+        };
+        let mut fields = StatementFields::default();
+        event.record(&mut fields);
+        // A short statement is all in `summary`; a longer one's `summary` is its first
+        // words, and its text is `db.statement`.
+        let text = if fields.text.is_empty() {
+            fields.summary
+        } else {
+            fields.text
+        };
+        let operation = text
+            .split_whitespace()
+            .next()
+            .unwrap_or("QUERY")
+            .to_ascii_uppercase();
+        let summary = query_summary(&operation, &text);
+        let end = SystemTime::now();
+        let start = end
+            .checked_sub(Duration::from_secs_f64(fields.elapsed_secs.max(0.0)))
+            .unwrap_or(end);
+        let mut span = self
+            .tracer
+            .span_builder(summary.clone())
+            .with_kind(SpanKind::Client)
+            .with_start_time(start)
+            .with_attributes([
+                KeyValue::new("db.system.name", self.system),
+                KeyValue::new("db.operation.name", operation),
+                KeyValue::new("db.query.summary", summary),
+                KeyValue::new("db.query.text", text),
+            ])
+            .start_with_context(&self.tracer, &parent);
+        opentelemetry::trace::Span::end_with_timestamp(&mut span, end);
+    }
+}
+
+/// A statement's low-cardinality name: its operation and the table it names first
+/// (`SELECT users`, `INSERT mail_outbox`, `BEGIN`).
+fn query_summary(operation: &str, text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let after = |keyword: &str| {
+        words
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case(keyword))
+            .and_then(|i| words.get(i + 1))
+    };
+    let table = match operation {
+        "SELECT" | "DELETE" => after("FROM"),
+        "INSERT" => after("INTO"),
+        "UPDATE" => words.get(1),
+        _ => None,
+    };
+    match table {
+        Some(table) => {
+            let table: String = table
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+                .collect();
+            if table.is_empty() {
+                operation.to_owned()
+            } else {
+                format!("{operation} {table}")
+            }
+        }
+        None => operation.to_owned(),
+    }
+}
+
+/// The `trace_id` and `span_id` of the span a log line is written in, while it is sampled.
+pub fn trace_ids() -> Option<(String, String)> {
+    let context = tracing::Span::current().context();
+    let span = context.span();
+    let current = span.span_context();
+    current.is_valid().then(|| {
+        (
+            current.trace_id().to_string(),
+            current.span_id().to_string(),
+        )
+    })
+}
+
+/// A JSON log format with the line's `trace_id` and `span_id` first, when it is written
+/// inside a sampled span (the rest of the line as the format it wraps writes it).
+pub struct WithTraceIds<E>(pub E);
+
+impl<S, N, E> FormatEvent<S, N> for WithTraceIds<E>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    E: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> std::fmt::Result {
+        let Some((trace_id, span_id)) = trace_ids() else {
+            return self.0.format_event(ctx, writer, event);
+        };
+        let mut line = String::with_capacity(256);
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        match line.strip_prefix('{') {
+            Some(rest) => write!(
+                writer,
+                "{{\"trace_id\":\"{trace_id}\",\"span_id\":\"{span_id}\",{rest}"
+            ),
+            None => writer.write_str(&line),
+        }
+    }
+}
+
+/// `db.system.name` of the database `url` names (`DATABASE_URL`; unset: the embedded
+/// SQLite).
+pub fn database_system(url: Option<&str>) -> &'static str {
+    match url {
+        Some(url) if url.trim_start().starts_with("postgres") => "postgresql",
+        _ => "sqlite",
+    }
+}
+
+/// Reads the process environment (the standard OTel variables live there).
+pub fn settings_from_env() -> Result<Option<Settings>, CliError> {
+    let env: HashMap<String, String> = std::env::vars().collect();
+    Settings::from_lookup(|name| env.get(name).cloned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(vars: &[(&str, &str)]) -> Result<Option<Settings>, CliError> {
+        Settings::from_lookup(|name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        })
+    }
+
+    #[test]
+    fn tracing_is_off_without_an_endpoint_and_reads_the_standard_variables() {
+        assert_eq!(settings(&[]).expect("valid"), None);
+        assert_eq!(
+            settings(&[("OTEL_SERVICE_NAME", "x")]).expect("valid"),
+            None
+        );
+        let on = settings(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/")])
+            .expect("valid")
+            .expect("on");
+        assert_eq!(on.endpoint, "http://collector:4318/v1/traces");
+        assert_eq!(on.service_name, "langcamp");
+        assert_eq!(on.sampler, SamplerChoice::ParentBasedAlwaysOn);
+        let exact = settings(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://ignored:4318"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "https://collector.example/otlp/traces",
+            ),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "deployment.environment=prod,service.name=from-attrs,team=a%2Cb",
+            ),
+            ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0.01"),
+        ])
+        .expect("valid")
+        .expect("on");
+        assert_eq!(exact.endpoint, "https://collector.example/otlp/traces");
+        assert_eq!(exact.service_name, "from-attrs");
+        assert_eq!(exact.sampler, SamplerChoice::ParentBasedRatio(0.01));
+        assert!(exact.attributes.contains(&("team".into(), "a,b".into())));
+        let named = settings(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+            ("OTEL_SERVICE_NAME", "school-api"),
+            ("OTEL_RESOURCE_ATTRIBUTES", "service.name=other"),
+        ])
+        .expect("valid")
+        .expect("on");
+        assert_eq!(named.service_name, "school-api");
+    }
+
+    #[test]
+    fn a_bad_variable_is_named() {
+        for (vars, name) in [
+            (
+                vec![("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318")],
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+            ),
+            (
+                vec![
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c"),
+                    ("OTEL_TRACES_SAMPLER", "jaeger_remote"),
+                ],
+                "OTEL_TRACES_SAMPLER",
+            ),
+            (
+                vec![
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c"),
+                    ("OTEL_TRACES_SAMPLER", "traceidratio"),
+                    ("OTEL_TRACES_SAMPLER_ARG", "2"),
+                ],
+                "OTEL_TRACES_SAMPLER_ARG",
+            ),
+            (
+                vec![
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c"),
+                    ("OTEL_RESOURCE_ATTRIBUTES", "novalue"),
+                ],
+                "OTEL_RESOURCE_ATTRIBUTES",
+            ),
+        ] {
+            let error = settings(&vars).expect_err(name);
+            assert!(error.to_string().contains(name), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_statement_is_summarised_by_its_operation_and_first_table() {
+        assert_eq!(
+            query_summary("SELECT", "SELECT id FROM users WHERE id = $1"),
+            "SELECT users"
+        );
+        assert_eq!(
+            query_summary("INSERT", "INSERT INTO mail_outbox (id) VALUES ($1)"),
+            "INSERT mail_outbox"
+        );
+        assert_eq!(
+            query_summary("UPDATE", "UPDATE sessions SET x = $1"),
+            "UPDATE sessions"
+        );
+        assert_eq!(
+            query_summary("DELETE", "DELETE FROM otp_codes WHERE expires_at <= $1"),
+            "DELETE otp_codes"
+        );
+        assert_eq!(query_summary("BEGIN", "BEGIN"), "BEGIN");
+        assert_eq!(query_summary("SELECT", "SELECT 1"), "SELECT");
+    }
+}
