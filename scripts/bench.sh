@@ -29,6 +29,9 @@
 # then on the other, in turns, and the table gets a row `(versus)` of its own; two builds
 # compared in one interleaved run differ less by the machine's drift than two runs of
 # bench.sh do; the seed then makes twice as many one-time codes; PostgreSQL only),
+# --webhook (issue #55: a webhook endpoint hearing result.created, at a `hello` receiver,
+# so every submission queues a delivery and the worker sends it; compare a run with it to
+# one without),
 # --no-build (use the release binaries as they are, e.g. between --langcamp runs; with
 # BENCH_BIN=target/debug, the dev builds of `cargo build -p langcamp-cli -p langcamp-bench
 # --bins`, for a smoke run whose rates mean nothing).
@@ -58,6 +61,7 @@ ONLY=""
 LANGCAMP=""
 VERSUS=""
 BUILD=1
+WEBHOOK=0
 RETURNING=()
 CONNECTIONS=64
 THREADS=2
@@ -74,7 +78,8 @@ while [ $# -gt 0 ]; do
     --versus) VERSUS=$(realpath "$2"); shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --returning) RETURNING=(--otp-returning); shift ;;
-    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
+    --webhook) WEBHOOK=1; shift ;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -166,8 +171,18 @@ LOG=$WORK/server.log
 # STEP_UP_MAX_AGE (default 10m, contract §20), which a long run may outlast, so the
 # window is as long as the seeded tokens (JWT_EXPIRATION 6h in api-bench). The policy
 # stays the default (STAFF_SECOND_FACTOR=required); an older build ignores the setting.
+# --webhook: an endpoint hearing result.created at a receiver (`hello`, answering 200 at
+# once) on the port after the --versus server's, which the server may call over http://.
+WEBHOOK_PORT=$((PORT + 5))
+if [ "$WEBHOOK" = 1 ]; then
+  "$BIN/hello" $WEBHOOK_PORT &
+  SAME_PIDS+=" $!"
+  "$BIN/api-bench" webhook --database-url "$DB_URL" --secret "$SECRET" \
+    --url "http://127.0.0.1:$WEBHOOK_PORT/hooks" >&2
+fi
 serve() {
   DATABASE_URL=$DB_URL JWT_SECRET=$SECRET DATA_DIR=$WORK/data STEP_UP_MAX_AGE=6h \
+    WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8 \
     "$1" serve --host 127.0.0.1 --port "$2" >>"$3" 2>&1 &
 }
 serve "$LANGCAMP" $PORT "$LOG"

@@ -406,7 +406,10 @@ async fn a_request_is_traced_under_its_caller_with_its_statements_and_its_mail()
         !request.attribute("client.address").is_empty(),
         "{request:?}"
     );
-    assert_eq!(request.status_code, 0, "unset: only a 5xx is an error of the server");
+    assert_eq!(
+        request.status_code, 0,
+        "unset: only a 5xx is an error of the server"
+    );
     assert_eq!(
         request.resource.get("service.name").map(String::as_str),
         Some("langcamp")

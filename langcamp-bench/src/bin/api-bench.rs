@@ -22,6 +22,7 @@ use langcamp_bench::{COURSES, LANGUAGES_COUNT, Latency, MATERIALS, Scale, genera
 use langcamp_core::auth::{FactorName, TotpStartInput, totp};
 use langcamp_core::auth::{OtpCode, OtpSignIn, OtpVerifyInput};
 use langcamp_core::platform::keyring::Keyring;
+use langcamp_core::webhooks::{EndpointInput, NewEndpoint};
 use langcamp_core::{Actor, Clock, Config, Langcamp};
 use sqlx::{AssertSqlSafe, Connection, Executor};
 
@@ -65,6 +66,17 @@ enum Cmd {
         /// Where `bench.env` and `submit.json` go.
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Adds a webhook endpoint at `url` hearing `result.created` (issue #55: a
+    /// submission's cost with an endpoint configured). The server must be started with
+    /// `WEBHOOK_ALLOWED_NETWORKS` letting it reach `url`.
+    Webhook {
+        #[arg(long)]
+        database_url: String,
+        #[arg(long)]
+        secret: String,
+        #[arg(long)]
+        url: String,
     },
     /// Drops the PostgreSQL database named in the URL (the end of a `--postgres` run).
     Drop {
@@ -120,6 +132,15 @@ fn main() {
                     out,
                 }))
             }),
+        Cmd::Webhook {
+            database_url,
+            secret,
+            url,
+        } => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(Into::into)
+            .and_then(|rt| rt.block_on(webhook(&database_url, &secret, &url))),
         Cmd::Drop { database_url } => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -162,6 +183,29 @@ fn config(url: &str, secret: &str, data_dir: &str) -> Fallible<Config> {
         "JWT_EXPIRATION" => Some("6h".into()),
         _ => None,
     })?)
+}
+
+/// An endpoint at `url` hearing `result.created`, made as the operator.
+async fn webhook(database_url: &str, secret: &str, url: &str) -> Fallible<()> {
+    let data_dir = std::env::temp_dir().join("langcamp-bench-webhook");
+    let data_dir = data_dir.to_string_lossy().into_owned();
+    let config = Config::from_lookup(|name| match name {
+        "DATABASE_URL" => Some(database_url.to_owned()),
+        "DATA_DIR" => Some(data_dir.clone()),
+        "JWT_SECRET" => Some(secret.to_owned()),
+        "WEBHOOK_ALLOWED_NETWORKS" => Some("127.0.0.0/8".into()),
+        _ => None,
+    })?;
+    let app = Langcamp::connect(config, Clock::System).await?;
+    let endpoint = NewEndpoint::try_from(EndpointInput {
+        url: Some(url.to_owned()),
+        events: Some(vec!["result.created".into()]),
+        description: Some("bench.sh --webhook".into()),
+    })?;
+    let made = app.create_webhook(&Actor::Operator, endpoint).await?;
+    println!("webhook endpoint {} at {url} hears result.created", made.id);
+    app.db().close().await;
+    Ok(())
 }
 
 async fn seed(s: Seed) -> Fallible<()> {
