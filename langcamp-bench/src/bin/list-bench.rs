@@ -90,6 +90,14 @@ struct Args {
     /// rollups against a recount); fail if one differs.
     #[arg(long)]
     verify_totals: bool,
+    /// After the latencies, load each request for this many seconds from `--connections`
+    /// connections at once and report requests a second and the CPU each request cost the
+    /// server and the database (0: skip).
+    #[arg(long, default_value_t = 0)]
+    throughput: u64,
+    /// Connections at once for `--throughput`.
+    #[arg(long, default_value_t = 32)]
+    connections: usize,
 }
 
 /// "Now" of the generated data: a fixed time, so that runs on different days compare.
@@ -145,9 +153,25 @@ async fn run(args: &Args) -> Fallible<()> {
     let probes = probes(scale, now);
     let mut server = Server::start(&args.langcamp, &url, &data_dir)?;
     server.wait_ready().await?;
-    let measured = measure(server.addr, &probes).await;
+    let load = Load {
+        duration: Duration::from_secs(args.throughput),
+        connections: args.connections,
+        server: server.child.id(),
+        database_is_postgres: args.backend == Backend::Postgres,
+    };
+    let outcome = async {
+        let mut client = signed_in(server.addr).await?;
+        let measured = measure(&mut client, &probes).await?;
+        let loaded = if args.throughput == 0 {
+            Vec::new()
+        } else {
+            throughput(server.addr, client.token.as_deref(), &probes, &load).await?
+        };
+        Fallible::Ok((measured, loaded))
+    }
+    .await;
     drop(server);
-    let measured = measured?;
+    let (measured, loaded) = outcome?;
 
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
@@ -177,6 +201,27 @@ async fn run(args: &Args) -> Fallible<()> {
             ms(latency.p50),
             ms(latency.p90)
         );
+    }
+
+    if !loaded.is_empty() {
+        println!(
+            "\n{} connections at once, {} s per request; CPU ms per request of the server process and of every `postgres` process (on SQLite the database works inside the server)\n",
+            args.connections, args.throughput
+        );
+        println!("| request | requests/s | server CPU ms | database CPU ms |");
+        println!("|---|---:|---:|---:|");
+        for (probe, rate) in probes.iter().zip(&loaded) {
+            println!(
+                "| `GET {}` | {:.0} | {:.2} | {} |",
+                probe.path,
+                rate.per_second,
+                rate.server_cpu_ms,
+                match rate.database_cpu_ms {
+                    Some(ms) => format!("{ms:.2}"),
+                    None => "—".to_owned(),
+                }
+            );
+        }
     }
 
     if args.verify_totals {
@@ -592,6 +637,9 @@ struct Client {
     sender: SendRequest<Full<Bytes>>,
     host: String,
     token: Option<String>,
+    /// Under load, each request's client address (`X-Forwarded-For`, believed from the
+    /// loopback by default): the per-client rate limit measures one admin, not a load.
+    forwarded_for: Option<String>,
 }
 
 impl Client {
@@ -609,6 +657,7 @@ impl Client {
             sender,
             host: addr.to_string(),
             token: None,
+            forwarded_for: None,
         })
     }
 
@@ -630,6 +679,9 @@ impl Client {
         if let Some(token) = &self.token {
             request = request.header(AUTHORIZATION, format!("Bearer {token}"));
         }
+        if let Some(address) = &self.forwarded_for {
+            request = request.header("x-forwarded-for", address);
+        }
         if json.is_some() {
             request = request.header(CONTENT_TYPE, "application/json");
         }
@@ -641,8 +693,8 @@ impl Client {
     }
 }
 
-/// Signs the superadmin in and times `probes`: each one's latency and its last answer.
-async fn measure(addr: SocketAddr, probes: &[Probe]) -> Fallible<Vec<(Latency, Answer)>> {
+/// A connection with the superadmin signed in.
+async fn signed_in(addr: SocketAddr) -> Fallible<Client> {
     let mut client = Client::connect(addr).await?;
     let body = serde_json::json!({ "email": student_email(1), "code": OTP_CODE }).to_string();
     let (status, answer) = client
@@ -654,7 +706,11 @@ async fn measure(addr: SocketAddr, probes: &[Probe]) -> Fallible<Vec<(Latency, A
         .filter(|_| status == StatusCode::OK)
         .ok_or_else(|| format!("the superadmin's sign-in answered {status}: {signed_in}"))?;
     client.token = Some(token.to_owned());
+    Ok(client)
+}
 
+/// Times `probes` on the superadmin's `client`: each one's latency and its last answer.
+async fn measure(client: &mut Client, probes: &[Probe]) -> Fallible<Vec<(Latency, Answer)>> {
     let mut measured = Vec::with_capacity(probes.len());
     for probe in probes {
         let mut samples = Vec::with_capacity(MEASURED);
@@ -686,6 +742,146 @@ async fn measure(addr: SocketAddr, probes: &[Probe]) -> Fallible<Vec<(Latency, A
         measured.push((latency, answer));
     }
     Ok(measured)
+}
+
+/// How `--throughput` loads the server.
+struct Load {
+    duration: Duration,
+    connections: usize,
+    /// The server's process id, whose CPU time is sampled.
+    server: u32,
+    /// Whether to sample the CPU time of the `postgres` processes.
+    database_is_postgres: bool,
+}
+
+/// What one request sustained under load.
+struct Rate {
+    per_second: f64,
+    server_cpu_ms: f64,
+    database_cpu_ms: Option<f64>,
+}
+
+/// Loads each probe in turn from `load.connections` signed-in connections for
+/// `load.duration`, counting the answers (every one must be 200) and the CPU time the
+/// server and the database spent meanwhile.
+async fn throughput(
+    addr: SocketAddr,
+    token: Option<&str>,
+    probes: &[Probe],
+    load: &Load,
+) -> Fallible<Vec<Rate>> {
+    let mut clients = Vec::with_capacity(load.connections);
+    for _ in 0..load.connections {
+        let mut client = Client::connect(addr).await?;
+        client.token = token.map(str::to_owned);
+        clients.push(client);
+    }
+    let ticks_per_second = clock_ticks_per_second()?;
+    let mut rates = Vec::with_capacity(probes.len());
+    for probe in probes {
+        let server_before = cpu_ticks(&[load.server.to_string()])?;
+        let database_before = load
+            .database_is_postgres
+            .then(|| cpu_ticks_of_command("postgres"))
+            .transpose()?;
+        let started = Instant::now();
+        let deadline = started + load.duration;
+        let mut tasks = tokio::task::JoinSet::new();
+        for (n, mut client) in clients.drain(..).enumerate() {
+            let path = probe.path.clone();
+            tasks.spawn(async move {
+                let mut answered = 0u64;
+                while Instant::now() < deadline {
+                    // 10.<connection>.x.y: an address of its own for every request.
+                    client.forwarded_for = Some(format!(
+                        "10.{}.{}.{}",
+                        n % 256,
+                        answered / 256 % 256,
+                        answered % 256
+                    ));
+                    let (status, body) = client
+                        .call(Method::GET, &path, None)
+                        .await
+                        .map_err(|e| format!("GET {path} under load: {e}"))?;
+                    if status != StatusCode::OK {
+                        return Err(format!(
+                            "GET {path} answered {status} under load: {}",
+                            String::from_utf8_lossy(&body)
+                        ));
+                    }
+                    answered += 1;
+                }
+                Ok::<_, String>((client, answered))
+            });
+        }
+        let mut answered = 0;
+        while let Some(joined) = tasks.join_next().await {
+            let (client, n) = joined??;
+            answered += n;
+            clients.push(client);
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        let per_request_ms =
+            |ticks: u64| ticks as f64 / ticks_per_second * 1000.0 / answered.max(1) as f64;
+        let rate = Rate {
+            per_second: answered as f64 / elapsed,
+            server_cpu_ms: per_request_ms(cpu_ticks(&[load.server.to_string()])? - server_before),
+            database_cpu_ms: match database_before {
+                Some(before) => Some(per_request_ms(
+                    cpu_ticks_of_command("postgres")?.saturating_sub(before),
+                )),
+                None => None,
+            },
+        };
+        eprintln!(
+            "list-bench: GET {} under load: {:.0} requests/s",
+            probe.path, rate.per_second
+        );
+        rates.push(rate);
+    }
+    Ok(rates)
+}
+
+/// `getconf CLK_TCK`: the unit of the CPU times in `/proc/<pid>/stat`.
+fn clock_ticks_per_second() -> Fallible<f64> {
+    let out = Command::new("getconf").arg("CLK_TCK").output()?;
+    Ok(String::from_utf8(out.stdout)?.trim().parse()?)
+}
+
+/// User and system CPU ticks of the processes `pids` (all their threads), from
+/// `/proc/<pid>/stat`.
+fn cpu_ticks(pids: &[String]) -> Fallible<u64> {
+    let mut ticks = 0;
+    for pid in pids {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue; // ended meanwhile
+        };
+        // The fields after the command's closing parenthesis: state is field 3, utime 14
+        // and stime 15.
+        let after = stat
+            .rsplit_once(')')
+            .ok_or("a /proc stat without a command")?
+            .1;
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        ticks += fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
+    }
+    Ok(ticks)
+}
+
+/// CPU ticks of every process whose command is `command` (PostgreSQL's backends, its
+/// background workers and its checkpointer).
+fn cpu_ticks_of_command(command: &str) -> Fallible<u64> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if name.bytes().all(|b| b.is_ascii_digit())
+            && std::fs::read_to_string(format!("/proc/{name}/comm"))
+                .is_ok_and(|comm| comm.trim() == command)
+        {
+            pids.push(name);
+        }
+    }
+    cpu_ticks(&pids)
 }
 
 /// Checks each answer's total against its `COUNT(*)`, and the dashboard's rollups against a
