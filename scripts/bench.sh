@@ -8,6 +8,7 @@
 # default 3, after one warm-up), --soak S (the long submission run, default 60, 0 skips it),
 # --scale full|tenth (default full), --keep (keep the data set and logs),
 # --only 'METHOD /path' (measure just that endpoint, e.g. --only 'POST /auth/otp/request';
+# several, comma-separated: --only 'POST /contact,POST /auth/otp/verify';
 # --only 'GET /admin/exports/results.csv' measures the CSV export of every result instead:
 # one streamed answer, its rows per second and the server's RSS idle and at its peak;
 # --only 'staff writes' measures a burst of each staff write of issue 40, which the
@@ -29,6 +30,10 @@
 # then on the other, in turns, and the table gets a row `(versus)` of its own; two builds
 # compared in one interleaved run differ less by the machine's drift than two runs of
 # bench.sh do; the seed then makes twice as many one-time codes; PostgreSQL only),
+# --after-seed FILE (SQL run on the database once the data set is seeded, before the
+# server starts: scripts/bench/without-0150.{postgres,sqlite}.sql takes away what migration
+# 0150 adds to writes, so a run with it and one without give the lists' cost to writes;
+# psql on PostgreSQL, python3's sqlite3 on SQLite),
 # --webhook (issue #55: a webhook endpoint hearing result.created, at a `hello` receiver,
 # so every submission queues a delivery and the worker sends it; compare a run with it to
 # one without),
@@ -62,6 +67,7 @@ LANGCAMP=""
 VERSUS=""
 BUILD=1
 WEBHOOK=0
+AFTER_SEED=""
 RETURNING=()
 CONNECTIONS=64
 THREADS=2
@@ -79,7 +85,8 @@ while [ $# -gt 0 ]; do
     --no-build) BUILD=0; shift ;;
     --returning) RETURNING=(--otp-returning); shift ;;
     --webhook) WEBHOOK=1; shift ;;
-    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
+    --after-seed) AFTER_SEED=$(realpath "$2"); shift 2 ;;
+    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -161,6 +168,16 @@ OTP_CODES_SEEDED=200000
   --otp-codes $OTP_CODES_SEEDED ${RETURNING[@]+"${RETURNING[@]}"}
 # shellcheck disable=SC1091
 . "$WORK/bench.env"
+echo '{"firstName":"Ana","lastName":"Silva","email":"ana.silva@example.com","message":"Do you have evening classes in German?","source":"bench"}' >"$WORK/contact.json"
+if [ -n "$AFTER_SEED" ]; then
+  echo "== after the seed: $AFTER_SEED" >&2
+  if [ -n "$PG" ]; then
+    psql -q -v ON_ERROR_STOP=1 "$DB_URL" -f "$AFTER_SEED"
+  else
+    python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.executescript(open(sys.argv[2]).read()); db.close()' \
+      "$WORK/langcamp.db" "$AFTER_SEED"
+  fi
+fi
 
 echo "== start-up to first answer" >&2
 STARTUP=$("$BIN/api-bench" startup --bin "$LANGCAMP" --database-url "$DB_URL" \
@@ -283,6 +300,7 @@ endpoint_run() {
       echo $((first + OTP_REQUEST_BLOCK)) >"$WORK/otp_request_next"
       wrk_run "$url/auth/otp/request" "$DURATION" $CONNECTIONS $THREADS "$LUA/otp-request.lua" "$first" $((OTP_REQUEST_BLOCK / THREADS)) ;;
     "POST /proficiency-tests/{id}/submit") wrk_run "$url/proficiency-tests/$TEST_ID/submit" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" POST "$USER_TOKEN" "$WORK/submit.json" ;;
+    "POST /contact") wrk_run "$url/contact" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" POST - "$WORK/contact.json" ;;
     "PUT /settings") wrk_run "$url/settings" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" PUT "$ADMIN_TOKEN" "$WORK/setting.json" ;;
     "GET /admin/dashboard") wrk_run "$url/admin/dashboard" "$DURATION" $CONNECTIONS $THREADS "$LUA/request.lua" GET "$ADMIN_TOKEN" ;;
     # The staff writes (issue 40), each spread over the seeded rows or making new ones.
@@ -355,6 +373,7 @@ ENDPOINTS=(
   "POST /auth/otp/request"
   "POST /auth/otp/verify"
   "POST /proficiency-tests/{id}/submit"
+  "POST /contact"
   "GET /admin/dashboard"
   "PUT /settings"
 )
@@ -375,10 +394,15 @@ case "$ONLY" in
   "staff writes") SELECTED=("${STAFF_WRITES[@]}") ;;
   *)
     SELECTED=()
-    for name in "${ENDPOINTS[@]}" "${STAFF_WRITES[@]}"; do
-      [ "$name" = "$ONLY" ] && SELECTED=("$name")
+    IFS=, read -ra WANTED <<<"$ONLY"
+    for wanted in "${WANTED[@]}"; do
+      found=""
+      for name in "${ENDPOINTS[@]}" "${STAFF_WRITES[@]}"; do
+        [ "$name" = "$wanted" ] && found=$name
+      done
+      [ -n "$found" ] || { echo "bench.sh: --only '$wanted' names no measured endpoint" >&2; exit 2; }
+      SELECTED+=("$found")
     done
-    [ "${#SELECTED[@]}" -eq 1 ] || { echo "bench.sh: --only '$ONLY' names no measured endpoint" >&2; exit 2; }
     ;;
 esac
 

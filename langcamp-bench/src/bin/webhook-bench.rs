@@ -154,15 +154,29 @@ async fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let rss_after_burst = rss_mb();
             let mut peak = rss_after_burst;
             let until = Instant::now() + Duration::from_secs(args.dead_seconds);
+            let watched = Instant::now();
+            let mut second = 0u64;
+            let mut rss = rss_after_burst;
             while Instant::now() < until {
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                peak = peak.max(rss_mb());
+                rss = rss_mb();
+                peak = peak.max(rss);
+                second += 1;
+                // The curve, so that warming up (a plateau) and a leak (a slope) tell apart.
+                if second % 15 == 0 {
+                    let (_, retried, _) = core.webhook_tally().snapshot();
+                    eprintln!(
+                        "webhook-bench: {:>4.0} s: RSS {rss:.1} MB, {retried} retries so far",
+                        watched.elapsed().as_secs_f64()
+                    );
+                }
             }
+            // The figure is the loop's last sample: a reading after this count would
+            // include what the count allocated.
             let (pending, _) = core.webhook_backlog().await?;
             let (delivered, retried, failed) = core.webhook_tally().snapshot();
             println!(
-                "RSS: {rss_before:.1} MB before the burst, {rss_after_burst:.1} MB after it, peak {peak:.1} MB and {:.1} MB after {} s of the worker against the dead endpoint; {pending} still pending; tally: {delivered} delivered, {retried} retried, {failed} failed",
-                rss_mb(),
+                "RSS: {rss_before:.1} MB before the burst, {rss_after_burst:.1} MB after it, peak {peak:.1} MB and {rss:.1} MB after {} s of the worker against the dead endpoint; {pending} still pending; tally: {delivered} delivered, {retried} retried, {failed} failed",
                 args.dead_seconds
             );
         }
