@@ -163,7 +163,7 @@ async fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 peak = peak.max(rss);
                 second += 1;
                 // The curve, so that warming up (a plateau) and a leak (a slope) tell apart.
-                if second % 15 == 0 {
+                if second.is_multiple_of(15) {
                     let (_, retried, _) = core.webhook_tally().snapshot();
                     eprintln!(
                         "webhook-bench: {:>4.0} s: RSS {rss:.1} MB, {retried} retries so far",
