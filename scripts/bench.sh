@@ -488,3 +488,14 @@ echo "Submission soak (${SOAK} s, $CONNECTIONS connections): $SOAK_LINE"
 echo "Start-up to first answer (5 runs): $STARTUP"
 echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Server peak RSS since the last reset (dashboard and soak): $PEAK MB"
+if [ "$WEBHOOK" = 1 ]; then
+  # A moment for the worker to send the last ones, then the deliveries by status.
+  sleep 3
+  query="SELECT status || ' ' || COUNT(*) FROM webhook_deliveries GROUP BY status"
+  if [ -n "$PG" ]; then
+    tally=$(psql -Atq "$DB_URL" -c "$query" | xargs)
+  else
+    tally=$(python3 -c 'import sqlite3, sys; print(" ".join(r[0] for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$WORK/langcamp.db" "$query")
+  fi
+  echo "Webhook deliveries by status at the end: $tally"
+fi
