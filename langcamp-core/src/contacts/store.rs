@@ -133,18 +133,19 @@ pub(super) async fn list(
     page: PageRequest,
 ) -> Result<(Vec<Contact>, i64)> {
     let conditions = conditions(db::backend_of(conn), search);
+    if search.text.is_some() {
+        let (rows, total) = PAGED.search_page(conn, &conditions, page).await?;
+        let list = rows.iter().map(contact_from_row).collect::<Result<_>>()?;
+        return Ok((list, total));
+    }
     // Without a search, the counts the triggers keep (`contacts.status.<status>`).
-    let total = if search.text.is_some() {
-        conditions.count(conn, "contacts").await?
-    } else {
-        let counts = listing::counts(conn, "contacts.status.").await?;
-        match search.status {
-            Some(status) => counts
-                .get(&format!("contacts.status.{}", status.as_str()))
-                .copied()
-                .unwrap_or(0),
-            None => counts.values().sum(),
-        }
+    let counts = listing::counts(conn, "contacts.status.").await?;
+    let total = match search.status {
+        Some(status) => counts
+            .get(&format!("contacts.status.{}", status.as_str()))
+            .copied()
+            .unwrap_or(0),
+        None => counts.values().sum(),
     };
     let rows = PAGED.page_by_keys(conn, &conditions, page, total).await?;
     let list = rows.iter().map(contact_from_row).collect::<Result<_>>()?;

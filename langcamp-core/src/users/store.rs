@@ -112,17 +112,9 @@ fn conditions(backend: Backend, query: &UserQuery) -> Conditions {
     conditions
 }
 
-/// How many users the admin list's `query` matches: from the counts the triggers keep
-/// (`users.role.<role>`, `users.completed`, `users.role.<role>.completed`), or, for a
-/// search, counted in the search index.
-async fn total(
-    conn: &mut AnyConnection,
-    query: &UserQuery,
-    conditions: &Conditions,
-) -> Result<i64> {
-    if query.text.is_some() {
-        return Ok(conditions.count(conn, "users").await?);
-    }
+/// How many users the admin list's `query` (no search) matches: from the counts the
+/// triggers keep (`users.role.<role>`, `users.completed`, `users.role.<role>.completed`).
+async fn total(conn: &mut AnyConnection, query: &UserQuery) -> Result<i64> {
     let counts = listing::counts(conn, "users.role.").await?;
     // Every role held (a role written around the table's check too, so that its row is
     // listed, and refused there), or the one asked for: `users.role.<role>` and
@@ -159,8 +151,15 @@ pub(super) async fn list(
     page: PageRequest,
 ) -> Result<(Vec<User>, i64)> {
     let conditions = conditions(db::backend_of(conn), query);
-    let total = total(conn, query, &conditions).await?;
-    let rows = PAGED.page_by_keys(conn, &conditions, page, total).await?;
+    let (rows, total) = if query.text.is_some() {
+        PAGED.search_page(conn, &conditions, page).await?
+    } else {
+        let total = total(conn, query).await?;
+        (
+            PAGED.page_by_keys(conn, &conditions, page, total).await?,
+            total,
+        )
+    };
     let list = rows.iter().map(User::from_row).collect::<Result<_>>()?;
     Ok((list, total))
 }

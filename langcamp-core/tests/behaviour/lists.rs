@@ -315,3 +315,80 @@ async fn every_lists_total_is_its_rows_whatever_its_filters() {
         Vec::new()
     );
 }
+
+/// A search matching more rows than its keys are read at once (1,000) is counted instead,
+/// and its pages are still the rows in order: the total, a full page and the last one.
+#[tokio::test]
+async fn a_broad_search_is_counted_and_paged_in_order() {
+    let school = TestCore::at(Utc::now()).await;
+    let core = &school.core;
+    let office = school.user("office@school.test", Role::Admin).await;
+    for n in 0..1_001 {
+        let input: ContactInput = serde_json::from_value(json!({
+            "firstName": "Many", "lastName": format!("Writer{n:04}"),
+            "email": format!("writer{n}@bulk.test"), "message": "Hello",
+        }))
+        .expect("a contact body");
+        core.create_contact(
+            &Actor::Anonymous,
+            NewContact::try_from(input).expect("valid"),
+        )
+        .await
+        .expect("sent");
+        school.clock.advance(TimeDelta::seconds(1));
+    }
+    let search = |text: &str| ContactSearch {
+        status: None,
+        text: Some(text.to_owned()),
+    };
+    let last_name = |page: &Page<langcamp_core::contacts::Contact>| -> Vec<String> {
+        page.list.iter().map(|c| c.last_name.clone()).collect()
+    };
+    // Every one matches: counted, newest first.
+    let first = core
+        .list_contacts(
+            &office,
+            &search("bulk"),
+            PageRequest {
+                page: 1,
+                limit: 100,
+            },
+        )
+        .await
+        .expect("listed");
+    assert_eq!(first.pagination.total_items, 1_001);
+    assert_eq!(first.list.len(), 100);
+    assert_eq!(last_name(&first)[0], "Writer1000");
+    let last = core
+        .list_contacts(
+            &office,
+            &search("bulk"),
+            PageRequest {
+                page: 11,
+                limit: 100,
+            },
+        )
+        .await
+        .expect("listed");
+    assert_eq!(last_name(&last), ["Writer0000"]);
+    // 112 match (writer1, writer10 to writer19, writer100 to writer199 and writer1000):
+    // from their keys alone.
+    let some = core
+        .list_contacts(
+            &office,
+            &search("writer1"),
+            PageRequest {
+                page: 2,
+                limit: 100,
+            },
+        )
+        .await
+        .expect("listed");
+    assert_eq!(some.pagination.total_items, 112);
+    assert_eq!(
+        last_name(&some).first().map(String::as_str),
+        Some("Writer0100")
+    );
+    assert_eq!(some.list.len(), 12);
+    assert_eq!(last_name(&some)[11], "Writer0001");
+}
