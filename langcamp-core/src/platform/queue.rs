@@ -151,32 +151,44 @@ impl Queue {
         attempt: Attempt<'_>,
         set: &[(&'static str, Arg<'_>)],
     ) -> Result<()> {
-        let Attempt {
-            claimed,
-            owner,
-            now,
-        } = attempt;
-        let extra: String = set
-            .iter()
-            .enumerate()
-            .map(|(n, (column, _))| format!(", {column} = ${}", n + 5))
-            .collect();
-        let sql = format!(
-            "UPDATE {table} SET status = '{done}', {ended}, lease_until = NULL,
-                    attempts = attempts + 1, last_error = NULL, next_attempt_at = $1{extra}
-             WHERE id = $2 AND lease_owner = $3 AND status = $4",
-            table = self.table,
-            done = self.done,
-            ended = self.ended,
-        );
-        let query = sqlx::query(AssertSqlSafe(sql))
-            .bind(now)
-            .bind(&claimed.id)
-            .bind(owner)
-            .bind("pending");
-        let query = bind_set(query, set);
+        self.done_all(db, attempt.owner, attempt.now, &[(attempt.claimed, set)])
+            .await
+    }
+
+    /// Records the claimed rows as sent at `now`, each with its `set`, in one
+    /// transaction: a worker that sent a batch takes the writer once, not once a row.
+    pub async fn done_all(
+        &self,
+        db: &Db,
+        owner: &str,
+        now: i64,
+        rows: &[(&Claimed, &[(&'static str, Arg<'_>)])],
+    ) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
         let mut tx = db.begin().await?;
-        query.execute(&mut *tx).await?;
+        for (claimed, set) in rows {
+            let extra: String = set
+                .iter()
+                .enumerate()
+                .map(|(n, (column, _))| format!(", {column} = ${}", n + 5))
+                .collect();
+            let sql = format!(
+                "UPDATE {table} SET status = '{done}', {ended}, lease_until = NULL,
+                        attempts = attempts + 1, last_error = NULL, next_attempt_at = $1{extra}
+                 WHERE id = $2 AND lease_owner = $3 AND status = $4",
+                table = self.table,
+                done = self.done,
+                ended = self.ended,
+            );
+            let query = sqlx::query(AssertSqlSafe(sql))
+                .bind(now)
+                .bind(&claimed.id)
+                .bind(owner)
+                .bind("pending");
+            bind_set(query, set).execute(&mut *tx).await?;
+        }
         tx.commit().await?;
         Ok(())
     }

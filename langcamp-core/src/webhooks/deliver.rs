@@ -35,6 +35,10 @@ const LANES: usize = 16;
 const PER_ROUND: i64 = 16;
 /// How often the dispatcher looks for due deliveries when no write wakes it.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// The shortest time between two looks, however often writes wake it: under a burst of
+/// writes each look would otherwise be a query per write, while a lane already running
+/// takes the new deliveries in its next round.
+const LOOK_AT_MOST_EVERY: Duration = Duration::from_millis(50);
 /// How often deliveries pending for a day are failed.
 const STALE_EVERY_MS: i64 = 60 * 1000;
 
@@ -60,7 +64,15 @@ pub(super) async fn run(app: Langcamp, shutdown: impl std::future::Future<Output
     let mut running = tokio::task::JoinSet::new();
     let mut housekept: Option<i64> = None;
     tokio::pin!(shutdown);
+    let mut looked: Option<tokio::time::Instant> = None;
     loop {
+        if let Some(at) = looked {
+            tokio::select! {
+                () = &mut shutdown => break,
+                () = tokio::time::sleep_until(at + LOOK_AT_MOST_EVERY) => {}
+            }
+        }
+        looked = Some(tokio::time::Instant::now());
         let now = app.clock().now_ms();
         if housekept.is_none_or(|at| now.saturating_sub(at) >= STALE_EVERY_MS) {
             housekept = Some(now);
@@ -201,10 +213,38 @@ impl Lane {
         let attempts = claimed.iter().map(|delivery| self.send(&target, delivery));
         let answers = futures_util::future::join_all(attempts).await;
         let now = self.app.clock().now_ms();
+        // The delivered ones recorded together (one write, not one each); the others
+        // one by one, each with its own retry.
+        let mut delivered = Vec::with_capacity(claimed.len());
         let mut all_delivered = true;
         for (delivery, answer) in claimed.iter().zip(answers) {
-            all_delivered &= self.record(delivery, answer, now).await?;
+            match answer {
+                Ok(status) if (200..300).contains(&status) => {
+                    delivered.push((
+                        delivery,
+                        [
+                            ("delivered_at", Arg::Int(now)),
+                            ("last_status_code", Arg::Int(i64::from(status))),
+                        ],
+                    ));
+                }
+                answer => {
+                    all_delivered = false;
+                    self.record_failure(delivery, answer, now).await?;
+                }
+            }
         }
+        let rows: Vec<_> = delivered
+            .iter()
+            .map(|(delivery, set)| (*delivery, &set[..]))
+            .collect();
+        DELIVERIES
+            .done_all(self.app.db(), &self.owner, now, &rows)
+            .await?;
+        self.app
+            .webhook_tally()
+            .done
+            .fetch_add(rows.len() as u64, Ordering::Relaxed);
         if all_delivered {
             if target.failures > 0 {
                 self.rest(0, None).await?;
@@ -298,13 +338,13 @@ impl Lane {
         self.outgoing.post_json(&target.url, &headers, body).await
     }
 
-    /// Records one outcome; whether it was delivered.
-    async fn record(
+    /// Records an attempt that was not answered 2xx: tried again later, or failed.
+    async fn record_failure(
         &self,
         delivery: &Claimed,
         answer: std::result::Result<u16, String>,
         now: i64,
-    ) -> Result<bool> {
+    ) -> Result<()> {
         let attempt = Attempt {
             claimed: delivery,
             owner: &self.owner,
@@ -312,21 +352,6 @@ impl Lane {
         };
         let tally = self.app.webhook_tally();
         let (error, status) = match answer {
-            Ok(status) if (200..300).contains(&status) => {
-                let status = i64::from(status);
-                DELIVERIES
-                    .done(
-                        self.app.db(),
-                        attempt,
-                        &[
-                            ("delivered_at", Arg::Int(now)),
-                            ("last_status_code", Arg::Int(status)),
-                        ],
-                    )
-                    .await?;
-                tally.done.fetch_add(1, Ordering::Relaxed);
-                return Ok(true);
-            }
             Ok(status) => (format!("answered {status}"), Some(i64::from(status))),
             Err(error) => (error, None),
         };
@@ -345,7 +370,7 @@ impl Lane {
                 tally.failed.fetch_add(1, Ordering::Relaxed)
             }
         };
-        Ok(false)
+        Ok(())
     }
 
     /// The endpoint's failed rounds in a row, and until when it rests.
