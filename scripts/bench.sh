@@ -190,12 +190,18 @@ LOG=$WORK/server.log
 # stays the default (STAFF_SECOND_FACTOR=required); an older build ignores the setting.
 # --webhook: an endpoint hearing result.created at a receiver (`hello`, answering 200 at
 # once) on the port after the --versus server's, which the server may call over http://.
+# BENCH_WEBHOOK_URL instead points the endpoint elsewhere: at a port where nothing listens
+# (http://127.0.0.1:9/hooks), every delivery is refused, the endpoint rests (backing off to
+# 5 minutes) and the worker sends next to nothing, so the run measures what queuing the
+# event costs the submission itself, apart from the sending.
 WEBHOOK_PORT=$((PORT + 5))
 if [ "$WEBHOOK" = 1 ]; then
-  "$BIN/hello" $WEBHOOK_PORT &
-  SAME_PIDS+=" $!"
+  if [ -z "${BENCH_WEBHOOK_URL:-}" ]; then
+    "$BIN/hello" $WEBHOOK_PORT &
+    SAME_PIDS+=" $!"
+  fi
   "$BIN/api-bench" webhook --database-url "$DB_URL" --secret "$SECRET" \
-    --url "http://127.0.0.1:$WEBHOOK_PORT/hooks" >&2
+    --url "${BENCH_WEBHOOK_URL:-http://127.0.0.1:$WEBHOOK_PORT/hooks}" >&2
 fi
 serve() {
   DATABASE_URL=$DB_URL JWT_SECRET=$SECRET DATA_DIR=$WORK/data STEP_UP_MAX_AGE=6h \
