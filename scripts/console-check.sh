@@ -71,13 +71,17 @@ wait_for() {
 }
 
 # The tab bar names every view; each view's pane title is "┌ <Title> ·" and appears only
-# on that view.
+# on that view. At 100 columns the tab bar shortens a long title (View::short_title):
+# "Hooks" is the Webhooks view.
 wait_for "? help"
 views="$(screen | head -n 1 | grep -oE '[0-9] [A-Z][a-z]+' || true)"
 [ -n "$views" ] || fail "no views in the tab bar"
 count=0
 while read -r number title; do
     tmux_ send-keys -t "$session" "$number"
+    case "$title" in
+        Hooks) title=Webhooks ;;
+    esac
     wait_for "┌ $title ·"
     # Loaded: the loading placeholder is gone.
     for i in $(seq 1 100); do
