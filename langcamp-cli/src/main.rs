@@ -293,7 +293,7 @@ fn init_tracing(serve: Option<&Cli>) -> Result<Option<telemetry::Tracing>, CliEr
         .with_target(false)
         .with_level(false)
         .with_tracked_inactivity(false)
-        .with_filter(spans.clone());
+        .with_filter(spans);
     let statements = telemetry::Statements {
         tracer: tracing.tracer.clone(),
         system: telemetry::database_system(
@@ -303,13 +303,13 @@ fn init_tracing(serve: Option<&Cli>) -> Result<Option<telemetry::Tracing>, CliEr
                 .as_deref(),
         ),
     }
-    .with_filter(spans.with_target("sqlx::query", tracing::Level::DEBUG));
+    .with_filter(telemetry::statements_filter());
     tracing_subscriber::registry()
         .with(log)
         .with(bridge)
         .with(statements)
         .init();
-    langcamp_core::platform::trace::enable();
+    langcamp_core::platform::trace::enable(settings.sampler);
     tracing::info!(endpoint = %settings.endpoint, service = %settings.service_name, "exporting traces over OTLP/HTTP");
     Ok(Some(tracing))
 }

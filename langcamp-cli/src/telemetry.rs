@@ -7,8 +7,9 @@
 //!   that ends a span; a full queue or a batch the collector did not take is counted in
 //!   [`trace::DROPPED`] (`langcamp_trace_spans_dropped_total`), never retried.
 //! * [`Statements`] turns sqlx's statement events (their text, their duration) into
-//!   `CLIENT` spans under the span the statement ran in; outside a sampled span it makes
-//!   none, so the workers' polling makes no trace.
+//!   `CLIENT` spans under the span the statement ran in. Its filter
+//!   ([`statements_filter`]) lets sqlx make those events only inside a recorded trace, so
+//!   a request the sampler left out and the workers' polling cost nothing.
 //! * [`trace_ids`] gives a JSON log line the `trace_id` and `span_id` it was written in.
 
 use std::collections::HashMap;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
-use langcamp_core::platform::trace;
+use langcamp_core::platform::trace::{self, Sampling};
 use opentelemetry::trace::{SpanKind, TraceContextExt as _, Tracer as _, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
@@ -29,7 +30,6 @@ use opentelemetry_sdk::trace::{
 use tokio::sync::{Notify, mpsc};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use tracing_subscriber::Layer;
 use tracing_subscriber::fmt::format::Writer;
@@ -56,35 +56,7 @@ pub struct Settings {
     pub service_name: String,
     /// `OTEL_RESOURCE_ATTRIBUTES`, decoded.
     pub attributes: Vec<(String, String)>,
-    pub sampler: SamplerChoice,
-}
-
-/// `OTEL_TRACES_SAMPLER` and its argument.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SamplerChoice {
-    AlwaysOn,
-    AlwaysOff,
-    Ratio(f64),
-    ParentBasedAlwaysOn,
-    ParentBasedAlwaysOff,
-    ParentBasedRatio(f64),
-}
-
-impl SamplerChoice {
-    fn sampler(self) -> Sampler {
-        match self {
-            SamplerChoice::AlwaysOn => Sampler::AlwaysOn,
-            SamplerChoice::AlwaysOff => Sampler::AlwaysOff,
-            SamplerChoice::Ratio(r) => Sampler::TraceIdRatioBased(r),
-            SamplerChoice::ParentBasedAlwaysOn => Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
-            SamplerChoice::ParentBasedAlwaysOff => {
-                Sampler::ParentBased(Box::new(Sampler::AlwaysOff))
-            }
-            SamplerChoice::ParentBasedRatio(r) => {
-                Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(r)))
-            }
-        }
-    }
+    pub sampler: Sampling,
 }
 
 impl Settings {
@@ -134,7 +106,7 @@ impl Settings {
     }
 }
 
-fn sampler(name: Option<String>, arg: Option<String>) -> Result<SamplerChoice, CliError> {
+fn sampler(name: Option<String>, arg: Option<String>) -> Result<Sampling, CliError> {
     let ratio = || -> Result<f64, CliError> {
         match &arg {
             None => Ok(1.0),
@@ -150,12 +122,12 @@ fn sampler(name: Option<String>, arg: Option<String>) -> Result<SamplerChoice, C
         }
     };
     Ok(match name.as_deref().unwrap_or("parentbased_always_on") {
-        "always_on" => SamplerChoice::AlwaysOn,
-        "always_off" => SamplerChoice::AlwaysOff,
-        "traceidratio" => SamplerChoice::Ratio(ratio()?),
-        "parentbased_always_on" => SamplerChoice::ParentBasedAlwaysOn,
-        "parentbased_always_off" => SamplerChoice::ParentBasedAlwaysOff,
-        "parentbased_traceidratio" => SamplerChoice::ParentBasedRatio(ratio()?),
+        "always_on" => Sampling::AlwaysOn,
+        "always_off" => Sampling::AlwaysOff,
+        "traceidratio" => Sampling::Ratio(ratio()?),
+        "parentbased_always_on" => Sampling::ParentBasedAlwaysOn,
+        "parentbased_always_off" => Sampling::ParentBasedAlwaysOff,
+        "parentbased_traceidratio" => Sampling::ParentBasedRatio(ratio()?),
         other => {
             return Err(CliError::usage(format!(
                 "OTEL_TRACES_SAMPLER: expected always_on, always_off, traceidratio, \
@@ -249,7 +221,9 @@ impl Tracing {
         let exporting = tokio::spawn(export_loop(exporter, spans, Arc::clone(&stop)));
         let provider = SdkTracerProvider::builder()
             .with_span_processor(Exporting { queue })
-            .with_sampler(settings.sampler.sampler())
+            // The sampler has decided before a span is made (`trace::incoming`): every
+            // span the tracer is given belongs to a recorded trace.
+            .with_sampler(Sampler::AlwaysOn)
             .with_resource(resource)
             .build();
         let tracer = provider.tracer("langcamp");
@@ -359,6 +333,29 @@ pub struct Statements {
     pub tracer: SdkTracer,
     /// `sqlite` or `postgresql`.
     pub system: &'static str,
+}
+
+/// The filter of [`Statements`]: this module's spans, and sqlx's statement events only
+/// while one of them is current (sqlx asks before it formats an event; outside a recorded
+/// trace the answer is no).
+pub fn statements_filter<S>() -> impl tracing_subscriber::layer::Filter<S>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    tracing_subscriber::filter::DynFilterFn::new(|metadata, context| {
+        if metadata.target() == trace::TARGET {
+            return metadata.level() <= &tracing::Level::INFO;
+        }
+        metadata.target() == "sqlx::query" && context.lookup_current().is_some()
+    })
+    .with_callsite_filter(|metadata| {
+        if metadata.target() == "sqlx::query" || metadata.target() == trace::TARGET {
+            tracing::subscriber::Interest::sometimes()
+        } else {
+            tracing::subscriber::Interest::never()
+        }
+    })
+    .with_max_level_hint(tracing::Level::DEBUG)
 }
 
 /// What a statement event says.
@@ -477,12 +474,10 @@ fn query_summary(operation: &str, text: &str) -> String {
     }
 }
 
-/// The `trace_id` and `span_id` of the span a log line is written in, while it is sampled.
+/// The `trace_id` and `span_id` a log line is written in: its span's in a recorded trace,
+/// else the untraced request's (`trace::current_context`).
 pub fn trace_ids() -> Option<(String, String)> {
-    let context = tracing::Span::current().context();
-    let span = context.span();
-    let current = span.span_context();
-    current.is_valid().then(|| {
+    trace::current_context().map(|current| {
         (
             current.trace_id().to_string(),
             current.span_id().to_string(),
@@ -491,7 +486,7 @@ pub fn trace_ids() -> Option<(String, String)> {
 }
 
 /// A JSON log format with the line's `trace_id` and `span_id` first, when it is written
-/// inside a sampled span (the rest of the line as the format it wraps writes it).
+/// while a request is answered (the rest of the line as the format it wraps writes it).
 pub struct WithTraceIds<E>(pub E);
 
 impl<S, N, E> FormatEvent<S, N> for WithTraceIds<E>
@@ -560,7 +555,7 @@ mod tests {
             .expect("on");
         assert_eq!(on.endpoint, "http://collector:4318/v1/traces");
         assert_eq!(on.service_name, "langcamp");
-        assert_eq!(on.sampler, SamplerChoice::ParentBasedAlwaysOn);
+        assert_eq!(on.sampler, Sampling::ParentBasedAlwaysOn);
         let exact = settings(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://ignored:4318"),
             (
@@ -578,7 +573,7 @@ mod tests {
         .expect("on");
         assert_eq!(exact.endpoint, "https://collector.example/otlp/traces");
         assert_eq!(exact.service_name, "from-attrs");
-        assert_eq!(exact.sampler, SamplerChoice::ParentBasedRatio(0.01));
+        assert_eq!(exact.sampler, Sampling::ParentBasedRatio(0.01));
         assert!(exact.attributes.contains(&("team".into(), "a,b".into())));
         let named = settings(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),

@@ -585,3 +585,85 @@ async fn without_an_endpoint_nothing_is_traced_and_log_lines_carry_no_ids() {
     };
     assert!(!access.contains("trace_id"), "{access}");
 }
+
+/// The access-log line of the request with `request_id`, parsed.
+fn access_line(server: &Server, request_id: &str) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(line) = server
+            .log()
+            .into_iter()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+            .find(|line| line["request_id"] == request_id)
+        {
+            return line;
+        }
+        assert!(Instant::now() < deadline, "{:#?}", server.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_sampler_leaves_out_makes_no_span_and_its_log_still_names_its_trace() {
+    let env = migrated("traces_sampled").await;
+    let (collector, addr) = Collector::start().await;
+    // New traces are never kept; a caller's decision is followed.
+    let server = Server::start(
+        &env,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{addr}")),
+            ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio".into()),
+            ("OTEL_TRACES_SAMPLER_ARG", "0".into()),
+        ],
+    );
+    let unsampled = format!("00-{TRACE}-{PARENT}-00");
+    for (request_id, traceparent) in [
+        ("left-out-new", None),
+        ("left-out-caller", Some(&unsampled)),
+    ] {
+        let mut headers = vec![("x-request-id", request_id)];
+        if let Some(traceparent) = traceparent {
+            headers.push(("traceparent", traceparent.as_str()));
+        }
+        let (status, _) = server.request("GET", "/courses", &headers, "");
+        assert_eq!(status, 200);
+    }
+    // The caller's sampled trace is kept, after the two left out (the first of which read
+    // the courses from the database: its statements make no span either).
+    let sampled = format!("00-{TRACE}-{PARENT}-01");
+    let (status, _) = server.request(
+        "GET",
+        "/courses",
+        &[("traceparent", &sampled), ("x-request-id", "kept")],
+        "",
+    );
+    assert_eq!(status, 200);
+    let kept = collector
+        .wait_for("the sampled request", |s| {
+            s.kind == SERVER && s.name == "GET /courses"
+        })
+        .await;
+    assert_eq!(kept.trace_id, TRACE);
+    assert_eq!(kept.parent_span_id, PARENT);
+    // Spans are exported in the order they end: by now the left-out requests' would be in.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let spans = collector.spans();
+    let servers = spans.iter().filter(|s| s.kind == SERVER).count();
+    assert_eq!(servers, 1, "only the sampled request: {spans:#?}");
+    assert!(
+        spans.iter().all(|s| s.trace_id == TRACE),
+        "no statement or other span outside the kept trace: {spans:#?}"
+    );
+    // The left-out requests' log lines still carry ids: the caller's trace, or a new one.
+    let new = access_line(&server, "left-out-new");
+    let new_trace = new["trace_id"].as_str().expect("a trace id");
+    assert_eq!(new_trace.len(), 32, "{new}");
+    assert_ne!(new_trace, TRACE);
+    assert_eq!(new["span_id"].as_str().map(str::len), Some(16), "{new}");
+    let caller = access_line(&server, "left-out-caller");
+    assert_eq!(caller["trace_id"], TRACE, "{caller}");
+    assert_ne!(caller["span_id"], PARENT, "a span id of its own: {caller}");
+    let kept_line = access_line(&server, "kept");
+    assert_eq!(kept_line["trace_id"], TRACE);
+    assert_eq!(kept_line["span_id"], kept.span_id.as_str());
+}

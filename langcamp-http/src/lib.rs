@@ -159,21 +159,30 @@ impl Server {
         // Probes and scrapes make no trace (one a second would bury the requests').
         if trace::enabled() && !observe::is_operations_path(request.method(), request.uri().path())
         {
-            let span = self.server_span(&request, peer);
-            let response = self.answer(request, peer).instrument(span.clone()).await;
-            let status = response.status();
-            span.record("http.response.status_code", status.as_u16());
-            if status.is_server_error() {
-                span.record("otel.status_code", "ERROR");
+            let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
+            // Sampled before any span is made: a request left out costs no span.
+            match trace::incoming(header("traceparent"), header("tracestate")) {
+                trace::Incoming::Traced { parent } => {
+                    let span = self.server_span(&request, peer);
+                    trace::continue_trace(&span, parent);
+                    let response = self.answer(request, peer).instrument(span.clone()).await;
+                    let status = response.status();
+                    span.record("http.response.status_code", status.as_u16());
+                    if status.is_server_error() {
+                        span.record("otel.status_code", "ERROR");
+                    }
+                    return response;
+                }
+                trace::Incoming::Untraced(context) => {
+                    return trace::untraced(context, self.answer(request, peer)).await;
+                }
             }
-            return response;
         }
         self.answer(request, peer).await
     }
 
     /// The request's `SERVER` span (CONTRACT §23), named `{method} {route}` (the route
-    /// template; the method alone when no route matches), a child of the caller's trace
-    /// when the request carries a valid `traceparent`. The query string is left out (a
+    /// template; the method alone when no route matches). The query string is left out (a
     /// search names people).
     fn server_span(&self, request: &Request<Incoming>, peer: SocketAddr) -> tracing::Span {
         let method = request.method();
@@ -205,7 +214,6 @@ impl Server {
         if let Some(route) = &route {
             span.record("http.route", &**route);
         }
-        trace::continue_trace(&span, header("traceparent"), header("tracestate"));
         span
     }
 

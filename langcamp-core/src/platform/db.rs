@@ -272,7 +272,7 @@ impl Db {
         work: W,
         after: Option<AfterWrite>,
     ) -> Result<W::Output> {
-        if trace::enabled() {
+        if trace::in_trace() {
             let span = trace::db_write(trace::db_system(self.backend), &write_summary::<W>());
             return self.write_now(undo, work, after).instrument(span).await;
         }

@@ -11,10 +11,16 @@
 //! No span carries a token, code, secret or e-mail address: the spans made here name the
 //! operation only, and the request's span (langcamp-http) the route template, the path and
 //! the client address.
+//!
+//! Sampling is decided here, before any span exists ([`Sampling`], [`incoming`]): a
+//! request the sampler leaves out makes no span at all, so it costs no more than with
+//! tracing off, apart from the ids its log lines carry ([`untraced`]). The spans made here
+//! for a sampled request are children of its span; outside one, none is made.
 
 use std::cell::RefCell;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use opentelemetry::trace::{
     SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId, TraceState,
@@ -26,21 +32,164 @@ use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 /// filter does not name it).
 pub const TARGET: &str = "langcamp::trace";
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Which traces are recorded, once tracing is on; unset while it is off.
+static SAMPLING: OnceLock<Sampling> = OnceLock::new();
 
 /// Spans the exporter dropped: its queue was full, or the collector did not take them
 /// (`langcamp_trace_spans_dropped_total`).
 pub static DROPPED: AtomicU64 = AtomicU64::new(0);
 
 /// Turns tracing on for this process (`langcamp serve` with an OTLP endpoint set, once
-/// its exporter is installed).
-pub fn enable() {
-    ENABLED.store(true, Ordering::Release);
+/// its exporter is installed), recording the traces `sampling` keeps. Once only: a later
+/// call changes nothing.
+pub fn enable(sampling: Sampling) {
+    let _ = SAMPLING.set(sampling);
 }
 
 /// Whether spans go anywhere.
 pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Acquire)
+    SAMPLING.get().is_some()
+}
+
+/// `OTEL_TRACES_SAMPLER` (and its ratio): which traces are recorded. The rules are the
+/// OpenTelemetry specification's; they are applied here, before a span is made, and the
+/// exporter's own sampler keeps every span it is given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Sampling {
+    AlwaysOn,
+    AlwaysOff,
+    /// A share of traces, chosen by trace id (every service with the same ratio keeps the
+    /// same traces), whatever the caller decided.
+    Ratio(f64),
+    /// The caller's decision when the request carries one; else always.
+    ParentBasedAlwaysOn,
+    /// The caller's decision when the request carries one; else never.
+    ParentBasedAlwaysOff,
+    /// The caller's decision when the request carries one; else a share by trace id.
+    ParentBasedRatio(f64),
+}
+
+impl Sampling {
+    /// Whether a trace is recorded: `parent` is the caller's span, if any; `trace_id` the
+    /// trace's id (the caller's, or the new one).
+    pub fn keeps(self, parent: Option<&SpanContext>, trace_id: TraceId) -> bool {
+        match (self, parent) {
+            (Sampling::AlwaysOn, _) => true,
+            (Sampling::AlwaysOff, _) => false,
+            (Sampling::Ratio(ratio), _) => ratio_keeps(ratio, trace_id),
+            (
+                Sampling::ParentBasedAlwaysOn
+                | Sampling::ParentBasedAlwaysOff
+                | Sampling::ParentBasedRatio(_),
+                Some(parent),
+            ) => parent.is_sampled(),
+            (Sampling::ParentBasedAlwaysOn, None) => true,
+            (Sampling::ParentBasedAlwaysOff, None) => false,
+            (Sampling::ParentBasedRatio(ratio), None) => ratio_keeps(ratio, trace_id),
+        }
+    }
+}
+
+/// The trace id ratio rule as the OpenTelemetry SDKs apply it: the id's low 8 bytes,
+/// shifted right once, below `ratio` of 2^63.
+fn ratio_keeps(ratio: f64, trace_id: TraceId) -> bool {
+    let bytes = trace_id.to_bytes();
+    let mut low = [0u8; 8];
+    low.copy_from_slice(&bytes[8..]);
+    let bound = (ratio.clamp(0.0, 1.0) * (1u64 << 63) as f64) as u64;
+    (u64::from_be_bytes(low) >> 1) < bound
+}
+
+/// What the sampler decided for an incoming request.
+pub enum Incoming {
+    /// Recorded: the request's span is made, a child of `parent` when there is one
+    /// ([`continue_trace`]).
+    Traced { parent: Option<SpanContext> },
+    /// Left out: no span is made; the request runs [`untraced`] under this context (the
+    /// caller's trace id, or a new one) so its log lines and the mail it queues still name
+    /// the trace.
+    Untraced(SpanContext),
+}
+
+/// The sampler's decision for a request carrying `traceparent` and `tracestate` (a
+/// malformed `traceparent` is ignored: a new trace). Call only while tracing is on.
+pub fn incoming(traceparent: Option<&str>, tracestate: Option<&str>) -> Incoming {
+    let sampling = SAMPLING.get().copied().unwrap_or(Sampling::AlwaysOff);
+    let parent = traceparent.and_then(parse_traceparent).map(|parsed| {
+        let state = tracestate
+            .and_then(|s| TraceState::from_str(s).ok())
+            .unwrap_or_default();
+        SpanContext::new(
+            parsed.trace_id(),
+            parsed.span_id(),
+            parsed.trace_flags(),
+            true,
+            state,
+        )
+    });
+    let trace_id = parent
+        .as_ref()
+        .map_or_else(|| new_trace_id(), SpanContext::trace_id);
+    if sampling.keeps(parent.as_ref(), trace_id) {
+        return Incoming::Traced { parent };
+    }
+    let state = parent
+        .map(|parent| parent.trace_state().clone())
+        .unwrap_or_default();
+    Incoming::Untraced(SpanContext::new(
+        trace_id,
+        SpanId::from_bytes(rand::random::<u64>().max(1).to_be_bytes()),
+        TraceFlags::default(),
+        false,
+        state,
+    ))
+}
+
+/// A random trace id (never the invalid all-zero one).
+fn new_trace_id() -> TraceId {
+    TraceId::from_bytes(rand::random::<u128>().max(1).to_be_bytes())
+}
+
+/// Whether a new trace of the process's own (a worker's) is recorded.
+fn root_sampled() -> bool {
+    SAMPLING
+        .get()
+        .is_some_and(|sampling| sampling.keeps(None, new_trace_id()))
+}
+
+tokio::task_local! {
+    /// The context of the request this task answers when the sampler left it out.
+    static UNTRACED: SpanContext;
+}
+
+/// Runs `future` as the untraced request of `context` ([`Incoming::Untraced`]).
+pub async fn untraced<F: Future>(context: SpanContext, future: F) -> F::Output {
+    UNTRACED.scope(context, future).await
+}
+
+/// The span context the current code runs in: the current span's while it is in a
+/// recorded trace, else the untraced request's (see [`untraced`]); `None` outside both.
+pub fn current_context() -> Option<SpanContext> {
+    if !enabled() {
+        return None;
+    }
+    if in_trace() {
+        let context = Span::current().context();
+        let current = context.span().span_context().clone();
+        if current.is_valid() {
+            return Some(current);
+        }
+    }
+    UNTRACED.try_with(Clone::clone).ok()
+}
+
+/// Whether the current code runs inside a recorded trace: one of this module's spans is
+/// current. Only a sampled trace has them.
+pub fn in_trace() -> bool {
+    enabled()
+        && Span::current()
+            .metadata()
+            .is_some_and(|span| span.target() == TARGET)
 }
 
 /// The spans the exporter dropped since the process started.
@@ -59,7 +208,7 @@ pub fn db_system(backend: crate::platform::db::Backend) -> &'static str {
 /// A `CLIENT` span for one write of the group commit (`summary`: what it writes, such as
 /// `write Submission`): the time from handing the work to the writer to its answer.
 pub fn db_write(system: &'static str, summary: &str) -> Span {
-    if !enabled() {
+    if !in_trace() {
         return Span::none();
     }
     tracing::info_span!(
@@ -76,7 +225,7 @@ pub fn db_write(system: &'static str, summary: &str) -> Span {
 /// A `CLIENT` span for one call to the object store (`operation`: `GetObject`,
 /// `PutObject`, ...).
 pub fn object_store(operation: &'static str) -> Span {
-    if !enabled() {
+    if !in_trace() {
         return Span::none();
     }
     tracing::info_span!(
@@ -91,9 +240,10 @@ pub fn object_store(operation: &'static str) -> Span {
 }
 
 /// A `CLIENT` span for one SMTP delivery, the root of the mail worker's own trace, linked
-/// to the request that queued the mail (its `traceparent`, kept in the outbox).
+/// to the request that queued the mail (its `traceparent`, kept in the outbox); recorded
+/// as the sampler decides for a new trace.
 pub fn smtp_delivery(queued_by: Option<&str>) -> Span {
-    if !enabled() {
+    if !root_sampled() {
         return Span::none();
     }
     let span = tracing::info_span!(
@@ -111,25 +261,14 @@ pub fn smtp_delivery(queued_by: Option<&str>) -> Span {
     span
 }
 
-/// Makes `span` (just made, not yet entered) a child of the caller's trace when the
-/// request carries a valid `traceparent` (and its `tracestate`); a malformed one is
-/// ignored and the span starts a new trace.
-pub fn continue_trace(span: &Span, traceparent: Option<&str>, tracestate: Option<&str>) {
-    let Some(parsed) = traceparent.and_then(parse_traceparent) else {
+/// Makes `span` (just made, not yet entered) a child of the caller's span `parent`
+/// ([`Incoming::Traced`]); without one the span starts a new trace.
+pub fn continue_trace(span: &Span, parent: Option<SpanContext>) {
+    let Some(parent) = parent else {
         return;
     };
-    let state = tracestate
-        .and_then(|s| TraceState::from_str(s).ok())
-        .unwrap_or_default();
-    let remote = SpanContext::new(
-        parsed.trace_id(),
-        parsed.span_id(),
-        parsed.trace_flags(),
-        true,
-        state,
-    );
-    let context = opentelemetry::Context::new().with_remote_span_context(remote);
-    // Fails only when the span is off (not sampled by the log's filter): nothing to join.
+    let context = opentelemetry::Context::new().with_remote_span_context(parent);
+    // Fails only when the span is off (not enabled by the subscriber): nothing to join.
     let _ = span.set_parent(context);
 }
 
@@ -154,7 +293,7 @@ pub fn on_behalf_of<T>(traceparent: Option<String>, work: impl FnOnce() -> T) ->
 
 /// The current span's `traceparent` (or that of the caller this thread works for), to be
 /// continued later: the outbox keeps it for the mail worker. `None` while tracing is off
-/// or outside a sampled span.
+/// or outside a request (see [`current_context`]).
 pub fn current_traceparent() -> Option<String> {
     if !enabled() {
         return None;
@@ -162,10 +301,7 @@ pub fn current_traceparent() -> Option<String> {
     if let Some(caller) = CALLER.with_borrow(Clone::clone) {
         return Some(caller);
     }
-    let context = Span::current().context();
-    let span = context.span();
-    let current = span.span_context();
-    current.is_valid().then(|| {
+    current_context().map(|current| {
         format!(
             "00-{}-{}-{:02x}",
             current.trace_id(),
