@@ -4,7 +4,8 @@
 //! OTLP/HTTP with protobuf, batched by a task of the server's runtime.
 //!
 //! * [`Exporting`] is the span processor: a bounded queue that never blocks the request
-//!   that ends a span; a full queue or a batch the collector did not take is counted in
+//!   that ends a span, and wakes the export task once a batch, not once a span; a full
+//!   queue or a batch the collector did not take is counted in
 //!   [`trace::DROPPED`] (`langcamp_trace_spans_dropped_total`), never retried.
 //! * [`Statements`] turns sqlx's statement events (their text, their duration) into
 //!   `CLIENT` spans under the span the statement ran in. Its filter
@@ -27,7 +28,7 @@ use opentelemetry_sdk::trace::{
     Sampler, SdkTracer, SdkTracerProvider, Span as SdkSpan, SpanData, SpanExporter as _,
     SpanProcessor,
 };
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 
@@ -216,11 +217,15 @@ impl Tracing {
             .with_attributes(attributes)
             .build();
         exporter.set_resource(&resource);
-        let (queue, spans) = mpsc::channel(QUEUE);
+        let waiting = Arc::new(Waiting::default());
         let stop = Arc::new(Notify::new());
-        let exporting = tokio::spawn(export_loop(exporter, spans, Arc::clone(&stop)));
+        let exporting = tokio::spawn(export_loop(
+            exporter,
+            Arc::clone(&waiting),
+            Arc::clone(&stop),
+        ));
         let provider = SdkTracerProvider::builder()
-            .with_span_processor(Exporting { queue })
+            .with_span_processor(Exporting { waiting })
             // The sampler has decided before a span is made (`trace::incoming`): every
             // span the tracer is given belongs to a recorded trace.
             .with_sampler(Sampler::AlwaysOn)
@@ -243,10 +248,33 @@ impl Tracing {
     }
 }
 
+/// Ended spans waiting for export, at most [`QUEUE`]. A request ending a span only pushes
+/// it; the export task is woken when a batch is full (or by its timer), not for every span:
+/// a wake-up per span cost more than the span itself.
+#[derive(Debug, Default)]
+struct Waiting {
+    spans: std::sync::Mutex<Vec<SpanData>>,
+    batch_full: Notify,
+}
+
+impl Waiting {
+    /// Up to [`BATCH`] of the oldest spans waiting (none: an empty batch).
+    fn take_batch(&self) -> Vec<SpanData> {
+        let mut spans = self
+            .spans
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if spans.len() <= BATCH {
+            return std::mem::take(&mut *spans);
+        }
+        spans.drain(..BATCH).collect()
+    }
+}
+
 /// The span processor: ended, sampled spans into the bounded queue.
 #[derive(Debug)]
 struct Exporting {
-    queue: mpsc::Sender<SpanData>,
+    waiting: Arc<Waiting>,
 }
 
 impl SpanProcessor for Exporting {
@@ -256,8 +284,20 @@ impl SpanProcessor for Exporting {
         if !span.span_context.is_sampled() {
             return;
         }
-        if self.queue.try_send(span).is_err() {
+        let mut spans = self
+            .waiting
+            .spans
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if spans.len() >= QUEUE {
             trace::DROPPED.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        spans.push(span);
+        let full = spans.len() == BATCH;
+        drop(spans);
+        if full {
+            self.waiting.batch_full.notify_one();
         }
     }
 
@@ -271,43 +311,32 @@ impl SpanProcessor for Exporting {
     }
 }
 
-/// Sends the queued spans in batches of up to [`BATCH`], each at most [`BATCH_DELAY`]
-/// after its first span, until `stop`; then what is left.
+/// Sends the waiting spans in batches of up to [`BATCH`]: whenever a batch is full, and
+/// every [`BATCH_DELAY`] what has come, until `stop`; then what is left.
 async fn export_loop(
     exporter: opentelemetry_otlp::SpanExporter,
-    mut spans: mpsc::Receiver<SpanData>,
+    waiting: Arc<Waiting>,
     stop: Arc<Notify>,
 ) {
-    let mut batch: Vec<SpanData> = Vec::with_capacity(BATCH);
     loop {
-        tokio::select! {
-            () = stop.notified() => break,
-            first = spans.recv() => match first {
-                Some(span) => batch.push(span),
-                None => break,
-            },
-        }
-        let deadline = tokio::time::sleep(BATCH_DELAY);
-        tokio::pin!(deadline);
-        while batch.len() < BATCH {
-            tokio::select! {
-                () = &mut deadline => break,
-                more = spans.recv() => match more {
-                    Some(span) => batch.push(span),
-                    None => break,
-                },
+        let stopping = tokio::select! {
+            () = stop.notified() => true,
+            () = waiting.batch_full.notified() => false,
+            () = tokio::time::sleep(BATCH_DELAY) => false,
+        };
+        loop {
+            let batch = waiting.take_batch();
+            let whole = batch.len() == BATCH;
+            if !batch.is_empty() {
+                export(&exporter, batch).await;
+            }
+            if !whole {
+                break;
             }
         }
-        export(&exporter, std::mem::take(&mut batch)).await;
-    }
-    while let Ok(span) = spans.try_recv() {
-        batch.push(span);
-        if batch.len() == BATCH {
-            export(&exporter, std::mem::take(&mut batch)).await;
+        if stopping {
+            break;
         }
-    }
-    if !batch.is_empty() {
-        export(&exporter, batch).await;
     }
 }
 
