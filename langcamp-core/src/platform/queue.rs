@@ -6,8 +6,9 @@
 //!
 //! A queue's table has the columns `id`, `status` (`pending` until it ends: `done`'s
 //! value, `failed`, or one of its own), `attempts`, `next_attempt_at`, `lease_owner`,
-//! `lease_until`, `created_at` and `last_error`, and an index on
-//! `(status, next_attempt_at)`. On PostgreSQL a claim skips the rows another worker holds
+//! `lease_until`, `created_at` and `last_error`, and an index that finds the pending rows
+//! by `next_attempt_at` (the outbox's `(status, next_attempt_at)`; the deliveries' partial
+//! index of pending rows, per endpoint). On PostgreSQL a claim skips the rows another worker holds
 //! (`FOR UPDATE SKIP LOCKED`) instead of waiting for them; SQLite has one writer.
 
 use std::sync::atomic::{AtomicU64, Ordering};

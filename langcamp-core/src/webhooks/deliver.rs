@@ -124,10 +124,11 @@ pub(super) async fn run(app: Langcamp, shutdown: impl std::future::Future<Output
     while running.join_next().await.is_some() {}
 }
 
-/// Once a minute: deliveries still pending a day after they were queued are failed, the
-/// secrets replaced a day ago forgotten, and the log's deliveries older than 30 days
-/// deleted.
+/// Once a minute: deliveries of an endpoint deleted as they were queued are deleted,
+/// deliveries still pending a day after they were queued are failed, the secrets replaced
+/// a day ago forgotten, and the log's deliveries older than 30 days deleted.
 async fn housekeeping(app: &Langcamp, now: i64) -> Result<()> {
+    store::forget_orphans(app.db()).await?;
     let failed = DELIVERIES
         .give_up_stale(app.db(), now, "not delivered within 24 hours")
         .await?;

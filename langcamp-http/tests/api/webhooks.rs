@@ -813,3 +813,44 @@ async fn an_endpoints_secret_outlives_a_rotation_of_the_server_secret() {
     contact_through_core(&app, 2).await;
     assert_eq!(receiver.wait_for(2).await[1].signatures_by(&secret), 1);
 }
+
+#[tokio::test]
+async fn a_delivery_whose_endpoint_went_as_it_was_queued_is_deleted_not_failed() {
+    use sqlx::Connection as _;
+    let (app, _root) = school().await;
+    // The race made from outside: a write read the endpoint, another deleted it, then the
+    // first committed its delivery (PostgreSQL has no foreign key to refuse it; on SQLite
+    // the key is switched off for this connection to make the same row).
+    sqlx::any::install_default_drivers();
+    let url = app.core.config().database_url.expose().to_owned();
+    let mut conn = sqlx::AnyConnection::connect(&url).await.expect("connect");
+    if !url.starts_with("postgres") {
+        sqlx::Executor::execute(&mut conn, "PRAGMA foreign_keys = OFF")
+            .await
+            .expect("pragma");
+    }
+    sqlx::query(
+        "INSERT INTO webhook_deliveries (id, endpoint_id, event, body, status, attempts, next_attempt_at, created_at)
+         VALUES ('orphan', 'no-such-endpoint', 'contact.created', '{}', 'pending', 0, $1, $1)",
+    )
+    .bind(app.clock.now_ms())
+    .execute(&mut conn)
+    .await
+    .expect("an orphan delivery");
+    conn.close().await.expect("close");
+    assert_eq!(app.rows("webhook_deliveries").await, 1);
+
+    // The worker's next housekeeping (once a minute) deletes it, whatever its age.
+    app.clock.advance(TimeDelta::minutes(2));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while app.rows("webhook_deliveries").await > 0 {
+        assert!(std::time::Instant::now() < deadline, "the orphan stayed");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        metrics(&app)
+            .await
+            .contains("langcamp_webhook_deliveries_total{outcome=\"failed\"} 0"),
+        "deleted, not counted as a failed delivery"
+    );
+}
