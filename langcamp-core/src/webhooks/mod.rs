@@ -137,14 +137,46 @@ impl Announcement {
         now: i64,
         data: &T,
     ) -> Result<()> {
+        let body = self.body(now, data)?;
+        store::queue(conn, &self.endpoints, self.event, &body, now).await
+    }
+
+    /// The deliveries of `data` at `now`, their body written now, before the write that
+    /// queues them ([`Prepared::queue`]): on SQLite the single writer's time is what a
+    /// write's rate is made of, so the JSON is not written there.
+    pub(crate) fn prepare<T: Serialize>(self, now: i64, data: &T) -> Result<Prepared> {
+        let body = self.body(now, data)?;
+        Ok(Prepared {
+            announcement: self,
+            body,
+            now,
+        })
+    }
+
+    fn body<T: Serialize>(&self, now: i64, data: &T) -> Result<String> {
         let body = Body {
             r#type: self.event.as_str(),
             timestamp: Timestamp::from_millis(now),
             data,
         };
-        let body = serde_json::to_string(&body)
-            .map_err(|e| Error::internal(format!("a webhook body cannot be written: {e}")))?;
-        store::queue(conn, &self.endpoints, self.event, &body, now).await
+        serde_json::to_string(&body)
+            .map_err(|e| Error::internal(format!("a webhook body cannot be written: {e}")))
+    }
+}
+
+/// An event's deliveries with their body written ([`Announcement::prepare`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Prepared {
+    announcement: Announcement,
+    body: String,
+    now: i64,
+}
+
+impl Prepared {
+    /// Queues them, inside the caller's write.
+    pub(crate) async fn queue<C: WriteConn>(&self, conn: &mut C) -> Result<()> {
+        let Announcement { event, endpoints } = &self.announcement;
+        store::queue(conn, endpoints, *event, &self.body, self.now).await
     }
 }
 

@@ -39,7 +39,7 @@ use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::platform::db::{Locks, Undo};
 use crate::users::{self, User};
-use crate::webhooks::{Announcement, Event};
+use crate::webhooks::{Event, Prepared};
 
 pub use self::input::{ResultFilter, ResultQuery, SubmitInput, SubmittedAnswer};
 
@@ -263,7 +263,7 @@ struct Submission {
     snapshot: String,
     test_version: i64,
     /// The `result.created` deliveries, queued with the result.
-    announce: Option<Announcement>,
+    deliveries: Option<Prepared>,
 }
 
 /// `submit` on an adaptive test: 400, it is taken through attempts (CONTRACT §19).
@@ -327,12 +327,16 @@ impl Langcamp {
             };
             let record = Arc::new(scored(&test, &user, &answers, now));
             let snapshot = serde_json::to_string(&record.snapshot)?;
+            let deliveries = announce
+                .clone()
+                .map(|a| a.prepare(record.completed_at, &record.notice()?))
+                .transpose()?;
             // One statement, in a transaction shared with other waiting writes.
             let submission = Submission {
                 record: Arc::clone(&record),
                 snapshot,
                 test_version: test.updated_at,
-                announce: announce.clone(),
+                deliveries,
             };
             // The insert is the one change, unless deliveries are queued after it: then a
             // failure must undo it.

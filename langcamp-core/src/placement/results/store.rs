@@ -323,10 +323,8 @@ impl Write for Submission {
         conn.share_test(&self.record.snapshot.test_id).await?;
         let inserted =
             insert_result(conn, &self.record, &self.snapshot, Some(self.test_version)).await?;
-        if inserted && let Some(announce) = &self.announce {
-            announce
-                .queue(conn, self.record.completed_at, &self.record.notice()?)
-                .await?;
+        if inserted && let Some(deliveries) = &self.deliveries {
+            deliveries.queue(conn).await?;
         }
         Ok(inserted)
     }
