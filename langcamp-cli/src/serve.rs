@@ -85,8 +85,9 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     tracing::info!(file_store = %app.config().file_store.describe(), "uploaded files are kept in the file store");
     tracing::info!(%addr, "Langcamp is serving; API docs at /api/docs");
 
-    // The mail and webhook workers and the maintenance run on through the drain (requests
-    // answered then may queue mail and deliveries) and stop once the server has stopped.
+    // The mail and webhook workers, the search indexer and the maintenance run on through
+    // the drain (requests answered then may queue mail and deliveries) and stop once the
+    // server has stopped.
     let (stop_tx, stop_rx) = watch::channel(false);
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stop| *stop).await;
@@ -101,6 +102,11 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
         let stop = stopped(stop_rx.clone());
         async move { app.run_webhook_worker(stop).await }
     });
+    let search_indexer = tokio::spawn({
+        let app = app.clone();
+        let stop = stopped(stop_rx.clone());
+        async move { app.run_search_indexer(stop).await }
+    });
     let maintenance = tokio::spawn({
         let app = app.clone();
         let stop = stopped(stop_rx.clone());
@@ -113,7 +119,7 @@ pub async fn run(cli: &Cli, args: &Args) -> Result<(), CliError> {
     let served = langcamp_http::serve(app.clone(), listener, signal).await;
     let _ = stop_tx.send(true);
     served.map_err(|e| CliError::failed(format!("server error: {e}")))?;
-    let _ = tokio::join!(mail, webhooks, maintenance);
+    let _ = tokio::join!(mail, webhooks, search_indexer, maintenance);
     app.db().close().await;
     tracing::info!("stopped");
     Ok(())

@@ -51,6 +51,10 @@ use crate::platform::file_store::FileStore;
 use crate::platform::keyring::{Keyring, SecretSource};
 use crate::platform::mail::{MailKind, OutgoingMail};
 
+/// The tables SQLite searches through an FTS5 index filled in the background.
+const SEARCH_INDEXES: [&platform::db::search_index::SearchIndex; 2] =
+    [&users::SEARCH_INDEX, &contacts::SEARCH_INDEX];
+
 /// The handle every operation goes through. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Langcamp {
@@ -220,6 +224,26 @@ impl Langcamp {
             wakeup: &self.inner.mail_wakeup,
         };
         platform::mail::run_worker(outbox, shutdown).await;
+    }
+
+    /// Keeps SQLite's search indexes filled until `shutdown` resolves (run it beside the
+    /// server; [`platform::db::search_index`]). On PostgreSQL it returns at once.
+    pub async fn run_search_indexer(&self, shutdown: impl std::future::Future<Output = ()>) {
+        platform::db::search_index::run(self.db(), &SEARCH_INDEXES, shutdown).await;
+    }
+
+    /// Indexes for search every row written since the indexer last ran (SQLite: after a
+    /// bulk load, or where no server runs the indexer); how many rows. A search is exact
+    /// either way, only faster once its rows are indexed.
+    pub async fn index_searches(&self) -> Result<i64> {
+        if self.db().backend() != platform::db::Backend::Sqlite {
+            return Ok(0);
+        }
+        let mut indexed = 0;
+        for index in SEARCH_INDEXES {
+            indexed += index.catch_up(self.db()).await?;
+        }
+        Ok(indexed)
     }
 
     /// Queues `mail` inside the caller's write (the outbox of [`platform::mail`]), sealed

@@ -6,6 +6,7 @@
 
 mod input;
 mod store;
+pub(crate) use store::SEARCH_INDEX;
 
 pub(crate) use self::store::{chunk_after as export_chunk, sent_from};
 

@@ -15,6 +15,7 @@ use crate::domain::page::PageRequest;
 use crate::domain::time::Timestamp;
 use crate::domain::{ContactStatus, Id};
 use crate::platform::db::listing::{self, Conditions, Paged, Search};
+use crate::platform::db::search_index::SearchIndex;
 use crate::platform::db::{self, Arg, Backend, Row, Write, WriteConn, by_id};
 use crate::platform::mail::{MailKind, OutgoingMail};
 use crate::webhooks::Announcement;
@@ -44,9 +45,16 @@ const PAGED: Paged = Paged {
 /// indexes).
 const SEARCH: Search = Search {
     postgres: "lower(first_name) || chr(1) || lower(last_name) || chr(1) || lower(email)",
-    sqlite_fts: "id IN (SELECT contact_id FROM contact_search_keys
-                        WHERE key IN (SELECT rowid FROM contact_search WHERE search LIKE ?))",
-    sqlite: "lower(first_name) || char(1) || lower(last_name) || char(1) || lower(email)",
+    sqlite: SEARCH_INDEX,
+};
+
+/// The contact requests' FTS5 table on SQLite (migrations 0150 and 0190).
+pub(crate) const SEARCH_INDEX: SearchIndex = SearchIndex {
+    table: "contacts",
+    fts: "contact_search",
+    keys: "contact_search_keys",
+    keyed: "contact_id",
+    text: "lower(first_name) || char(1) || lower(last_name) || char(1) || lower(email)",
 };
 
 /// The admin list's conditions, for the filters given.

@@ -29,6 +29,7 @@ mod circuit;
 mod group;
 pub(crate) mod listing;
 mod locks;
+pub(crate) mod search_index;
 mod sqlite_conn;
 mod tx;
 mod write;

@@ -21,6 +21,7 @@ use crate::webhooks::Event;
 mod input;
 pub mod operator;
 mod store;
+pub(crate) use store::SEARCH_INDEX;
 
 pub use self::input::{
     AdminProfileInput, EmailInput, GENDERS, Gender, NewUser, ProfileChange, ProfileInput,

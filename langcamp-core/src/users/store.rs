@@ -22,6 +22,7 @@ use crate::domain::validate::Email;
 use crate::platform::changes::Change;
 use crate::platform::db::by_id;
 use crate::platform::db::listing::{self, Conditions, Paged, Search};
+use crate::platform::db::search_index::SearchIndex;
 use crate::platform::db::{self, Arg, Backend, Locks, Row as _, Write, WriteConn, bit, flag};
 use crate::webhooks::Announcement;
 
@@ -94,9 +95,16 @@ const PAGED: Paged = Paged {
 /// The users' searched text: the e-mail and the name (migration 0150's indexes).
 const SEARCH: Search = Search {
     postgres: "lower(email) || chr(1) || lower(COALESCE(name, ''))",
-    sqlite_fts: "id IN (SELECT user_id FROM user_search_keys
-                        WHERE key IN (SELECT rowid FROM user_search WHERE search LIKE ?))",
-    sqlite: "lower(email) || char(1) || lower(COALESCE(name, ''))",
+    sqlite: SEARCH_INDEX,
+};
+
+/// The users' FTS5 table on SQLite (migrations 0150 and 0190).
+pub(crate) const SEARCH_INDEX: SearchIndex = SearchIndex {
+    table: "users",
+    fts: "user_search",
+    keys: "user_search_keys",
+    keyed: "user_id",
+    text: "lower(email) || char(1) || lower(COALESCE(name, ''))",
 };
 
 /// The admin list's conditions, for the filters given.

@@ -392,3 +392,81 @@ async fn a_broad_search_is_counted_and_paged_in_order() {
     assert_eq!(some.list.len(), 12);
     assert_eq!(last_name(&some)[11], "Writer0001");
 }
+
+/// SQLite indexes rows for search in the background (migration 0190): a search finds a
+/// row before the indexer reaches it, after, once the row at the indexer's mark is
+/// deleted, and after a copy renumbered the rows under the mark (PostgreSQL, whose index
+/// the server keeps, answers the same).
+#[tokio::test]
+async fn a_search_finds_every_row_whether_it_is_indexed_yet_or_not() {
+    let school = TestCore::at(Utc::now()).await;
+    let core = &school.core;
+    let root = school.user("root@school.test", Role::Superadmin).await;
+    let sqlite = core.db().backend() == langcamp_core::platform::db::Backend::Sqlite;
+    let clock = &school.clock;
+    let send = |first: &'static str, last: &'static str| async move {
+        let input: ContactInput = serde_json::from_value(json!({
+            "firstName": first, "lastName": last,
+            "email": format!("{}@mail.test", first.to_lowercase()), "message": "Hello",
+        }))
+        .expect("a contact body");
+        clock.advance(TimeDelta::seconds(1));
+        core.create_contact(
+            &Actor::Anonymous,
+            NewContact::try_from(input).expect("valid"),
+        )
+        .await
+        .expect("sent")
+    };
+    let found = |text: &'static str| {
+        let root = &root;
+        async move {
+            let search = ContactSearch {
+                status: None,
+                text: Some(text.to_owned()),
+            };
+            every_row(
+                |page| core.list_contacts(root, &search, page),
+                &format!("contacts matching {text:?}"),
+            )
+            .await
+            .iter()
+            .map(|c| c.first_name.clone())
+            .collect::<Vec<_>>()
+        }
+    };
+
+    send("Anna", "Alpha").await;
+    let bruno = send("Bruno", "Beta").await;
+    assert_eq!(found("alpha").await, ["Anna"], "before the indexer");
+    let indexed = core.index_searches().await.expect("indexed");
+    assert_eq!(indexed, if sqlite { 3 } else { 0 }, "two contacts and root");
+    assert_eq!(found("alpha").await, ["Anna"], "from the index");
+    assert_eq!(found("beta").await, ["Bruno"]);
+    assert_eq!(found("mail.test").await, ["Bruno", "Anna"]);
+
+    // Bruno is the newest indexed row: the mark is his. Deleted, the next row must still
+    // be read though it may take his place.
+    core.delete_contact(&root, &bruno.typed_id())
+        .await
+        .expect("deleted");
+    send("Carla", "Gamma").await;
+    assert_eq!(found("beta").await, Vec::<String>::new());
+    assert_eq!(found("gamma").await, ["Carla"], "after the mark's row went");
+    assert_eq!(found("mail.test").await, ["Carla", "Anna"]);
+    core.index_searches().await.expect("indexed");
+    assert_eq!(found("gamma").await, ["Carla"]);
+
+    if sqlite {
+        // A copy that renumbered rowids no longer has the mark's row at the mark: every row
+        // is read until the indexer walked the table again, and nothing is indexed twice.
+        school
+            .sql("UPDATE search_marks SET upto_id = 'renumbered' WHERE name = 'contacts'")
+            .await;
+        send("Dora", "Delta").await;
+        assert_eq!(found("mail.test").await, ["Dora", "Carla", "Anna"]);
+        assert_eq!(core.index_searches().await.expect("indexed"), 3, "walked again");
+        assert_eq!(found("mail.test").await, ["Dora", "Carla", "Anna"]);
+        assert_eq!(found("delta").await, ["Dora"]);
+    }
+}

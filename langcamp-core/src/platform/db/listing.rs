@@ -17,6 +17,7 @@ use sqlx::query::Query;
 use sqlx::{Any, AnyConnection, AssertSqlSafe, Row};
 
 use crate::domain::page::PageRequest;
+use crate::platform::db::search_index::SearchIndex;
 
 /// The two statements of a paged list, written with the same filter: `count` is
 /// `SELECT COUNT(*) ...`, `page` selects the columns and ends with
@@ -76,7 +77,8 @@ impl Conditions {
         if let Some(value) = value {
             self.values.push(value);
             let n = self.values.len();
-            self.sql.push(condition.replacen('?', &format!("${n}"), 1));
+            // Every `?` of the condition is this value.
+            self.sql.push(condition.replace('?', &format!("${n}")));
         }
         self
     }
@@ -159,11 +161,10 @@ pub(crate) struct Search {
     /// The searched text of a row, lower case, as PostgreSQL's trigram index on it has it
     /// (migration 0150): `LIKE '%fragment%'` on it is answered from that index.
     pub(crate) postgres: &'static str,
-    /// SQLite: the rows whose FTS5 trigram table (migration 0150) holds a text `LIKE` the
-    /// `?`, unescaped: the table answers `LIKE` from its index but knows no `ESCAPE`.
-    pub(crate) sqlite_fts: &'static str,
-    /// SQLite: the searched text, for a fragment with `%`, `_` or `\` (read row by row).
-    pub(crate) sqlite: &'static str,
+    /// SQLite: the FTS5 trigram table (migration 0150) that answers `LIKE` from its index,
+    /// filled in the background (migration 0190); its text, read row by row for a fragment
+    /// with `%`, `_` or `\` (the FTS table knows no `ESCAPE`).
+    pub(crate) sqlite: SearchIndex,
 }
 
 impl Conditions {
@@ -185,11 +186,12 @@ impl Conditions {
                 self.and_text(&condition, Some(&escaped))
             }
             super::Backend::Sqlite if !fragment.contains(['%', '_', '\\']) => {
-                // Nothing to escape: the FTS table's index answers it.
-                self.and_text(search.sqlite_fts, Some(&escaped))
+                // Nothing to escape: the FTS table's index answers it (and the rows not
+                // indexed yet are read).
+                self.and_text(&search.sqlite.condition(), Some(&escaped))
             }
             super::Backend::Sqlite => {
-                let condition = format!("{} LIKE ? ESCAPE '\\'", search.sqlite);
+                let condition = format!("{} LIKE ? ESCAPE '\\'", search.sqlite.text);
                 self.and_text(&condition, Some(&escaped))
             }
         }
