@@ -392,6 +392,40 @@ mod tests {
     }
 
     #[test]
+    fn the_sampler_follows_the_caller_or_the_trace_ids_share() {
+        let low = TraceId::from_bytes([0; 16]);
+        let high = TraceId::from_bytes([0xff; 16]);
+        let caller = |sampled: bool| {
+            parse_traceparent(&format!(
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-{}",
+                if sampled { "01" } else { "00" }
+            ))
+            .expect("valid")
+        };
+        for parent_based in [
+            Sampling::ParentBasedAlwaysOn,
+            Sampling::ParentBasedAlwaysOff,
+            Sampling::ParentBasedRatio(0.5),
+        ] {
+            assert!(parent_based.keeps(Some(&caller(true)), high), "{parent_based:?}");
+            assert!(!parent_based.keeps(Some(&caller(false)), low), "{parent_based:?}");
+        }
+        assert!(Sampling::ParentBasedAlwaysOn.keeps(None, high));
+        assert!(!Sampling::ParentBasedAlwaysOff.keeps(None, low));
+        // A share by the trace id's low half: the same id, the same answer everywhere.
+        for ratio in [Sampling::Ratio(0.5), Sampling::ParentBasedRatio(0.5)] {
+            assert!(ratio.keeps(None, low), "{ratio:?}");
+            assert!(!ratio.keeps(None, high), "{ratio:?}");
+        }
+        // Not parent-based: the caller's decision does not count.
+        assert!(!Sampling::Ratio(0.5).keeps(Some(&caller(true)), high));
+        assert!(Sampling::Ratio(1.0).keeps(None, high));
+        assert!(!Sampling::Ratio(0.0).keeps(None, low));
+        assert!(Sampling::AlwaysOn.keeps(Some(&caller(false)), low));
+        assert!(!Sampling::AlwaysOff.keeps(Some(&caller(true)), low));
+    }
+
+    #[test]
     fn while_tracing_is_off_nothing_is_made() {
         assert!(!enabled());
         assert!(db_write("sqlite", "write X").is_none());
