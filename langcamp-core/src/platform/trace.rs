@@ -129,7 +129,7 @@ pub fn incoming(traceparent: Option<&str>, tracestate: Option<&str>) -> Incoming
     });
     let trace_id = parent
         .as_ref()
-        .map_or_else(|| new_trace_id(), SpanContext::trace_id);
+        .map_or_else(new_trace_id, SpanContext::trace_id);
     if sampling.keeps(parent.as_ref(), trace_id) {
         return Incoming::Traced { parent };
     }
@@ -407,8 +407,14 @@ mod tests {
             Sampling::ParentBasedAlwaysOff,
             Sampling::ParentBasedRatio(0.5),
         ] {
-            assert!(parent_based.keeps(Some(&caller(true)), high), "{parent_based:?}");
-            assert!(!parent_based.keeps(Some(&caller(false)), low), "{parent_based:?}");
+            assert!(
+                parent_based.keeps(Some(&caller(true)), high),
+                "{parent_based:?}"
+            );
+            assert!(
+                !parent_based.keeps(Some(&caller(false)), low),
+                "{parent_based:?}"
+            );
         }
         assert!(Sampling::ParentBasedAlwaysOn.keeps(None, high));
         assert!(!Sampling::ParentBasedAlwaysOff.keeps(None, low));

@@ -465,7 +465,11 @@ async fn a_search_finds_every_row_whether_it_is_indexed_yet_or_not() {
             .await;
         send("Dora", "Delta").await;
         assert_eq!(found("mail.test").await, ["Dora", "Carla", "Anna"]);
-        assert_eq!(core.index_searches().await.expect("indexed"), 3, "walked again");
+        assert_eq!(
+            core.index_searches().await.expect("indexed"),
+            3,
+            "walked again"
+        );
         assert_eq!(found("mail.test").await, ["Dora", "Carla", "Anna"]);
         assert_eq!(found("delta").await, ["Dora"]);
     }
