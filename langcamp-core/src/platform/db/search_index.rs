@@ -118,52 +118,40 @@ impl SearchIndex {
         .bind(BATCH)
         .fetch_one(&mut *tx)
         .await?;
-        match to {
-            Some(to) => {
-                let newest_key: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
-                    "SELECT COALESCE(MAX(key), 0) FROM {keys}"
-                )))
-                .fetch_one(&mut *tx)
-                .await?;
-                // A row keyed before (the table is walked again) keeps its key and entry.
-                sqlx::query(AssertSqlSafe(format!(
-                    "INSERT OR IGNORE INTO {keys} ({keyed})
-                     SELECT id FROM {table} WHERE rowid > $1 AND rowid <= $2 ORDER BY rowid"
-                )))
-                .bind(upto)
-                .bind(to)
-                .execute(&mut *tx)
-                .await?;
-                // The keys just made are above every earlier one.
-                sqlx::query(AssertSqlSafe(format!(
-                    "INSERT INTO {fts} (rowid, search)
-                     SELECT k.key, {text} FROM {keys} k JOIN {table} t ON t.id = k.{keyed}
-                     WHERE k.key > $1"
-                )))
-                .bind(newest_key)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query(AssertSqlSafe(format!(
-                    "UPDATE search_marks SET upto = $1,
-                         upto_id = (SELECT id FROM {table} WHERE rowid = $1)
-                     WHERE name = $2"
-                )))
-                .bind(to)
-                .bind(*table)
-                .execute(&mut *tx)
-                .await?;
-            }
-            // An empty table, or one renumbered with nothing after the mark: the mark at 0.
-            None => {
-                sqlx::query(
-                    "UPDATE search_marks SET upto = 0, upto_id = NULL
-                     WHERE name = $1 AND $2 = 0 AND upto <> 0",
-                )
-                .bind(*table)
-                .bind(upto)
-                .execute(&mut *tx)
-                .await?;
-            }
+        // None: rows deleted since the look above; nothing to index.
+        if let Some(to) = to {
+            let newest_key: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
+                "SELECT COALESCE(MAX(key), 0) FROM {keys}"
+            )))
+            .fetch_one(&mut *tx)
+            .await?;
+            // A row keyed before (the table is walked again) keeps its key and entry.
+            sqlx::query(AssertSqlSafe(format!(
+                "INSERT OR IGNORE INTO {keys} ({keyed})
+                 SELECT id FROM {table} WHERE rowid > $1 AND rowid <= $2 ORDER BY rowid"
+            )))
+            .bind(upto)
+            .bind(to)
+            .execute(&mut *tx)
+            .await?;
+            // The keys just made are above every earlier one.
+            sqlx::query(AssertSqlSafe(format!(
+                "INSERT INTO {fts} (rowid, search)
+                 SELECT k.key, {text} FROM {keys} k JOIN {table} t ON t.id = k.{keyed}
+                 WHERE k.key > $1"
+            )))
+            .bind(newest_key)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE search_marks SET upto = $1,
+                     upto_id = (SELECT id FROM {table} WHERE rowid = $1)
+                 WHERE name = $2"
+            )))
+            .bind(to)
+            .bind(*table)
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(passed)
