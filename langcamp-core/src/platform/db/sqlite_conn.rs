@@ -14,10 +14,18 @@ use crate::domain::error::{Error, Result};
 pub(super) const CONNECTION_PRAGMAS: &str =
     "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;";
 
-/// Opens the writer thread's connection on the database file.
+/// Opens the writer thread's connection on the database file (and the checkpoint
+/// thread's, [`super::checkpoint`]).
 pub(super) fn open(file: &Path) -> Result<rusqlite::Connection> {
     let conn = rusqlite::Connection::open(file)?;
     conn.execute_batch(CONNECTION_PRAGMAS)?;
+    // Each piece of a batch is undone alone if it fails, so SQLite keeps, for each
+    // statement (and each piece's savepoint), the pages it changes as they were before it:
+    // a sub-journal, by default a temporary file once it outgrows 64 KiB. A batch's pages
+    // are few; kept in memory they cost a copy instead of a write to a file each, measured
+    // at a third of this thread's time on submissions. (Only this connection: its
+    // statements are small writes, not sorts that could fill memory.)
+    conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
     // The query planner stability guarantee: plans do not depend on the values bound.
     // Without it, once ANALYZE has written `sqlite_stat4`, a cached statement whose
     // parameters the planner looked at is compiled again (triggers and all) every time
