@@ -25,6 +25,7 @@
 //!   server is known to be down.
 
 pub(crate) mod by_id;
+mod checkpoint;
 mod circuit;
 mod group;
 pub(crate) mod listing;

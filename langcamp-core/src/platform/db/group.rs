@@ -31,6 +31,7 @@ use std::path::PathBuf;
 use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot};
 
+use super::checkpoint::{self, Checkpointer};
 use super::sqlite_conn;
 use super::write::{Write, run_ready};
 use crate::domain::error::{Error, Result};
@@ -121,9 +122,10 @@ impl GroupCommit {
     pub fn start(file: PathBuf, writer: AnyPool) -> Result<GroupCommit> {
         let (jobs, queue) = mpsc::channel(QUEUE);
         let (orders, thread_orders) = std::sync::mpsc::channel();
+        let checkpointer = Checkpointer::start(file.clone())?;
         std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || writer_thread(&file, &thread_orders))?;
+            .spawn(move || writer_thread(&file, &thread_orders, &checkpointer))?;
         tokio::spawn(run(writer, queue, orders));
         Ok(GroupCommit { jobs })
     }
@@ -239,12 +241,17 @@ async fn order(thread: &std::sync::mpsc::Sender<ThreadOrder>, jobs: Vec<Job>, cl
     }
 }
 
-fn writer_thread(file: &std::path::Path, orders: &std::sync::mpsc::Receiver<ThreadOrder>) {
+fn writer_thread(
+    file: &std::path::Path,
+    orders: &std::sync::mpsc::Receiver<ThreadOrder>,
+    checkpointer: &Checkpointer,
+) {
     let mut conn: Option<rusqlite::Connection> = None;
     let mut faults_seen = storage_faults();
     while let Ok(ThreadOrder { jobs, close, done }) = orders.recv() {
         if close {
             conn = None;
+            checkpointer.close();
             let _ = done.send(());
             continue;
         }
@@ -257,13 +264,14 @@ fn writer_thread(file: &std::path::Path, orders: &std::sync::mpsc::Receiver<Thre
         }
         let conn_now = match conn.take() {
             Some(open) => Ok(open),
-            None => sqlite_conn::open(file),
+            None => sqlite_conn::open(file).inspect(checkpoint::watch),
         };
         match conn_now {
             Ok(mut open) => {
                 if commit_batch(&mut open, jobs) {
                     faults_seen = storage_faults();
                 } else {
+                    checkpointer.committed(&open);
                     conn = Some(open);
                 }
             }
@@ -519,6 +527,55 @@ mod tests {
             .await
             .expect("rows");
         assert_eq!(rows, vec![2], "the write nobody waited for left nothing");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Appends 100 kB to `big`.
+    struct Big;
+
+    impl Write for Big {
+        type Output = ();
+
+        async fn run<C: WriteConn>(self, conn: &mut C) -> Result<()> {
+            conn.exec("INSERT INTO big (b) VALUES (zeroblob(100000))", &[])
+                .await?;
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_log_is_copied_into_the_database_beside_the_writes_not_by_them() {
+        let (dir, file, pool) = writer_pool().await;
+        pool.execute("CREATE TABLE big (b BLOB)")
+            .await
+            .expect("a table");
+        let group = GroupCommit::start(file.clone(), pool.clone()).expect("the writer thread");
+        let size = || std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        let before = size();
+        // 8 MB through the writer: twice the log's length that asks for a checkpoint, an
+        // eighth of the one at which the writer would checkpoint itself.
+        for _ in 0..80 {
+            group
+                .write(Undo::SingleStatement, Big, None)
+                .await
+                .expect("written");
+        }
+        // Only a checkpoint writes the database file itself; the checkpoint thread does.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while size() < before + 4_000_000 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no checkpoint: the file is {} bytes",
+                size()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let written: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM big")
+            .fetch_one(&pool)
+            .await
+            .expect("a count");
+        assert_eq!(written, 80);
+        group.close().await;
         std::fs::remove_dir_all(&dir).ok();
     }
 
