@@ -36,7 +36,7 @@ use crate::domain::id::{Deleted, Id};
 use crate::domain::page::{Page, PageRequest};
 use crate::domain::time::Timestamp;
 use crate::platform::changes::Change;
-use crate::platform::db::WriteConn;
+use crate::platform::db::{Arg, WriteConn};
 use crate::platform::keyring::{self, KeyCounts, Purpose};
 use crate::platform::outgoing::Destinations;
 use crate::platform::queue::Tally;
@@ -173,10 +173,24 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// Queues them, inside the caller's write.
-    pub(crate) async fn queue<C: WriteConn>(&self, conn: &mut C) -> Result<()> {
+    /// Runs `insert` (one row, or none when its own guard says no) with `args`, inside
+    /// the caller's write, and queues these deliveries with it if it inserted; how many
+    /// rows it inserted. On PostgreSQL one statement, not two
+    /// ([`store::insert_then_queue`]).
+    pub(crate) async fn insert_then_queue<C: WriteConn>(
+        &self,
+        conn: &mut C,
+        insert: &'static str,
+        args: &[Arg<'_>],
+    ) -> Result<u64> {
         let Announcement { event, endpoints } = &self.announcement;
-        store::queue(conn, endpoints, *event, &self.body, self.now).await
+        let queued = store::Queued {
+            endpoints,
+            event: *event,
+            body: &self.body,
+            now: self.now,
+        };
+        store::insert_then_queue(conn, insert, args, queued).await
     }
 }
 

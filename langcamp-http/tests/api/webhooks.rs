@@ -854,3 +854,72 @@ async fn a_delivery_whose_endpoint_went_as_it_was_queued_is_deleted_not_failed()
         "deleted, not counted as a failed delivery"
     );
 }
+
+#[tokio::test]
+async fn a_result_is_queued_once_for_each_endpoint_hearing_it_and_a_refused_one_not_at_all() {
+    let (app, root) = school().await;
+    let admin = app.admin().await;
+    let ana = app.student("ana@example.com").await;
+    let first = Receiver::start().await;
+    let second = Receiver::start().await;
+    let hears_results = endpoint(&root, &first.url(), &["result.created"]).await;
+    endpoint(&root, &second.url(), &["contact.created", "result.created"]).await;
+    // An endpoint that hears something else gets nothing of a result.
+    let other = endpoint(&root, &first.url(), &["contact.created"]).await;
+    let test = admin
+        .post(
+            "/proficiency-tests",
+            &json!({
+                "title": "Quick check", "locale": "en", "targetLanguage": "de",
+                "questions": [{"text": "Guten ___", "options": [{"text": "Tag"}, {"text": "Nacht"}], "correctOptionIndex": 0}],
+                "levelRanges": [
+                    {"level": "A1", "minScore": 0, "maxScore": 0, "message": "Start"},
+                    {"level": "A2", "minScore": 1, "maxScore": 1, "message": "Go on"}
+                ]
+            }),
+        )
+        .created()
+        .await;
+    let submit = format!("/proficiency-tests/{}/submit", id_of(&test));
+    let answers = json!({ "answers": [{"questionIndex": 0, "selectedOptionIndex": 0}] });
+    let result = ana.post(&submit, &answers).created().await;
+
+    let (one, two) = (first.wait_for(1).await, second.wait_for(1).await);
+    assert_eq!(one[0].json()["data"]["id"], result["id"]);
+    assert_eq!(two[0].json()["data"]["id"], result["id"]);
+    assert_ne!(
+        one[0].id(),
+        two[0].id(),
+        "a delivery, and an id, for each endpoint"
+    );
+    assert_eq!(log(&root, &id_of(&hears_results)).await.len(), 1);
+    assert!(log(&root, &id_of(&other)).await.is_empty());
+
+    // Another process moves the test's version: the held copy's guarded insert stores
+    // nothing and queues nothing, and the submission done again reading the test queues
+    // its result once for each endpoint.
+    let mut tx = app.core.db().begin().await.expect("begin");
+    sqlx::query("UPDATE proficiency_tests SET updated_at = updated_at + 1 WHERE id = $1")
+        .bind(id_of(&test))
+        .execute(&mut *tx)
+        .await
+        .expect("a version moved");
+    tx.commit().await.expect("commit");
+    let again = ana.post(&submit, &answers).created().await;
+    let (one, two) = (first.wait_for(2).await, second.wait_for(2).await);
+    assert_eq!(one[1].json()["data"]["id"], again["id"]);
+    assert_eq!(two[1].json()["data"]["id"], again["id"]);
+
+    // A submission refused for its answers queues nothing.
+    ana.post(
+        &submit,
+        &json!({ "answers": [{"questionIndex": 5, "selectedOptionIndex": 0}] }),
+    )
+    .expect(400)
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(app.rows("test_results").await, 2);
+    assert_eq!(app.rows("webhook_deliveries").await, 4);
+    assert_eq!(first.received().len(), 2);
+    assert_eq!(second.received().len(), 2);
+}

@@ -497,7 +497,7 @@ impl Langcamp {
         )
         .await?;
         if let Some(announce) = announce {
-            announce.queue(&mut **tx, now, &record.notice()?).await?;
+            announce.queue(&mut **tx, now, &record.notice()).await?;
         }
         attempt.finished = true;
         attempt.result_id = Some(record.id.clone());

@@ -329,7 +329,7 @@ impl Langcamp {
             let snapshot = serde_json::to_string(&record.snapshot)?;
             let deliveries = announce
                 .clone()
-                .map(|a| a.prepare(record.completed_at, &record.notice()?))
+                .map(|a| a.prepare(record.completed_at, &record.notice()))
                 .transpose()?;
             // One statement, in a transaction shared with other waiting writes.
             let submission = Submission {
@@ -364,10 +364,11 @@ impl Langcamp {
             .ok_or(Error::TokenInvalid)?;
         let record = scored(&test, &user, &answers, now);
         let snapshot = serde_json::to_string(&record.snapshot)?;
-        insert_result(&mut *tx, &record, &snapshot, None).await?;
-        if let Some(announce) = &announce {
-            announce.queue(&mut *tx, now, &record.notice()?).await?;
-        }
+        let deliveries = announce
+            .clone()
+            .map(|a| a.prepare(now, &record.notice()))
+            .transpose()?;
+        insert_result(&mut *tx, &record, &snapshot, None, deliveries.as_ref()).await?;
         tx.commit().await?;
         self.wake_webhooks(announce.as_ref());
         Ok(record.summary())

@@ -137,3 +137,41 @@ fn answers_out_of_the_test_are_refused() {
         other => panic!("expected validation errors, got {other:?}"),
     }
 }
+
+#[test]
+fn a_result_notice_is_its_summary_without_the_answers() {
+    let test = test_with(&[1, 2, 3]);
+    let user = crate::users::User {
+        id: "u".into(),
+        email: "ana@example.com".into(),
+        name: Some("Ana Silva".into()),
+        role: crate::domain::actor::Role::User,
+        is_registration_complete: true,
+        age: None,
+        gender: None,
+        city: None,
+        country: None,
+        country_code: None,
+        phone_number: None,
+        locale: "en".into(),
+        created_at: crate::domain::time::Timestamp::from_millis(0),
+        updated_at: crate::domain::time::Timestamp::from_millis(0),
+    };
+    let given = answers(serde_json::json!([
+        {"questionIndex": 0, "selectedOptionIndex": 1},
+        {"questionIndex": 1, "selectedOptionIndex": 0},
+        {"questionIndex": 2, "selectedOptionIndex": 1}
+    ]))
+    .expect("answers");
+    let record = super::score::scored(&test, &user, &given, 1_796_000_000_000);
+    let mut summary = serde_json::to_value(record.summary()).expect("a summary");
+    let answers = summary
+        .as_object_mut()
+        .expect("an object")
+        .remove("answers");
+    assert_eq!(answers.map(|a| a.as_array().map(Vec::len)), Some(Some(3)));
+    assert_eq!(
+        serde_json::to_value(record.notice()).expect("a notice"),
+        summary
+    );
+}
