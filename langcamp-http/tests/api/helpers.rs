@@ -640,6 +640,18 @@ pub async fn assert_nulls_refused(
 }
 
 /// A complete registration for `POST /auth/complete-registration`: a woman in Portugal.
+/// Runs `statement` with `$1` bound to `id`, as another process writing the database would
+/// (no cache of this server hears of it).
+pub async fn behind_the_back(app: &TestApp, statement: &'static str, id: &str) {
+    let mut tx = app.core.db().begin().await.expect("begin");
+    sqlx::query(statement)
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    tx.commit().await.expect("commit");
+}
+
 pub fn registration(name: &str, age: serde_json::Value) -> serde_json::Value {
     serde_json::json!({
         "name": name, "age": age, "gender": "female", "country": "Portugal",

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Session, TestApp};
+use crate::helpers::{Session, TestApp, behind_the_back};
 
 /// One question worth 1 point whose correct option is the first; bands cover 0..=1.
 fn one_question() -> Value {
@@ -42,18 +42,6 @@ async fn submit_first_option(who: &Session, test_id: &str) -> crate::helpers::Te
     )
     .send()
     .await
-}
-
-/// Runs `statement` with `$1` bound to `id`, as another process writing the database would
-/// (no cache of this server hears of it).
-async fn behind_the_back(app: &TestApp, statement: &'static str, id: &str) {
-    let mut tx = app.core.db().begin().await.expect("begin");
-    sqlx::query(statement)
-        .bind(id)
-        .execute(&mut *tx)
-        .await
-        .unwrap_or_else(|e| panic!("{statement}: {e}"));
-    tx.commit().await.expect("commit");
 }
 
 async fn result_count(app: &TestApp) -> i64 {

@@ -11,7 +11,9 @@ use langcamp_core::Actor;
 use langcamp_core::contacts::{ContactInput, NewContact};
 use serde_json::{Value, json};
 
-use crate::helpers::{Case, Client, Session, TestApp, assert_role_matrix, fresh_client, utc};
+use crate::helpers::{
+    Case, Client, Session, TestApp, assert_role_matrix, behind_the_back, fresh_client, utc,
+};
 use crate::receiver::{Receiver, silent_server};
 
 const METRICS_TOKEN: &str = "scrape-webhooks";
@@ -86,6 +88,24 @@ async fn contact_through_core(app: &TestApp, n: usize) {
         )
         .await
         .expect("create the contact request");
+}
+
+/// A new fixed test of one question (the first option is right), as `admin` makes it.
+async fn quick_check(admin: &Session) -> Value {
+    admin
+        .post(
+            "/proficiency-tests",
+            &json!({
+                "title": "Quick check", "locale": "en", "targetLanguage": "de",
+                "questions": [{"text": "Guten ___", "options": [{"text": "Tag"}, {"text": "Nacht"}], "correctOptionIndex": 0}],
+                "levelRanges": [
+                    {"level": "A1", "minScore": 0, "maxScore": 0, "message": "Start"},
+                    {"level": "A2", "minScore": 1, "maxScore": 1, "message": "Go on"}
+                ]
+            }),
+        )
+        .created()
+        .await
 }
 
 /// The endpoint's delivery log (first page, up to 100), newest first.
@@ -388,20 +408,7 @@ async fn every_event_carries_what_the_contract_says() {
     assert_eq!(got[0].json()["data"], completed["user"]);
 
     // result.created: a fixed test's result, without its answers.
-    let test = admin
-        .post(
-            "/proficiency-tests",
-            &json!({
-                "title": "Quick check", "locale": "en", "targetLanguage": "de",
-                "questions": [{"text": "Guten ___", "options": [{"text": "Tag"}, {"text": "Nacht"}], "correctOptionIndex": 0}],
-                "levelRanges": [
-                    {"level": "A1", "minScore": 0, "maxScore": 0, "message": "Start"},
-                    {"level": "A2", "minScore": 1, "maxScore": 1, "message": "Go on"}
-                ]
-            }),
-        )
-        .created()
-        .await;
+    let test = quick_check(&admin).await;
     let result = ana
         .post(
             &format!(
@@ -866,20 +873,7 @@ async fn a_result_is_queued_once_for_each_endpoint_hearing_it_and_a_refused_one_
     endpoint(&root, &second.url(), &["contact.created", "result.created"]).await;
     // An endpoint that hears something else gets nothing of a result.
     let other = endpoint(&root, &first.url(), &["contact.created"]).await;
-    let test = admin
-        .post(
-            "/proficiency-tests",
-            &json!({
-                "title": "Quick check", "locale": "en", "targetLanguage": "de",
-                "questions": [{"text": "Guten ___", "options": [{"text": "Tag"}, {"text": "Nacht"}], "correctOptionIndex": 0}],
-                "levelRanges": [
-                    {"level": "A1", "minScore": 0, "maxScore": 0, "message": "Start"},
-                    {"level": "A2", "minScore": 1, "maxScore": 1, "message": "Go on"}
-                ]
-            }),
-        )
-        .created()
-        .await;
+    let test = quick_check(&admin).await;
     let submit = format!("/proficiency-tests/{}/submit", id_of(&test));
     let answers = json!({ "answers": [{"questionIndex": 0, "selectedOptionIndex": 0}] });
     let result = ana.post(&submit, &answers).created().await;
@@ -898,13 +892,12 @@ async fn a_result_is_queued_once_for_each_endpoint_hearing_it_and_a_refused_one_
     // Another process moves the test's version: the held copy's guarded insert stores
     // nothing and queues nothing, and the submission done again reading the test queues
     // its result once for each endpoint.
-    let mut tx = app.core.db().begin().await.expect("begin");
-    sqlx::query("UPDATE proficiency_tests SET updated_at = updated_at + 1 WHERE id = $1")
-        .bind(id_of(&test))
-        .execute(&mut *tx)
-        .await
-        .expect("a version moved");
-    tx.commit().await.expect("commit");
+    behind_the_back(
+        &app,
+        "UPDATE proficiency_tests SET updated_at = updated_at + 1 WHERE id = $1",
+        &id_of(&test),
+    )
+    .await;
     let again = ana.post(&submit, &answers).created().await;
     let (one, two) = (first.wait_for(2).await, second.wait_for(2).await);
     assert_eq!(one[1].json()["data"]["id"], again["id"]);
