@@ -80,10 +80,16 @@ cleanup() {
   for name in "${!pids[@]}"; do stop_pid "$name"; done
   drop_database
   if [ "$status" -ne 0 ] && [ -d "$work" ]; then
-    for f in "$work"/*/*.log "$work"/*/*-error.log; do
+    for f in "$work"/*/*.log "$work"/*/*/*-error.log "$work"/*/haproxy/haproxy.log; do
       [ -s "$f" ] || continue
       echo "--- last lines of ${f#"$work"/}" >&2
       grep -v ' INFO langcamp_http::access' "$f" | tail -n 15 >&2 || true
+    done
+    # The proxy's own record of each failed answer: which instance, what it answered.
+    for f in "$work"/*/nginx/access.log; do
+      [ -s "$f" ] || continue
+      echo "--- answers of 5xx in ${f#"$work"/}" >&2
+      awk '$2 >= 500' "$f" | head -n 20 >&2 || true
     done
   fi
   rm -rf "$work"

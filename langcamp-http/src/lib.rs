@@ -10,6 +10,7 @@ mod handlers;
 pub mod headers;
 pub mod json_body;
 pub mod limits;
+mod listener;
 pub mod material_form;
 pub mod multipart;
 pub mod observe;
@@ -54,6 +55,9 @@ pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// Once the listener is closed, in-flight requests get this long to finish.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// Before the listener closes, the handshakes under way get this long to complete: many
+/// round trips on a school's network or a cluster's, little beside the drain.
+pub const HANDSHAKE_WAIT: Duration = Duration::from_millis(200);
 /// After the listener is closed, a connection accepted just before that, whose first
 /// request has not arrived yet, waits this long for it (a proxy sends its request right
 /// after connecting) rather than being closed under it.
@@ -81,6 +85,9 @@ pub struct ServeOptions {
     /// [`SHUTDOWN_GRACE`] by default: how long requests still in flight when the
     /// listener closes may take to finish.
     pub shutdown_grace: Duration,
+    /// [`HANDSHAKE_WAIT`] by default: at the close, how long the listener, no longer
+    /// completing new connections, goes on accepting those whose handshake was under way.
+    pub handshake_wait: Duration,
 }
 
 impl Default for ServeOptions {
@@ -91,6 +98,7 @@ impl Default for ServeOptions {
             body_read_timeout: BODY_READ_TIMEOUT,
             shutdown_drain: DEFAULT_SHUTDOWN_DRAIN,
             shutdown_grace: SHUTDOWN_GRACE,
+            handshake_wait: HANDSHAKE_WAIT,
         }
     }
 }
@@ -401,9 +409,12 @@ pub async fn serve(
 ///    with active checks stop routing here), the listener goes on accepting, and every
 ///    HTTP/1 answer carries `Connection: close`, so a proxy's keep-alive connections end
 ///    after their next answer, never under a request.
-/// 2. After [`ServeOptions::shutdown_drain`] the listener closes (connections waiting in
-///    its queue are accepted first): from then on new connections are refused, which a
-///    proxy retries on another instance whatever the method, since nothing was sent.
+/// 2. After [`ServeOptions::shutdown_drain`] the listener closes without resetting a
+///    connection its client believes open: it stops completing new handshakes (a new
+///    connection's SYN is dropped, so its connect times out), accepts those under way for
+///    [`ServeOptions::handshake_wait`] and everything left in its queue, then closes. From
+///    then on new connections are refused. Either way nothing was sent, so a proxy retries
+///    on another instance whatever the method.
 /// 3. Connections are shut down gracefully: an idle one is closed, a request in flight
 ///    finishes and its connection closes after its answer, and a connection accepted
 ///    just before the close gets its first request answered. After
@@ -439,10 +450,7 @@ pub async fn serve_with(
             .accept_until(&listener, tokio::time::sleep(options.shutdown_drain))
             .await;
     }
-    // What already waits in the listener's queue is accepted and answered, so the only
-    // connections that meet the close are those that arrive after it: refused.
-    connections.accept_waiting(&listener);
-    drop(listener);
+    connections.close(listener).await;
     cleanup.abort();
     tracing::info!("listener closed: finishing in-flight requests");
     let Connections { stop, .. } = connections;
@@ -498,10 +506,21 @@ impl Connections {
         }
     }
 
-    /// Accepts every connection already waiting in the listener's queue, without waiting.
-    fn accept_waiting(&self, listener: &TcpListener) {
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        while let std::task::Poll::Ready(Ok((stream, peer))) = listener.poll_accept(&mut cx) {
+    /// Closes the listener so that every connection its kernel completed is served and
+    /// every other one is refused or never completes (`listener.rs` says why).
+    async fn close(&self, listener: TcpListener) {
+        match listener::stop_completing_handshakes(&listener) {
+            Ok(()) => {
+                let wait = self.options.handshake_wait;
+                self.accept_until(&listener, tokio::time::sleep(wait)).await;
+            }
+            Err(e) => tracing::warn!(
+                error = %e,
+                "the listener could not stop completing handshakes before its close: \
+                 a connection completed at the close itself is reset"
+            ),
+        }
+        for (stream, peer) in listener::take_queued(listener) {
             self.serve(stream, peer);
         }
     }

@@ -452,7 +452,16 @@ async fn refused_mail_is_retried_until_its_code_expires_or_a_day_passes_never_fo
 /// The same application served with other timeouts; stopped when dropped.
 struct Served {
     addr: SocketAddr,
-    _stop: oneshot::Sender<()>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Served {
+    /// What SIGTERM does in `langcamp serve`.
+    fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
 }
 
 async fn serve_with(app: &TestApp, options: ServeOptions) -> Served {
@@ -467,7 +476,10 @@ async fn serve_with(app: &TestApp, options: ServeOptions) -> Served {
         },
         options,
     ));
-    Served { addr, _stop: stop }
+    Served {
+        addr,
+        stop: Some(stop),
+    }
 }
 
 /// What a raw client saw: the bytes the server sent, and when it closed the connection
@@ -698,4 +710,84 @@ async fn a_client_that_stops_sending_its_body_gets_408_after_the_idle_timeout() 
     assert_request_timeout(&outcome);
     assert_cut_between(&outcome, Duration::from_secs(1), Duration::from_secs(4));
     still_serving(server.addr).await;
+}
+
+// ---------------------------------------------------------------------------------------
+// The listener's close.
+
+/// Whether a connection attempt made while the server stops was refused, never completed,
+/// or completed and was answered (the answer's first line).
+#[derive(Debug)]
+enum Attempt {
+    Refused,
+    NeverCompleted,
+    Answered(String),
+}
+
+async fn attempt(addr: SocketAddr) -> Attempt {
+    let stream = match tokio::time::timeout(Duration::from_millis(100), TcpStream::connect(addr))
+        .await
+    {
+        Err(_) => return Attempt::NeverCompleted,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => return Attempt::Refused,
+        Ok(Err(e)) => panic!("connect failed: {e}"),
+        Ok(Ok(stream)) => stream,
+    };
+    let mut stream = stream;
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("a completed connection takes its request");
+    let mut answer = Vec::new();
+    // A reset here is what a proxy turns into 502 for a POST: the test fails on it.
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer))
+        .await
+        .expect("answered within 5 s")
+        .expect("a completed connection is answered, never reset");
+    let answer = String::from_utf8_lossy(&answer);
+    Attempt::Answered(answer.lines().next().unwrap_or_default().to_owned())
+}
+
+#[tokio::test]
+async fn a_connection_completed_while_the_listener_closes_is_answered_and_later_ones_never_complete()
+ {
+    // No drain; a long wait for the handshakes under way, so the test sees it.
+    let app = TestApp::spawn().await;
+    let mut served = serve_with(
+        &app,
+        ServeOptions {
+            shutdown_drain: Duration::ZERO,
+            handshake_wait: Duration::from_secs(2),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    still_serving(served.addr).await;
+
+    served.stop();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let attempt = attempt(served.addr).await;
+        let refused = matches!(attempt, Attempt::Refused);
+        seen.push(attempt);
+        if refused {
+            break;
+        }
+    }
+    // Whatever completed was answered (in `attempt`); then, before the close, the listener
+    // stopped completing connections (a client's connect times out with nothing sent, so
+    // a proxy resends even a POST elsewhere) and after it, refused them.
+    for answered in seen.iter().filter_map(|a| match a {
+        Attempt::Answered(line) => Some(line),
+        _ => None,
+    }) {
+        assert!(answered.starts_with("HTTP/1.1 200"), "{seen:?}");
+    }
+    assert!(matches!(seen.last(), Some(Attempt::Refused)), "{seen:?}");
+    let never_completed = seen
+        .iter()
+        .filter(|a| matches!(a, Attempt::NeverCompleted))
+        .count();
+    assert!(never_completed >= 3, "{seen:?}");
 }
