@@ -37,6 +37,9 @@
 # --webhook (issue #55: a webhook endpoint hearing result.created, at a `hello` receiver,
 # so every submission queues a delivery and the worker sends it; compare a run with it to
 # one without),
+# --connections N (wrk's connections, default 64; e.g. --connections 1 for the latency of
+# one request at a time, when the machine is not saturated: what a change adds to a
+# request's own path rather than to the machine's capacity),
 # --no-build (use the release binaries as they are, e.g. between --langcamp runs; with
 # BENCH_BIN=target/debug, the dev builds of `cargo build -p langcamp-cli -p langcamp-bench
 # --bins`, for a smoke run whose rates mean nothing).
@@ -46,7 +49,7 @@
 # a TOTP factor at assurance level 2 as staff must be); times
 # `langcamp serve` from spawn to the first 200 of `GET /`; starts `langcamp serve` and the
 # bare hyper baseline (`hello`, same runtime settings); then for each endpoint runs wrk
-# (64 connections) against the baseline and the endpoint alternately and prints, per
+# (64 connections unless --connections) against the baseline and the endpoint alternately and prints, per
 # endpoint, the median requests per second, the ratio to the baseline of the same
 # interleaved runs, the median p50 and p99, non-2xx answers, "database is locked" lines in
 # the server log, and the server's peak RSS (VmHWM, reset before each endpoint). The list
@@ -85,12 +88,17 @@ while [ $# -gt 0 ]; do
     --no-build) BUILD=0; shift ;;
     --returning) RETURNING=(--otp-returning); shift ;;
     --webhook) WEBHOOK=1; shift ;;
+    --connections) CONNECTIONS=$2; shift 2 ;;
     --after-seed) AFTER_SEED=$(realpath "$2"); shift 2 ;;
-    -h|--help) sed -n '2,54p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 
+case "$CONNECTIONS" in
+  ''|*[!0-9]*|0) echo "bench.sh: --connections takes a positive number" >&2; exit 2 ;;
+esac
+[ "$CONNECTIONS" -lt "$THREADS" ] && THREADS=$CONNECTIONS   # wrk wants a connection per thread
 if [ -n "$VERSUS" ] && [ -z "$PG" ]; then
   # Two processes on one SQLite file share its single write lock, each waiting on the
   # other's transactions: they would measure each other, not themselves.
