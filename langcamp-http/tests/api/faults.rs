@@ -725,15 +725,15 @@ enum Attempt {
 }
 
 async fn attempt(addr: SocketAddr) -> Attempt {
-    let stream = match tokio::time::timeout(Duration::from_millis(100), TcpStream::connect(addr))
-        .await
-    {
-        Err(_) => return Attempt::NeverCompleted,
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => return Attempt::Refused,
-        Ok(Err(e)) => panic!("connect failed: {e}"),
-        Ok(Ok(stream)) => stream,
-    };
-    let mut stream = stream;
+    let mut stream =
+        match tokio::time::timeout(Duration::from_millis(100), TcpStream::connect(addr)).await {
+            Err(_) => return Attempt::NeverCompleted,
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Attempt::Refused;
+            }
+            Ok(Err(e)) => panic!("connect failed: {e}"),
+            Ok(Ok(stream)) => stream,
+        };
     stream
         .write_all(b"GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
         .await
