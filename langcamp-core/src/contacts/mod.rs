@@ -74,18 +74,19 @@ impl Langcamp {
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_contact(&self, actor: &Actor, new: NewContact) -> Result<Contact> {
         let announce = self.announcement(Event::ContactCreated).await?;
+        let announced = announce.is_some();
         let create = store::Create {
             id: Id::new(),
             new,
             now: self.clock().now_ms(),
-            announce: announce.clone(),
+            announce,
         };
         let contact = if *actor == Actor::Operator {
             self.staff_write(actor, create, None).await?
         } else {
             self.write_change(create, None).await?
         };
-        self.wake_webhooks(announce.as_ref());
+        self.wake_webhooks(announced);
         Ok(contact)
     }
 

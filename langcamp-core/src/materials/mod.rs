@@ -340,16 +340,17 @@ impl Langcamp {
             return Err(store::not_found());
         }
         let announce = self.announcement(Event::MaterialAssigned).await?;
+        let announced = announce.is_some();
         let assign = store::Assign {
             id: id.clone(),
             user_ids,
             book,
-            announce: announce.clone(),
+            announce,
         };
         let (assigned, already_assigned) = self.staff_write(actor, assign, None).await?;
         if assigned > 0 {
             self.wake_mail_worker();
-            self.wake_webhooks(announce.as_ref());
+            self.wake_webhooks(announced);
         }
         Ok(AssignResult {
             material_id: id.as_str().to_owned(),

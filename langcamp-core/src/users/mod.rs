@@ -130,17 +130,18 @@ impl Langcamp {
         let caller = actor.caller()?;
         let Registration(change) = registration;
         let announce = self.announcement(Event::UserRegistered).await?;
+        let announced = announce.is_some();
         let complete = store::CompleteRegistration {
             app: self.clone(),
             id: caller.user_id.clone(),
             change,
             now: self.clock().now_ms(),
-            announce: announce.clone(),
+            announce,
         };
         let user = self
             .write_change(complete, Some(Change::User(caller.user_id.clone())))
             .await?;
-        self.wake_webhooks(announce.as_ref());
+        self.wake_webhooks(announced);
         Ok(CompletedRegistration {
             user,
             registration_complete: true,
@@ -287,15 +288,16 @@ impl Langcamp {
             Some(_) => self.announcement(Event::UserRegistered).await?,
             None => None,
         };
+        let announced = announce.is_some();
         let create = store::CreateUser {
             id: new_id(),
             email,
             role,
             name,
-            announce: announce.clone(),
+            announce,
         };
         let user = self.staff_write(actor, create, None).await?;
-        self.wake_webhooks(announce.as_ref());
+        self.wake_webhooks(announced);
         Ok(user)
     }
 }

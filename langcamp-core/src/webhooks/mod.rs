@@ -376,10 +376,10 @@ impl Langcamp {
         Ok((!endpoints.is_empty()).then_some(Announcement { event, endpoints }))
     }
 
-    /// Tells the webhook worker that a write committed `announce`'s deliveries (else it
-    /// finds them within its poll interval).
-    pub(crate) fn wake_webhooks(&self, announce: Option<&Announcement>) {
-        if announce.is_some() {
+    /// Tells the webhook worker that a write committed deliveries, if it `announced` any
+    /// (else the worker finds them within its poll interval).
+    pub(crate) fn wake_webhooks(&self, announced: bool) {
+        if announced {
             self.inner.webhook_wakeup.notify_one();
         }
     }

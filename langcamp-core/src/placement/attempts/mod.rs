@@ -255,7 +255,7 @@ impl Langcamp {
             Err(e) => return Err(e),
         }
         tx.commit().await?;
-        self.wake_webhooks(announce.as_ref());
+        self.wake_webhooks(announce.is_some());
         Ok(Attempt {
             view: open_view(&test, &attempt),
             created: true,
@@ -360,7 +360,7 @@ impl Langcamp {
                     )
                     .await?;
                 tx.commit().await?;
-                self.wake_webhooks(announce.as_ref());
+                self.wake_webhooks(announce.is_some());
                 Ok(finished_view(
                     &attempt,
                     i64::try_from(max_questions(&test)).unwrap_or(i64::MAX),
@@ -432,7 +432,7 @@ impl Langcamp {
         match finished {
             Ok(result) => {
                 tx.commit().await?;
-                self.wake_webhooks(announce.as_ref());
+                self.wake_webhooks(announce.is_some());
                 Ok(finished_view(
                     &attempt,
                     i64::try_from(max_questions(test)).unwrap_or(i64::MAX),

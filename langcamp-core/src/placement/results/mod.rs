@@ -327,6 +327,7 @@ impl Langcamp {
             };
             let record = Arc::new(scored(&test, &user, &answers, now));
             let snapshot = serde_json::to_string(&record.snapshot)?;
+            // Cloned: the exact path below queues them if this one writes nothing.
             let deliveries = announce
                 .clone()
                 .map(|a| a.prepare(record.completed_at, &record.notice()))
@@ -346,7 +347,7 @@ impl Langcamp {
             };
             let inserted = self.db().write(undo, submission).await?;
             if inserted {
-                self.wake_webhooks(announce.as_ref());
+                self.wake_webhooks(announce.is_some());
                 return Ok(record.summary());
             }
             // Nothing was written; the exact path below decides.
@@ -364,13 +365,13 @@ impl Langcamp {
             .ok_or(Error::TokenInvalid)?;
         let record = scored(&test, &user, &answers, now);
         let snapshot = serde_json::to_string(&record.snapshot)?;
+        let announced = announce.is_some();
         let deliveries = announce
-            .clone()
             .map(|a| a.prepare(now, &record.notice()))
             .transpose()?;
         insert_result(&mut *tx, &record, &snapshot, None, deliveries.as_ref()).await?;
         tx.commit().await?;
-        self.wake_webhooks(announce.as_ref());
+        self.wake_webhooks(announced);
         Ok(record.summary())
     }
 
