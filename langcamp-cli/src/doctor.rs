@@ -129,6 +129,7 @@ async fn checks(config: Config) -> Vec<Line> {
     lines.push(frontend_line(&config.frontend_base_url));
     lines.push(passkeys_line(config.public_origin.as_deref()));
     lines.push(second_factor_line(config.staff_second_factor));
+    lines.push(traces_line().await);
 
     let url = config.database_url.expose().to_owned();
     let location = health::database_location(&url);
@@ -155,6 +156,7 @@ async fn checks(config: Config) -> Vec<Line> {
         Ok(Ok(app)) => {
             let report = app.readiness().await;
             let keys = app.key_counts(&langcamp_core::Actor::Operator).await;
+            let webhooks = app.webhook_standings(&langcamp_core::Actor::Operator).await;
             app.db().close().await;
             for check in report.checks {
                 let fix = match check.name {
@@ -178,6 +180,9 @@ async fn checks(config: Config) -> Vec<Line> {
             }
             if let Ok(counts) = keys {
                 lines.push(keys_line(&counts));
+            }
+            if let Ok(standings) = webhooks {
+                lines.push(webhooks_line(&standings));
             }
         }
         Ok(Err(e)) => {
@@ -267,6 +272,74 @@ fn keys_line(counts: &langcamp_core::platform::keyring::KeyCounts) -> Line {
     }
 }
 
+/// Where traces go (CONTRACT §23), and whether the collector takes an export now. An
+/// unreachable collector only costs the spans (the server runs, dropping and counting
+/// them), so that warns; settings `serve` would refuse to start with fail.
+async fn traces_line() -> Line {
+    const NAME: &str = "traces";
+    let settings = match crate::telemetry::settings_from_env() {
+        Ok(Some(settings)) => settings,
+        Ok(None) => return Line::passed(NAME, "off (OTEL_EXPORTER_OTLP_ENDPOINT is not set)"),
+        Err(e) => {
+            return Line::failed(
+                NAME,
+                e.to_string(),
+                "correct the OTEL_* variable named above (docs/OPERATIONS.md, Traces)",
+            );
+        }
+    };
+    let what = format!(
+        "spans of {} to {}, sampler {}",
+        settings.service_name,
+        settings.endpoint,
+        crate::telemetry::sampler_name(settings.sampler)
+    );
+    match crate::telemetry::probe(&settings).await {
+        Ok(()) => Line::passed(NAME, format!("{what}: the collector takes them")),
+        Err(e) => Line::warned(
+            NAME,
+            format!("{what}: an empty export failed ({e}); spans are dropped while it does"),
+            "check that the collector runs and takes OTLP/HTTP protobuf at that URL (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS)",
+        ),
+    }
+}
+
+/// The webhook endpoints (CONTRACT §24): an endpoint resting after failed attempts is not
+/// hearing the school's events (its deliveries wait, and fail after 24 hours), so that
+/// warns.
+fn webhooks_line(standings: &[langcamp_core::webhooks::EndpointStanding]) -> Line {
+    const NAME: &str = "webhooks";
+    if standings.is_empty() {
+        return Line::passed(NAME, "no endpoints");
+    }
+    let pending: i64 = standings.iter().map(|s| s.pending).sum();
+    let failed: i64 = standings.iter().map(|s| s.failed).sum();
+    let counts = format!(
+        "{} endpoint(s), {pending} deliveries pending, {failed} failed in the last 30 days",
+        standings.len()
+    );
+    let resting: Vec<String> = standings
+        .iter()
+        .filter_map(|s| {
+            s.resting_until.map(|until| {
+                format!(
+                    "{} resting until {until} after {} failed round(s)",
+                    s.endpoint.url, s.failing_rounds
+                )
+            })
+        })
+        .collect();
+    if resting.is_empty() {
+        Line::passed(NAME, counts)
+    } else {
+        Line::warned(
+            NAME,
+            format!("{counts}; {}", resting.join("; ")),
+            "see `langcamp webhooks list` and the endpoint's delivery log (GET /admin/webhooks/{id}/deliveries): the receiver must answer 2xx within 10 s (docs/OPERATIONS.md, Webhooks)",
+        )
+    }
+}
+
 /// `FRONTEND_BASE_URL`, the base of the links in mail (an assigned material's): unset or
 /// without `http(s)://`, a link has no host and no mail reader can open it. The school
 /// still runs, so this warns.
@@ -351,6 +424,56 @@ mod tests {
         }
         assert!(second_factor_line(SecondFactorPolicy::Optional).warning);
         assert!(!second_factor_line(SecondFactorPolicy::Required).warning);
+    }
+
+    fn standing(url: &str, resting: bool) -> langcamp_core::webhooks::EndpointStanding {
+        let at = langcamp_core::Timestamp::from_millis(1_800_000_000_000);
+        langcamp_core::webhooks::EndpointStanding {
+            endpoint: langcamp_core::webhooks::Endpoint {
+                id: "e1".into(),
+                url: url.into(),
+                events: vec![langcamp_core::webhooks::Event::ContactCreated],
+                description: None,
+                enabled: true,
+                created_at: at,
+                updated_at: at,
+                secret: None,
+            },
+            pending: 3,
+            failed: 1,
+            delivered: 5,
+            last_delivered_at: None,
+            failing_rounds: if resting { 4 } else { 0 },
+            resting_until: resting.then_some(at),
+        }
+    }
+
+    #[test]
+    fn webhook_endpoints_are_counted_and_a_resting_one_warns() {
+        let none = webhooks_line(&[]);
+        assert!(
+            none.ok && !none.warning && none.detail == "no endpoints",
+            "{none:?}"
+        );
+        let live = webhooks_line(&[standing("https://crm.example/hooks", false)]);
+        assert!(live.ok && !live.warning, "{live:?}");
+        assert_eq!(
+            live.detail,
+            "1 endpoint(s), 3 deliveries pending, 1 failed in the last 30 days"
+        );
+        let dead = webhooks_line(&[
+            standing("https://crm.example/hooks", false),
+            standing("https://chat.example/in", true),
+        ]);
+        assert!(dead.ok && dead.warning, "{dead:?}");
+        assert!(
+            dead.detail
+                .contains("https://chat.example/in resting until")
+                && dead.detail.contains("after 4 failed round(s)")
+                && !dead.detail.contains("crm.example"),
+            "{dead:?}"
+        );
+        assert!(dead.fix.is_some_and(|f| f.contains("webhooks list")));
     }
 
     #[test]

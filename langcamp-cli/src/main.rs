@@ -102,9 +102,9 @@ enum Command {
     /// Print the OpenAPI document.
     #[command(after_help = "Example:\n  langcamp openapi > openapi.json")]
     Openapi,
-    /// Check the configuration, database, migrations, mail server, file store and the
-    /// server secret; one line per check with the fix; exit 0 only when all pass (a warning,
-    /// such as an unset FRONTEND_BASE_URL, passes).
+    /// Check the configuration, database, migrations, mail server, file store, the server
+    /// secret, the trace collector and the webhook endpoints; one line per check with the
+    /// fix; exit 0 only when all pass (a warning, such as an unset FRONTEND_BASE_URL, passes).
     #[command(after_help = "Examples:\n  langcamp doctor\n  langcamp doctor --json")]
     Doctor,
     /// Copy the live SQLite database to a new file (VACUUM INTO); PostgreSQL: use pg_dump.

@@ -138,6 +138,39 @@ fn sampler(name: Option<String>, arg: Option<String>) -> Result<Sampling, CliErr
     })
 }
 
+/// `host:port` of an http(s) URL, the scheme's port when it names none (credentials
+/// dropped).
+fn host_and_port(url: &str) -> String {
+    let (default_port, rest) = match url.split_once("://") {
+        Some(("https", rest)) => (443, rest),
+        Some((_, rest)) => (80, rest),
+        None => (80, url),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit('@').next().unwrap_or_default();
+    // A port follows the last colon, unless that colon is inside an IPv6 address.
+    let has_port = authority.rsplit_once(':').is_some_and(|(host, port)| {
+        !port.contains(']') && port.parse::<u16>().is_ok() && !host.is_empty()
+    });
+    if has_port {
+        authority.to_owned()
+    } else {
+        format!("{authority}:{default_port}")
+    }
+}
+
+/// The sampler as `OTEL_TRACES_SAMPLER` (and its argument) name it.
+pub fn sampler_name(sampling: Sampling) -> String {
+    match sampling {
+        Sampling::AlwaysOn => "always_on".into(),
+        Sampling::AlwaysOff => "always_off".into(),
+        Sampling::Ratio(ratio) => format!("traceidratio {ratio}"),
+        Sampling::ParentBasedAlwaysOn => "parentbased_always_on".into(),
+        Sampling::ParentBasedAlwaysOff => "parentbased_always_off".into(),
+        Sampling::ParentBasedRatio(ratio) => format!("parentbased_traceidratio {ratio}"),
+    }
+}
+
 /// `key=value` pairs, comma-separated, values percent-decoded (the W3C Baggage form the
 /// OpenTelemetry variables use).
 fn key_values(list: &str) -> Option<Vec<(String, String)>> {
@@ -185,16 +218,7 @@ pub struct Tracing {
 impl Tracing {
     /// Starts exporting as `settings` say (on the current runtime).
     pub fn start(settings: &Settings) -> Result<Tracing, CliError> {
-        // reqwest's TLS has no crypto provider of its own (Cargo.toml): ring's, as the
-        // rest of the process uses. Already installed is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(settings.endpoint.clone())
-            .with_timeout(EXPORT_TIMEOUT)
-            .build()
-            .map_err(|e| CliError::failed(format!("the OTLP exporter cannot be built: {e}")))?;
+        let mut exporter = exporter(settings, EXPORT_TIMEOUT)?;
         let mut attributes: Vec<KeyValue> = settings
             .attributes
             .iter()
@@ -245,6 +269,54 @@ impl Tracing {
         self.stop.notify_one();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.exporting).await;
         drop(self.provider);
+    }
+}
+
+/// The OTLP/HTTP protobuf exporter to `settings`' endpoint (`OTEL_EXPORTER_OTLP_HEADERS`
+/// are read by the exporter itself).
+fn exporter(
+    settings: &Settings,
+    timeout: Duration,
+) -> Result<opentelemetry_otlp::SpanExporter, CliError> {
+    // reqwest's TLS has no crypto provider of its own (Cargo.toml): ring's, as the rest of
+    // the process uses. Already installed is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpBinary)
+        .with_endpoint(settings.endpoint.clone())
+        .with_timeout(timeout)
+        .build()
+        .map_err(|e| CliError::failed(format!("the OTLP exporter cannot be built: {e}")))
+}
+
+/// Whether the collector takes an export now (`langcamp doctor`): an empty batch, sent as
+/// the server sends its spans, so a wrong address, path or header shows before spans are
+/// dropped for it.
+pub async fn probe(settings: &Settings) -> Result<(), String> {
+    const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+    let exporter = exporter(settings, PROBE_TIMEOUT).map_err(|e| e.to_string())?;
+    let Err(failed) = exporter.export(Vec::new()).await else {
+        return Ok(());
+    };
+    // The exporter says "network error" for any failure to connect: the cause is worth
+    // more to whoever mends it.
+    match connect_error(&settings.endpoint, PROBE_TIMEOUT).await {
+        Some(cause) => Err(cause),
+        None => Err(failed.to_string()),
+    }
+}
+
+/// Why a TCP connection to `url`'s host and port fails, if it does.
+async fn connect_error(url: &str, timeout: Duration) -> Option<String> {
+    let target = host_and_port(url);
+    match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(target.as_str())).await {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(format!("TCP connection to {target}: {e}")),
+        Err(_) => Some(format!(
+            "TCP connection to {target}: no answer within {} s",
+            timeout.as_secs()
+        )),
     }
 }
 
@@ -563,6 +635,19 @@ pub fn settings_from_env() -> Result<Option<Settings>, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_collector_url_gives_the_host_and_port_to_connect_to() {
+        for (url, target) in [
+            ("http://collector:4318/v1/traces", "collector:4318"),
+            ("https://api.honeycomb.io/v1/traces", "api.honeycomb.io:443"),
+            ("http://otel/v1/traces", "otel:80"),
+            ("http://user:pw@[::1]:4318/v1/traces", "[::1]:4318"),
+            ("https://[2001:db8::1]/v1/traces", "[2001:db8::1]:443"),
+        ] {
+            assert_eq!(host_and_port(url), target, "{url}");
+        }
+    }
 
     fn settings(vars: &[(&str, &str)]) -> Result<Option<Settings>, CliError> {
         Settings::from_lookup(|name| {

@@ -100,6 +100,8 @@ async fn doctor_passes_every_check_on_a_migrated_database() {
         "migrations",
         "fileStore",
         "keys",
+        "traces",
+        "webhooks",
     ] {
         assert!(
             names.iter().any(|n| n == name),
@@ -114,7 +116,7 @@ async fn doctor_passes_every_check_on_a_migrated_database() {
             .lines()
             .filter(|l| l.starts_with("ok "))
             .count(),
-        9,
+        11,
         "every check but PUBLIC_ORIGIN (unset: passkeys off, a warning)"
     );
 }
@@ -829,4 +831,19 @@ async fn webhooks_list_shows_each_endpoint_and_its_deliveries() {
         "{shown}"
     );
     assert!(shown.contains("The CRM"), "{shown}");
+
+    // doctor counts them; an endpoint nobody has tried yet is not resting.
+    let out = env.run(&["doctor", "--json"]);
+    let webhooks = checks(&out)
+        .into_iter()
+        .find(|(name, _, _)| name == "webhooks")
+        .expect("a webhooks line");
+    assert!(webhooks.1, "{}", webhooks.2);
+    assert!(
+        webhooks.2.contains(
+            r#""detail":"1 endpoint(s), 2 deliveries pending, 0 failed in the last 30 days""#
+        ),
+        "{}",
+        webhooks.2
+    );
 }

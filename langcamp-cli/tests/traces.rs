@@ -667,3 +667,127 @@ async fn a_request_the_sampler_leaves_out_makes_no_span_and_its_log_still_names_
     assert_eq!(kept_line["trace_id"], TRACE);
     assert_eq!(kept_line["span_id"], kept.span_id.as_str());
 }
+
+/// `langcamp doctor`'s line `traces` (its JSON check) with `vars` set, and its exit code.
+fn doctor_traces(env: &Env, vars: &[(&str, String)]) -> (Option<i32>, serde_json::Value) {
+    let mut command = env.langcamp(&["doctor", "--json"]);
+    command
+        .env("JWT_SECRET", "traces-test-secret-0123456789abcdef")
+        .env_remove("MAIL_HOST")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    let out = command.output().expect("doctor");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "doctor printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    let line = report["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|c| c["name"] == "traces"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no traces line: {report}"));
+    (out.status.code(), line)
+}
+
+/// `langcamp doctor` says where spans go and whether the collector takes them: a
+/// collector that answers passes, one that is not there (or not at that path) warns and
+/// fails nothing (spans are only dropped), a setting `serve` refuses fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_that_the_collector_takes_an_export() {
+    let env = migrated("traces_doctor").await;
+    let (collector, addr) = Collector::start().await;
+
+    let (code, off) = doctor_traces(&env, &[]);
+    assert_eq!(code, Some(0), "{off}");
+    assert_eq!(off["ok"], true);
+    assert!(off.get("warning").is_none(), "{off}");
+    assert!(
+        off["detail"].as_str().is_some_and(|d| d.starts_with("off")),
+        "{off}"
+    );
+
+    let endpoint = format!("http://{addr}");
+    let (code, on) = doctor_traces(
+        &env,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.clone()),
+            ("OTEL_SERVICE_NAME", "langcamp-eu".into()),
+            ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio".into()),
+            ("OTEL_TRACES_SAMPLER_ARG", "0.25".into()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{on}");
+    assert!(on["ok"] == true && on.get("warning").is_none(), "{on}");
+    assert_eq!(
+        on["detail"],
+        format!(
+            "spans of langcamp-eu to {endpoint}/v1/traces, sampler parentbased_traceidratio 0.25: the collector takes them"
+        )
+    );
+    assert!(
+        collector.spans().is_empty(),
+        "an empty export carries no span"
+    );
+
+    // Not at that path: the collector answers 404.
+    let (code, lost) = doctor_traces(
+        &env,
+        &[(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            format!("http://{addr}/v1/elsewhere"),
+        )],
+    );
+    assert_eq!(code, Some(0), "{lost}");
+    assert!(lost["ok"] == true && lost["warning"] == true, "{lost}");
+    assert!(
+        lost["detail"].as_str().is_some_and(|d| d.contains("404")),
+        "{lost}"
+    );
+
+    let dead = free_port();
+    let (code, refused) = doctor_traces(
+        &env,
+        &[(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{dead}"),
+        )],
+    );
+    assert_eq!(code, Some(0), "{refused}");
+    assert!(
+        refused["ok"] == true && refused["warning"] == true,
+        "{refused}"
+    );
+    assert!(
+        refused["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(&format!("TCP connection to 127.0.0.1:{dead}: "))),
+        "{refused}"
+    );
+    assert!(
+        refused["fix"]
+            .as_str()
+            .is_some_and(|f| f.contains("OTEL_EXPORTER_OTLP_ENDPOINT")),
+        "{refused}"
+    );
+
+    let (code, bad) = doctor_traces(
+        &env,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+            ("OTEL_TRACES_SAMPLER", "sometimes".into()),
+        ],
+    );
+    assert_eq!(code, Some(1), "{bad}");
+    assert_eq!(bad["ok"], false);
+    assert!(
+        bad["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("OTEL_TRACES_SAMPLER")),
+        "{bad}"
+    );
+}
