@@ -33,9 +33,129 @@ pub async fn create_database(data_dir: &Path, prefix: &str) -> String {
     )
     .await
     .expect("create a test database");
+    database_url(&server, &name)
+}
+
+/// A new database URL as [`create_database`] makes, with the schema already in place on
+/// PostgreSQL: a copy of a template database migrated once per set of migration files
+/// (`lc_template_<hash>`), which takes a third of the time of migrating an empty one (about
+/// 0.19 s against 0.12 s to create plus 0.3 s to migrate). A test that migrates it again
+/// finds nothing to apply. On SQLite the file is made by whoever opens it, as before.
+pub async fn create_migrated_database(data_dir: &Path, prefix: &str) -> String {
+    let Some(server) = server() else {
+        return create_database(data_dir, prefix).await;
+    };
+    let template = postgres_template(&server).await;
+    let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = sqlx::PgConnection::connect(&server)
+        .await
+        .expect("connect to TEST_DATABASE_URL");
+    sqlx::Executor::execute(
+        &mut conn,
+        sqlx::AssertSqlSafe(format!("CREATE DATABASE {name} TEMPLATE {template}")),
+    )
+    .await
+    .expect("copy the migrated template database");
+    conn.close().await.expect("close");
+    database_url(&server, &name)
+}
+
+/// The name of the migrated template database for this build's PostgreSQL migrations,
+/// made on first use. Made under a name of its own and renamed only once migrated, so a
+/// copy never sees half a schema; when two runs make one at once, the first rename wins
+/// and the other drops its own. A test process looks it up once.
+async fn postgres_template(server: &str) -> String {
+    static TEMPLATE: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    TEMPLATE
+        .get_or_init(|| async {
+            let name = format!("lc_template_{}", migrations_hash());
+            let mut conn = sqlx::PgConnection::connect(server)
+                .await
+                .expect("connect to TEST_DATABASE_URL");
+            if !database_exists(&mut conn, &name).await {
+                let building = format!("{name}_{}", uuid::Uuid::new_v4().simple());
+                let execute = |statement: String| sqlx::AssertSqlSafe(statement);
+                sqlx::Executor::execute(&mut conn, execute(format!("CREATE DATABASE {building}")))
+                    .await
+                    .expect("create the template database");
+                let mut template = sqlx::PgConnection::connect(&database_url(server, &building))
+                    .await
+                    .expect("connect to the template database");
+                // Read when the tests run, as the hash is, so both see the same files.
+                sqlx::migrate::Migrator::new(migrations_dir())
+                    .await
+                    .expect("the migrations")
+                    .run(&mut template)
+                    .await
+                    .expect("migrate the template database");
+                template.close().await.expect("close");
+                // A closed connection's server process may still be leaving the database
+                // for a moment, and the rename waits for it; if another run made the
+                // template meanwhile, that one is used and this one dropped.
+                for _ in 0..250 {
+                    let renamed = sqlx::Executor::execute(
+                        &mut conn,
+                        execute(format!("ALTER DATABASE {building} RENAME TO {name}")),
+                    )
+                    .await;
+                    if renamed.is_ok() {
+                        break;
+                    }
+                    if database_exists(&mut conn, &name).await {
+                        let _ = sqlx::Executor::execute(
+                            &mut conn,
+                            execute(format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")),
+                        )
+                        .await;
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+            }
+            conn.close().await.expect("close");
+            name
+        })
+        .await
+        .clone()
+}
+
+async fn database_exists(conn: &mut sqlx::PgConnection, name: &str) -> bool {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+        .bind(name)
+        .fetch_one(conn)
+        .await
+        .expect("look for a database")
+}
+
+fn migrations_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/postgres")
+}
+
+/// A short hash of the PostgreSQL migration files (names and contents), so that a template
+/// made by a run with other migrations is never copied.
+fn migrations_hash() -> String {
+    use sha2::{Digest, Sha256};
+    let mut files: Vec<PathBuf> = std::fs::read_dir(migrations_dir())
+        .expect("the migrations folder")
+        .map(|entry| entry.expect("a migration file").path())
+        .collect();
+    files.sort();
+    let mut hash = Sha256::new();
+    for file in files {
+        hash.update(file.file_name().unwrap_or_default().as_encoded_bytes());
+        hash.update(std::fs::read(&file).expect("a migration file"));
+    }
+    hash.finalize()[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// The URL of database `name` on `server`, its query string (such as `sslmode`) carried over.
+fn database_url(server: &str, name: &str) -> String {
     let (base, query) = server
         .split_once('?')
-        .map_or((server.as_str(), None), |(b, q)| (b, Some(q)));
+        .map_or((server, None), |(b, q)| (b, Some(q)));
     let base = base.rsplit_once('/').map_or(base, |(b, _)| b);
     match query {
         Some(q) => format!("{base}/{name}?{q}"),
@@ -116,6 +236,18 @@ impl TestDatabase {
     pub async fn create(prefix: &str) -> TestDatabase {
         let dir = temp_dir(prefix);
         let url = create_database(&dir, prefix).await;
+        TestDatabase {
+            dir,
+            url,
+            prefix: prefix.to_owned(),
+        }
+    }
+
+    /// As [`TestDatabase::create`], with the schema in place on PostgreSQL
+    /// ([`create_migrated_database`]): for a test that migrates before anything else.
+    pub async fn create_migrated(prefix: &str) -> TestDatabase {
+        let dir = temp_dir(prefix);
+        let url = create_migrated_database(&dir, prefix).await;
         TestDatabase {
             dir,
             url,

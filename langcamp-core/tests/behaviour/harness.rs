@@ -33,7 +33,7 @@ impl TestCore {
     }
 
     async fn on_clock(clock: Clock, overrides: &[(&str, &str)]) -> TestCore {
-        let database = TestDatabase::create("lc_core").await;
+        let database = TestDatabase::create_migrated("lc_core").await;
         let config = {
             let vars = database.vars();
             Config::from_lookup(|name: &str| {

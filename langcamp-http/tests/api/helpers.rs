@@ -72,7 +72,7 @@ impl TestAppBuilder {
         std::fs::create_dir_all(&data_dir).expect("temporary data directory");
         let database_url = match self.vars.get("DATABASE_URL") {
             Some(url) => url.clone(),
-            None => test_database_url(&data_dir).await,
+            None => database::create_migrated_database(&data_dir, DATABASE_PREFIX).await,
         };
         let mut vars: HashMap<String, String> = [
             ("DATA_DIR", data_dir.to_string_lossy().into_owned()),

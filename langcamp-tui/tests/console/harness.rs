@@ -58,7 +58,7 @@ impl Console {
     /// A migrated, empty school: on SQLite, or on the PostgreSQL server that
     /// `TEST_DATABASE_URL` names.
     pub async fn empty() -> Console {
-        let db = TestDatabase::create("lc_tui").await;
+        let db = TestDatabase::create_migrated("lc_tui").await;
         let config = Config::from_lookup(db.vars()).expect("test configuration");
         let clock = Clock::manual(start_time());
         let core = Langcamp::connect(config, clock.clone())
