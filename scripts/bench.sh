@@ -130,9 +130,16 @@ for helper in api-bench hello; do
   }
 done
 
-WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/langcamp-http-bench}
-rm -rf "$WORK"
-mkdir -p "$WORK"
+# A folder of this run's own unless BENCH_DIR names one: two benchmarks on one machine (on
+# other BENCH_PORTs) must not delete each other's data when one ends.
+if [ -n "${BENCH_DIR:-}" ]; then
+  WORK=$BENCH_DIR
+  rm -rf "$WORK"
+  mkdir -p "$WORK"
+else
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/langcamp-http-bench.XXXXXX")
+fi
+[ "$KEEP" = 1 ] && echo "== data set and logs in $WORK (--keep)" >&2
 SECRET=langcamp-bench-secret-0123456789abcdef
 # BENCH_PORT: the first of the five ports used (the server, then the baselines, then the
 # --versus server), so two benchmarks on one machine do not meet.
