@@ -23,22 +23,12 @@ pub async fn create_database(data_dir: &Path, prefix: &str) -> String {
             data_dir.join("langcamp.db").display()
         );
     };
-    let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = sqlx::PgConnection::connect(&server)
-        .await
-        .expect("connect to TEST_DATABASE_URL");
-    sqlx::Executor::execute(
-        &mut conn,
-        sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")),
-    )
-    .await
-    .expect("create a test database");
-    database_url(&server, &name)
+    new_database(&server, prefix, None).await
 }
 
 /// A new database URL as [`create_database`] makes, with the schema already in place on
 /// PostgreSQL: a copy of a template database migrated once per set of migration files
-/// (`lc_template_<hash>`), which takes a third of the time of migrating an empty one (about
+/// (`lc_template_<hash>`), in less than half the time of migrating an empty one (about
 /// 0.19 s against 0.12 s to create plus 0.3 s to migrate). A test that migrates it again
 /// finds nothing to apply. On SQLite the file is made by whoever opens it, as before.
 pub async fn create_migrated_database(data_dir: &Path, prefix: &str) -> String {
@@ -46,18 +36,24 @@ pub async fn create_migrated_database(data_dir: &Path, prefix: &str) -> String {
         return create_database(data_dir, prefix).await;
     };
     let template = postgres_template(&server).await;
+    new_database(&server, prefix, Some(&template)).await
+}
+
+/// Creates `<prefix>_<uuid>` on `server`, empty or a copy of `template`, and returns its URL.
+async fn new_database(server: &str, prefix: &str, template: Option<&str>) -> String {
     let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = sqlx::PgConnection::connect(&server)
+    let statement = match template {
+        Some(template) => format!("CREATE DATABASE {name} TEMPLATE {template}"),
+        None => format!("CREATE DATABASE {name}"),
+    };
+    let mut conn = sqlx::PgConnection::connect(server)
         .await
         .expect("connect to TEST_DATABASE_URL");
-    sqlx::Executor::execute(
-        &mut conn,
-        sqlx::AssertSqlSafe(format!("CREATE DATABASE {name} TEMPLATE {template}")),
-    )
-    .await
-    .expect("copy the migrated template database");
+    sqlx::Executor::execute(&mut conn, sqlx::AssertSqlSafe(statement))
+        .await
+        .expect("create a test database");
     conn.close().await.expect("close");
-    database_url(&server, &name)
+    database_url(server, &name)
 }
 
 /// The name of the migrated template database for this build's PostgreSQL migrations,
@@ -236,11 +232,7 @@ impl TestDatabase {
     pub async fn create(prefix: &str) -> TestDatabase {
         let dir = temp_dir(prefix);
         let url = create_database(&dir, prefix).await;
-        TestDatabase {
-            dir,
-            url,
-            prefix: prefix.to_owned(),
-        }
+        TestDatabase::at(dir, url, prefix)
     }
 
     /// As [`TestDatabase::create`], with the schema in place on PostgreSQL
@@ -248,6 +240,10 @@ impl TestDatabase {
     pub async fn create_migrated(prefix: &str) -> TestDatabase {
         let dir = temp_dir(prefix);
         let url = create_migrated_database(&dir, prefix).await;
+        TestDatabase::at(dir, url, prefix)
+    }
+
+    fn at(dir: PathBuf, url: String, prefix: &str) -> TestDatabase {
         TestDatabase {
             dir,
             url,
